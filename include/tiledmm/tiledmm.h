@@ -1,0 +1,236 @@
+/*
+ * tiledmm: single-precision matrix multiplication (SGEMM) on CUDA GPUs, with a
+ * CPU fallback, behind a plain C ABI.
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * This is the only header a user includes. It is valid C99 and C++.
+ *
+ * Conventions
+ *   - Every function returns a tmm_status; output parameters are written only on
+ *     success. On failure nothing the caller owns is modified and the handle stays
+ *     usable; tmm_get_error_message() says what went wrong.
+ *   - Matrices follow CBLAS: a layout (row or column major), a transpose flag per
+ *     operand and a leading dimension per matrix.
+ *   - The library never prints, never aborts and never exits.
+ *
+ * Thread safety
+ *   Different handles may be used concurrently from different threads. Calls on one
+ *   handle from several threads are serialized by a lock inside the handle, so they
+ *   are safe but do not run in parallel. tmm_destroy() must not race with other
+ *   calls on the same handle.
+ */
+#ifndef TILEDMM_H
+#define TILEDMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define TMM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#  define TMM_API __attribute__((visibility("default")))
+#else
+#  define TMM_API
+#endif
+
+/* ==================================================================== *
+ *  Version
+ * ==================================================================== */
+
+/* TILEDMM_VERSION_MAJOR, _MINOR, _PATCH and TILEDMM_VERSION (one number:
+ * MAJOR*10000 + MINOR*100 + PATCH), generated from CMake's project(VERSION). */
+#include "tiledmm/tiledmm_version.h"
+
+/* The version of the library actually loaded, in the form of TILEDMM_VERSION.
+ * Compare with TILEDMM_VERSION to detect a header/library mismatch. */
+TMM_API int tmm_version(void);
+
+/* ==================================================================== *
+ *  Types
+ * ==================================================================== */
+
+/* Opaque handle: a backend, a device, its buffers, settings and the last error. */
+typedef struct tmm_context_s* tmm_handle;
+
+/* Status codes. The numbers are stable and will never be renumbered. */
+typedef enum tmm_status {
+  TMM_SUCCESS = 0,               /* the call did what it was asked */
+  TMM_ERROR_INVALID_VALUE = 1,   /* null handle or pointer, negative size, leading
+                                    dimension too small, unknown enum value, size
+                                    whose byte count overflows */
+  TMM_ERROR_NO_DEVICE = 2,       /* the CUDA backend was asked for, but no usable
+                                    device or driver exists (or the device index is
+                                    out of range) */
+  TMM_ERROR_OUT_OF_MEMORY = 3,   /* host or device allocation failed; the handle
+                                    stays usable and a smaller call may succeed */
+  TMM_ERROR_NOT_SUPPORTED = 4,   /* valid, but not available on this backend or
+                                    build (e.g. device pointers on the CPU backend) */
+  TMM_ERROR_CUDA = 5,            /* the CUDA runtime reported an error; the message
+                                    carries its text */
+  TMM_ERROR_INTERNAL = 6         /* a bug in tiledmm; please report it */
+} tmm_status;
+
+/* Matrix storage order (CBLAS values). */
+typedef enum tmm_layout { TMM_ROW_MAJOR = 101, TMM_COL_MAJOR = 102 } tmm_layout;
+
+/* Operand transposition (CBLAS values). */
+typedef enum tmm_transpose { TMM_NO_TRANS = 111, TMM_TRANS = 112 } tmm_transpose;
+
+/* Where the arithmetic runs. */
+typedef enum tmm_backend {
+  TMM_BACKEND_AUTO = 0, /* CUDA when a usable device and driver exist, else CPU */
+  TMM_BACKEND_CUDA = 1,
+  TMM_BACKEND_CPU = 2
+} tmm_backend;
+
+/* Which kernel computes the product. The ladder of the classic lesson on tiled
+ * matrix multiplication, then faster kernels. Values are stable. */
+typedef enum tmm_algorithm {
+  TMM_ALGO_AUTO = 0,      /* the fastest available for the shape and device */
+  TMM_ALGO_NAIVE = 1,     /* one thread per element of C, global memory only
+                             (CPU: the sequential triple loop) */
+  TMM_ALGO_TILED = 2,     /* shared-memory tiles of tile_size x tile_size */
+  TMM_ALGO_COARSENED = 3, /* tiled, each thread computes `coarsening` outputs */
+  TMM_ALGO_BLOCKED = 4    /* register-blocked: each thread keeps a block of C in
+                             registers (CPU: cache-blocked and multi-threaded) */
+} tmm_algorithm;
+
+/* Where the time of the last successful sgemm went, in milliseconds, and what ran. */
+typedef struct tmm_timing {
+  double upload_ms;     /* host to device copies (0 for device pointers and CPU) */
+  double compute_ms;    /* the kernel(s) */
+  double download_ms;   /* device to host copy (0 for device pointers and CPU) */
+  double total_ms;      /* the whole call, copies included */
+  tmm_algorithm algorithm; /* the algorithm that ran (never TMM_ALGO_AUTO) */
+  int tile_size;        /* the tile edge that ran (0 where it does not apply) */
+  int coarsening;       /* outputs per thread that ran (0 where it does not apply) */
+} tmm_timing;
+
+/* What the device of a CUDA handle is. */
+typedef struct tmm_device_info {
+  char name[256];
+  int device;                       /* CUDA device index */
+  int compute_capability_major;
+  int compute_capability_minor;
+  int multiprocessors;
+  uint64_t global_memory_bytes;
+  uint64_t shared_memory_per_block_bytes;        /* without opt-in */
+  uint64_t shared_memory_per_multiprocessor_bytes;
+  uint64_t l2_cache_bytes;
+} tmm_device_info;
+
+/* ==================================================================== *
+ *  Status text
+ * ==================================================================== */
+
+/* A static, human-readable name for a status ("TMM_ERROR_INVALID_VALUE: ...").
+ * Never NULL; unknown values give a text that says so. */
+TMM_API const char* tmm_status_string(tmm_status status);
+
+/* The detail of the last failure on this handle (which argument, the CUDA error
+ * text). "" when the last call succeeded. With handle NULL: the detail of the last
+ * failed call on this thread that had no usable handle (tmm_create, or a call given
+ * a NULL handle). The text stays valid until the next call on the same handle (or,
+ * for NULL, on the same thread). Never NULL. */
+TMM_API const char* tmm_get_error_message(tmm_handle handle);
+
+/* ==================================================================== *
+ *  Handles
+ * ==================================================================== */
+
+/* Create a handle on the AUTO backend: CUDA device 0 when a usable device and
+ * driver exist, otherwise the CPU. *out is written only on success. */
+TMM_API tmm_status tmm_create(tmm_handle* out);
+
+/* Create a handle on a chosen backend. `device` is the CUDA device index (ignored
+ * for the CPU backend). CUDA without a usable device gives TMM_ERROR_NO_DEVICE. */
+TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend,
+                                           int device);
+
+/* Release the handle and everything it owns. NULL is a no-op. Waits for work the
+ * handle has queued. */
+TMM_API void tmm_destroy(tmm_handle handle);
+
+/* The backend the handle runs on (CUDA or CPU, never AUTO). */
+TMM_API tmm_status tmm_get_backend(tmm_handle handle, tmm_backend* out);
+
+/* ==================================================================== *
+ *  Settings
+ * ==================================================================== */
+
+/* Choose the algorithm. The CPU backend has NAIVE, BLOCKED and AUTO (= BLOCKED);
+ * other algorithms there give TMM_ERROR_NOT_SUPPORTED and leave the setting
+ * unchanged. */
+TMM_API tmm_status tmm_set_algorithm(tmm_handle handle, tmm_algorithm algorithm);
+TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
+
+/* Tile edge of TILED, COARSENED (and the block edge of NAIVE) on CUDA: 8, 16 or 32;
+ * 0 selects the default for the shape. */
+TMM_API tmm_status tmm_set_tile_size(tmm_handle handle, int tile_size);
+TMM_API tmm_status tmm_get_tile_size(tmm_handle handle, int* out);
+
+/* Outputs per thread of COARSENED: 1, 2 or 4; 0 selects the default. */
+TMM_API tmm_status tmm_set_coarsening(tmm_handle handle, int coarsening);
+TMM_API tmm_status tmm_get_coarsening(tmm_handle handle, int* out);
+
+/* ==================================================================== *
+ *  SGEMM
+ * ==================================================================== */
+
+/* C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n, all
+ * in host memory. Returns when C holds the result.
+ *
+ * BLAS semantics: m or n = 0 is a successful no-op; k = 0 gives C = beta * C;
+ * beta = 0 never reads C (NaN in C does not leak). Leading dimensions follow CBLAS:
+ * each is at least max(1, number of columns) of the stored matrix in row-major,
+ * max(1, number of rows) in column-major. A pointer may be NULL only when the
+ * matrix it points to has no element the call needs. Elements between rows (or
+ * columns) of C beyond its m x n part are never written. */
+TMM_API tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout,
+                             tmm_transpose trans_a, tmm_transpose trans_b,
+                             int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* A, int64_t lda, const float* B, int64_t ldb,
+                             float beta, float* C, int64_t ldc);
+
+/* The same on device pointers (cudaMalloc or managed memory), enqueued on the
+ * handle's stream: it may return before the product is done (tmm_synchronize).
+ * The CPU backend gives TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout,
+                                    tmm_transpose trans_a, tmm_transpose trans_b,
+                                    int64_t m, int64_t n, int64_t k, float alpha,
+                                    const float* A, int64_t lda, const float* B,
+                                    int64_t ldb, float beta, float* C, int64_t ldc);
+
+/* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the
+ * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_set_stream(tmm_handle handle, void* stream);
+TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
+
+/* Wait until all work the handle has enqueued is done. A no-op on the CPU. */
+TMM_API tmm_status tmm_synchronize(tmm_handle handle);
+
+/* ==================================================================== *
+ *  Timing and device
+ * ==================================================================== */
+
+/* Compute time of the last successful sgemm, in milliseconds: CUDA events on the
+ * GPU, a steady clock on the CPU. After tmm_sgemm_device this waits for that
+ * product to finish. TMM_ERROR_INVALID_VALUE if no sgemm has succeeded yet. */
+TMM_API tmm_status tmm_get_last_time(tmm_handle handle, double* ms);
+
+/* The breakdown of the last successful sgemm. Same rules as tmm_get_last_time. */
+TMM_API tmm_status tmm_get_last_timing(tmm_handle handle, tmm_timing* out);
+
+/* The handle's CUDA device. CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_get_device_info(tmm_handle handle, tmm_device_info* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEDMM_H */

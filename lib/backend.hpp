@@ -1,0 +1,79 @@
+// The interface every backend implements, and the settings and timing records
+// that travel between the core and a backend. Plain C++: nothing here knows about
+// the C API.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gemm_problem.hpp"
+
+namespace tiledmm {
+
+enum class BackendKind { Auto, Cuda, Cpu };
+
+enum class Algorithm { Auto, Naive, Tiled, Coarsened, Blocked };
+
+// What the user asked for; 0 means "choose for the shape".
+struct Settings {
+  Algorithm algorithm = Algorithm::Auto;
+  int tile_size = 0;
+  int coarsening = 0;
+};
+
+// Where the time of one sgemm went, and what actually ran.
+struct Timing {
+  double upload_ms = 0;
+  double compute_ms = 0;
+  double download_ms = 0;
+  double total_ms = 0;
+  Algorithm algorithm = Algorithm::Naive;
+  int tile_size = 0;
+  int coarsening = 0;
+};
+
+struct DeviceInfo {
+  std::string name;
+  int device = 0;
+  int major = 0;
+  int minor = 0;
+  int multiprocessors = 0;
+  uint64_t global_memory = 0;
+  uint64_t shared_memory_per_block = 0;
+  uint64_t shared_memory_per_multiprocessor = 0;
+  uint64_t l2_cache = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual BackendKind kind() const = 0;
+
+  // Throws Error(NotSupported) if this backend cannot run `algorithm`.
+  virtual void check_algorithm(Algorithm algorithm) const = 0;
+
+  // Host pointers; returns when C holds the result. Records the timing.
+  virtual void gemm_host(const GemmProblem& problem, const Settings& settings) = 0;
+
+  // Device pointers, enqueued on the backend's stream.
+  virtual void gemm_device(const GemmProblem& problem, const Settings& settings) = 0;
+
+  // Timing of the last successful gemm; may wait for it to finish. Throws
+  // Error(InvalidValue) if none has succeeded.
+  virtual Timing last_timing() = 0;
+
+  virtual void set_stream(void* stream) = 0;
+  virtual void* stream() const = 0;
+  virtual void synchronize() = 0;
+  virtual DeviceInfo device_info() const = 0;
+};
+
+// True when a CUDA device and a driver that can run it are present.
+bool cuda_usable();
+
+// Builds the backend; Auto picks CUDA when cuda_usable(), else CPU.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int device);
+
+}  // namespace tiledmm

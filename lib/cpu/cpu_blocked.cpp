@@ -1,0 +1,136 @@
+// Cache-blocked, multi-threaded SGEMM for machines without a GPU.
+//
+// The classic three-level blocking: a KC x NC block of op(B) is packed into
+// NR-column panels (it stays in L2), an MC x KC block of op(A) into MR-row panels
+// (L1), and a micro-kernel keeps an MR x NR block of C in registers while it walks
+// KC. Threads own interleaved MC-row blocks of C, so no two threads write the same
+// element. C is first scaled by beta, then each block adds alpha * op(A) * op(B).
+//
+// All memory is allocated before C is touched, so an allocation failure leaves the
+// caller's C unchanged.
+#include <algorithm>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "cpu_kernels.hpp"
+
+namespace tiledmm {
+namespace {
+
+constexpr int64_t kMR = 4;    // rows of the register block
+constexpr int64_t kNR = 8;    // columns of the register block (two SSE vectors)
+constexpr int64_t kMC = 64;   // rows of a packed A block
+constexpr int64_t kKC = 256;  // depth of packed blocks
+constexpr int64_t kNC = 512;  // columns of a packed B block
+
+struct Block {
+  int64_t row, col, depth;     // origin in C / op(A) / op(B)
+  int64_t rows, cols, depths;  // extent, at most kMC, kNC, kKC
+};
+
+// op(B)[depth.., col..] into panels of kNR columns: panel-major, then depth, then
+// column. Columns past the edge are zero so the micro-kernel needs no edge case.
+void pack_b(const GemmProblem& p, const Block& blk, float* out) {
+  for (int64_t j0 = 0; j0 < blk.cols; j0 += kNR) {
+    for (int64_t q = 0; q < blk.depths; ++q) {
+      for (int64_t j = 0; j < kNR; ++j) {
+        const int64_t col = j0 + j;
+        *out++ = col < blk.cols ? element_b(p, blk.depth + q, blk.col + col) : 0.0f;
+      }
+    }
+  }
+}
+
+// alpha * op(A)[row.., depth..] into panels of kMR rows, zero past the edge.
+void pack_a(const GemmProblem& p, const Block& blk, float* out) {
+  for (int64_t i0 = 0; i0 < blk.rows; i0 += kMR) {
+    for (int64_t q = 0; q < blk.depths; ++q) {
+      for (int64_t i = 0; i < kMR; ++i) {
+        const int64_t row = i0 + i;
+        *out++ = row < blk.rows ? p.alpha * element_a(p, blk.row + row, blk.depth + q)
+                                : 0.0f;
+      }
+    }
+  }
+}
+
+// C[rows x cols] += A panel (kMR x depth) * B panel (depth x kNR).
+void micro_kernel(int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
+                  int64_t rows, int64_t cols) {
+  float acc[kMR][kNR] = {};
+  for (int64_t q = 0; q < depth; ++q) {
+    for (int64_t i = 0; i < kMR; ++i) {
+      const float ai = a[q * kMR + i];
+      for (int64_t j = 0; j < kNR; ++j) acc[i][j] += ai * b[q * kNR + j];
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] += acc[i][j];
+}
+
+struct Workspace {
+  std::vector<float> a;
+  std::vector<float> b;
+};
+
+void worker(const GemmProblem& p, int thread, int threads, Workspace& ws) {
+  for (int64_t col = 0; col < p.n; col += kNC) {
+    for (int64_t depth = 0; depth < p.k; depth += kKC) {
+      Block blk{0, col, depth, 0, std::min(kNC, p.n - col), std::min(kKC, p.k - depth)};
+      pack_b(p, blk, ws.b.data());
+      for (int64_t row = thread * kMC; row < p.m; row += threads * kMC) {
+        blk.row = row;
+        blk.rows = std::min(kMC, p.m - row);
+        pack_a(p, blk, ws.a.data());
+        for (int64_t j = 0; j < blk.cols; j += kNR) {
+          for (int64_t i = 0; i < blk.rows; i += kMR) {
+            micro_kernel(blk.depths, ws.a.data() + i * blk.depths,
+                         ws.b.data() + j * blk.depths,
+                         p.c + (row + i) * p.ldc + col + j, p.ldc,
+                         std::min(kMR, blk.rows - i), std::min(kNR, blk.cols - j));
+          }
+        }
+      }
+    }
+  }
+}
+
+int thread_count(const GemmProblem& p) {
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  if (flops < 4.0e6) return 1;  // a thread start costs more than the product
+  const int64_t row_blocks = (p.m + kMC - 1) / kMC;
+  const int64_t hw = std::max(1u, std::thread::hardware_concurrency());
+  return int(std::min(hw, row_blocks));
+}
+
+}  // namespace
+
+void cpu_blocked_gemm(const GemmProblem& p) {
+  const int threads = thread_count(p);
+  std::vector<Workspace> workspaces(threads);
+  for (Workspace& ws : workspaces) {
+    ws.a.resize(kMC * kKC);
+    ws.b.resize(((kNC + kNR - 1) / kNR) * kNR * kKC);
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);  // so that emplace_back below cannot fail to allocate
+
+  cpu_scale_c(p);
+  if (p.k == 0 || p.alpha == 0.0f) return;
+  // A thread that cannot be started has its share done here instead: C is already
+  // being written, so failing now would leave it half computed.
+  std::vector<int> inline_shares{0};
+  inline_shares.reserve(threads);
+  for (int t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(worker, std::cref(p), t, threads, std::ref(workspaces[t]));
+    } catch (const std::system_error&) {
+      inline_shares.push_back(t);
+    }
+  }
+  for (int t : inline_shares) worker(p, t, threads, workspaces[t]);
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace tiledmm

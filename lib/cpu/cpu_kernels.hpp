@@ -1,0 +1,26 @@
+// The CPU implementations of SGEMM, on the canonical row-major problem. Each one
+// applies full BLAS semantics (alpha, beta, beta = 0 never reads C).
+#pragma once
+
+#include "../gemm_problem.hpp"
+
+namespace tiledmm {
+
+// op(A) and op(B) elements in the canonical row-major form.
+inline float element_a(const GemmProblem& p, int64_t i, int64_t q) {
+  return p.trans_a ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
+}
+inline float element_b(const GemmProblem& p, int64_t q, int64_t j) {
+  return p.trans_b ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
+}
+
+// C = beta * C, writing zeros (without reading C) when beta is 0.
+void cpu_scale_c(const GemmProblem& p);
+
+// The seeds' sequential triple loop: one dot product per element of C.
+void cpu_naive_gemm(const GemmProblem& p);
+
+// Cache-blocked, packed and multi-threaded over blocks of rows of C.
+void cpu_blocked_gemm(const GemmProblem& p);
+
+}  // namespace tiledmm

@@ -1,0 +1,280 @@
+// The CUDA backend: one device, a stream, CUDA events for timing, and the
+// grow-only device buffers that the host API copies through.
+//
+// Host API: A, B (and C when beta != 0) are copied into dense device buffers with
+// 2D copies (so leading dimensions cost no device memory), the kernel runs, and C
+// is copied back with a 2D copy that never writes the caller's padding. All
+// allocation happens before the first copy, so a failure leaves C untouched.
+//
+// Device API: the kernel is enqueued on the handle's stream with two events around
+// it; its time is read, waiting if needed, only when the caller asks for it.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <string>
+
+#include "cuda_backend.hpp"
+#include "device_buffer.hpp"
+#include "kernels.hpp"
+
+namespace tiledmm {
+namespace {
+
+// Makes `device` current for the lifetime of the guard, so that handles on
+// different devices can be used from one thread.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceGuard() { cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() { check_cuda(cudaEventCreate(&e_), "cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+// The four moments of one call: start, inputs uploaded, computed, result downloaded.
+struct EventSet {
+  Event start, uploaded, computed, stop;
+};
+
+// Everything the backend owns on its device. Built and destroyed with that device
+// current, under a DeviceGuard.
+struct DeviceState {
+  Stream own_stream;
+  EventSet events[2];
+  DeviceBuffer a, b, c;
+};
+
+float elapsed_ms(const Event& from, const Event& to) {
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
+  return ms;
+}
+
+void check_device_pointer(const void* ptr, const char* name) {
+  if (ptr == nullptr) return;  // not needed by this call (checked before)
+  cudaPointerAttributes attr{};
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) cudaGetLastError();
+  require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered,
+          Status::InvalidValue,
+          std::string(name) + " is not a device, managed or registered host pointer");
+}
+
+// rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements.
+void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
+             int64_t cols, cudaMemcpyKind kind, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const size_t width = size_t(cols) * sizeof(float);
+  const int64_t max_pitch = INT_MAX;  // cudaMemcpy2D's pitch limit
+  if (dst_ld * int64_t(sizeof(float)) <= max_pitch &&
+      src_ld * int64_t(sizeof(float)) <= max_pitch) {
+    check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src,
+                                 size_t(src_ld) * sizeof(float), width, size_t(rows), kind,
+                                 stream),
+               "cudaMemcpy2DAsync");
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {  // pitches beyond the 2D copy's reach
+    check_cuda(cudaMemcpyAsync(dst + r * dst_ld, src + r * src_ld, width, kind, stream),
+               "cudaMemcpyAsync");
+  }
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    DeviceGuard guard(device_);
+    state_ = std::make_unique<DeviceState>();
+    stream_ = state_->own_stream.get();
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    info_.name = prop.name;
+    info_.device = device;
+    info_.major = prop.major;
+    info_.minor = prop.minor;
+    info_.multiprocessors = prop.multiProcessorCount;
+    info_.global_memory = prop.totalGlobalMem;
+    info_.shared_memory_per_block = prop.sharedMemPerBlock;
+    info_.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
+    info_.l2_cache = uint64_t(prop.l2CacheSize);
+  }
+
+  ~CudaBackend() override {
+    try {
+      DeviceGuard guard(device_);
+      cudaStreamSynchronize(stream_);  // work this handle queued must finish first
+      state_.reset();
+    } catch (const Error&) {
+      // No device can be made current: the context is gone, and its resources too.
+    }
+  }
+
+  BackendKind kind() const override { return BackendKind::Cuda; }
+
+  void check_algorithm(Algorithm algorithm) const override {
+    Settings s;
+    s.algorithm = algorithm;
+    choose_config(GemmProblem{}, s);  // throws NotSupported if no kernel exists
+  }
+
+  void gemm_host(const GemmProblem& p, const Settings& settings) override {
+    DeviceGuard guard(device_);
+    const KernelConfig config = choose_config(p, settings);
+    const bool uses_ab = !is_empty(p) && !is_scale_only(p);
+    const bool reads_c = !is_empty(p) && p.beta != 0.0f;
+    const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
+    const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
+
+    // Everything that can fail for lack of memory happens before any copy.
+    GemmProblem d = p;
+    d.a = uses_ab ? state_->a.reserve(size_t(a_rows * a_cols)) : nullptr;
+    d.b = uses_ab ? state_->b.reserve(size_t(b_rows * b_cols)) : nullptr;
+    d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * p.n));
+    d.lda = a_cols > 0 ? a_cols : 1;
+    d.ldb = b_cols > 0 ? b_cols : 1;
+    d.ldc = p.n > 0 ? p.n : 1;
+
+    EventSet& ev = next_events();
+    check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
+    if (uses_ab) {
+      copy_2d(const_cast<float*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols,
+              cudaMemcpyHostToDevice, stream_);
+      copy_2d(const_cast<float*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols,
+              cudaMemcpyHostToDevice, stream_);
+    }
+    if (reads_c) copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, cudaMemcpyHostToDevice, stream_);
+    check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) launch_gemm(config, d, stream_);
+    check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) copy_2d(p.c, p.ldc, d.c, d.ldc, p.m, p.n, cudaMemcpyDeviceToHost, stream_);
+    check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
+
+    Timing t = describe(config);
+    t.upload_ms = elapsed_ms(ev.start, ev.uploaded);
+    t.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
+    t.download_ms = elapsed_ms(ev.computed, ev.stop);
+    t.total_ms = elapsed_ms(ev.start, ev.stop);
+    commit(t, /*pending=*/false);
+  }
+
+  void gemm_device(const GemmProblem& p, const Settings& settings) override {
+    DeviceGuard guard(device_);
+    const KernelConfig config = choose_config(p, settings);
+    if (!is_empty(p)) {
+      if (!is_scale_only(p)) {
+        check_device_pointer(p.a, "A");
+        check_device_pointer(p.b, "B");
+      }
+      check_device_pointer(p.c, "C");
+    }
+    EventSet& ev = next_events();
+    check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) launch_gemm(config, p, stream_);
+    check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
+    commit(describe(config), /*pending=*/true);
+  }
+
+  Timing last_timing() override {
+    require(current_ >= 0, Status::InvalidValue, "no sgemm has succeeded on this handle yet");
+    if (pending_) {
+      DeviceGuard guard(device_);
+      EventSet& ev = state_->events[current_];
+      check_cuda(cudaEventSynchronize(ev.computed.get()), "sgemm");
+      timing_.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
+      timing_.total_ms = timing_.compute_ms;
+      pending_ = false;
+    }
+    return timing_;
+  }
+
+  void set_stream(void* stream) override {
+    stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
+  }
+  void* stream() const override { return stream_; }
+
+  void synchronize() override {
+    DeviceGuard guard(device_);
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  DeviceInfo device_info() const override { return info_; }
+
+ private:
+  static Timing describe(const KernelConfig& config) {
+    Timing t;
+    t.algorithm = config.algorithm;
+    t.tile_size = config.tile_size;
+    t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening : 0;
+    return t;
+  }
+
+  // The event set not holding the last successful call's timing, so a failed call
+  // cannot clobber it.
+  EventSet& next_events() { return state_->events[current_ == 0 ? 1 : 0]; }
+
+  void commit(const Timing& t, bool pending) {
+    current_ = current_ == 0 ? 1 : 0;
+    timing_ = t;
+    pending_ = pending;
+  }
+
+  int device_;
+  std::unique_ptr<DeviceState> state_;
+  cudaStream_t stream_ = nullptr;  // the own stream, or one the caller set
+  int current_ = -1;               // event set of the last successful call
+  bool pending_ = false;           // its compute time is not read yet
+  Timing timing_;
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  const int count = cuda_device_count();
+  require(count > 0, Status::NoDevice, "no usable CUDA device or driver");
+  require(device >= 0 && device < count, Status::NoDevice,
+          "CUDA device " + std::to_string(device) + " does not exist (" +
+              std::to_string(count) + " device(s))");
+  return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace tiledmm

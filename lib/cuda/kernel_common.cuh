@@ -1,0 +1,48 @@
+// What every SGEMM kernel shares: reading op(A) and op(B) in the canonical
+// row-major form, the BLAS epilogue, and launching over grids taller than CUDA's
+// 65535-block limit on gridDim.y.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../gemm_problem.hpp"
+
+namespace tiledmm {
+
+// op(A)[i][q]: A is stored m x k, or k x m when transposed.
+template <bool TransA>
+__device__ __forceinline__ float load_a(const GemmProblem& p, int64_t i, int64_t q) {
+  return TransA ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
+}
+
+// op(B)[q][j]: B is stored k x n, or n x k when transposed.
+template <bool TransB>
+__device__ __forceinline__ float load_b(const GemmProblem& p, int64_t q, int64_t j) {
+  return TransB ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
+}
+
+// C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
+// there cannot leak into the result.
+__device__ __forceinline__ void store_c(const GemmProblem& p, int64_t i, int64_t j,
+                                        float acc) {
+  float* c = p.c + i * p.ldc + j;
+  *c = p.beta == 0.0f ? p.alpha * acc : p.alpha * acc + p.beta * *c;
+}
+
+// Launches `launch(first_block_row, grid)` once per slice of at most 65535 rows of
+// blocks; kernels add first_block_row to blockIdx.y.
+template <class Launch>
+void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch) {
+  constexpr int64_t kMaxGridY = 65535;
+  for (int64_t first = 0; first < block_rows; first += kMaxGridY) {
+    const unsigned rows = unsigned(std::min(kMaxGridY, block_rows - first));
+    launch(first, dim3(block_cols, rows));
+  }
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace tiledmm

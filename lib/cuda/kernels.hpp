@@ -1,0 +1,43 @@
+// The CUDA kernels of tiledmm, one technique per file, and how one is chosen.
+//
+//   naive_kernel.cu      one thread per element of C, global memory only
+//   tiled_kernel.cu      shared-memory tiles (the seeds' kernel, for any shape)
+//   coarsened_kernel.cu  tiled, each thread computes several outputs (seed 001)
+//   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
+//
+// Every launcher enqueues on `stream`, checks the launch and throws Error on failure.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "../backend.hpp"
+#include "../error.hpp"
+#include "../gemm_problem.hpp"
+
+namespace tiledmm {
+
+// A concrete kernel choice: never Algorithm::Auto, never a zero size.
+struct KernelConfig {
+  Algorithm algorithm;
+  int tile_size;   // block edge of NAIVE, tile edge of TILED and COARSENED
+  int coarsening;  // outputs per thread of COARSENED, else 1
+};
+
+// Resolves AUTO and the zero defaults for this shape. Throws NotSupported for an
+// algorithm this build has no CUDA kernel for.
+KernelConfig choose_config(const GemmProblem& p, const Settings& settings);
+
+// Runs the configured kernel (or the scale kernel when A and B take no part).
+void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t stream);
+
+void launch_naive(const GemmProblem& p, int block_edge, cudaStream_t stream);
+void launch_tiled(const GemmProblem& p, int tile, cudaStream_t stream);
+void launch_coarsened(const GemmProblem& p, int tile, int coarsening,
+                      cudaStream_t stream);
+void launch_scale(const GemmProblem& p, cudaStream_t stream);
+
+// Throws Error(Cuda) naming `what` if `err` is not cudaSuccess
+// (Error(OutOfMemory) for allocation failures).
+void check_cuda(cudaError_t err, const char* what);
+
+}  // namespace tiledmm

@@ -1,0 +1,48 @@
+// NAIVE: one thread per element of C, reading A and B straight from global memory.
+//
+// A block of E x E threads owns an E x E block of C. threadIdx.x walks the columns,
+// so a warp writes consecutive elements of a row of C and, without transposes,
+// reads consecutive elements of a row of B (coalesced), while all its threads read
+// the same element of A (a broadcast). Every operand element is read from global
+// memory k times per use: this is the baseline the tiled kernels improve on.
+#include "kernel_common.cuh"
+#include "kernels.hpp"
+
+namespace tiledmm {
+namespace {
+
+template <bool TransA, bool TransB>
+__global__ void naive_kernel(GemmProblem p, int64_t first_block_row) {
+  const int64_t row = (first_block_row + blockIdx.y) * blockDim.y + threadIdx.y;
+  const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= p.m || col >= p.n) return;
+  float acc = 0.0f;
+  for (int64_t q = 0; q < p.k; ++q) {
+    acc += load_a<TransA>(p, row, q) * load_b<TransB>(p, q, col);
+  }
+  store_c(p, row, col, acc);
+}
+
+template <bool TransA, bool TransB>
+void launch(const GemmProblem& p, int edge, cudaStream_t stream) {
+  const dim3 block(edge, edge);
+  launch_in_row_slices(ceil_div(p.m, edge), unsigned(ceil_div(p.n, edge)),
+                       [&](int64_t first, dim3 grid) {
+                         naive_kernel<TransA, TransB><<<grid, block, 0, stream>>>(p, first);
+                       });
+}
+
+}  // namespace
+
+void launch_naive(const GemmProblem& p, int block_edge, cudaStream_t stream) {
+  if (p.trans_a) {
+    p.trans_b ? launch<true, true>(p, block_edge, stream)
+              : launch<true, false>(p, block_edge, stream);
+  } else {
+    p.trans_b ? launch<false, true>(p, block_edge, stream)
+              : launch<false, false>(p, block_edge, stream);
+  }
+  check_cuda(cudaGetLastError(), "naive kernel launch");
+}
+
+}  // namespace tiledmm

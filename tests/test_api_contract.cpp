@@ -1,0 +1,320 @@
+// The public contract of the C API: versions, status strings, every invalid
+// argument with its exact status, the handle staying usable after an error, the
+// caller's memory untouched on failure, and NULL pointers where no element is used.
+// Runs on the CPU backend (always present); CUDA-only paths are in
+// test_cuda_backend.cpp.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemm_reference.hpp"
+
+namespace {
+
+class Contract : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CPU, 0), TMM_SUCCESS); }
+  void TearDown() override { tmm_destroy(h_); }
+
+  // A valid 4x3x5 row-major call whose arguments tests then break one at a time.
+  tmm_status call(tmm_layout layout = TMM_ROW_MAJOR, tmm_transpose ta = TMM_NO_TRANS,
+                  tmm_transpose tb = TMM_NO_TRANS, int64_t m = 4, int64_t n = 3, int64_t k = 5,
+                  int64_t lda = 5, int64_t ldb = 3, int64_t ldc = 3) {
+    return tmm_sgemm(h_, layout, ta, tb, m, n, k, 1.0f, a_.data(), lda, b_.data(), ldb, 0.5f,
+                     c_.data(), ldc);
+  }
+  std::string message() const { return tmm_get_error_message(h_); }
+
+  tmm_handle h_ = nullptr;
+  std::vector<float> a_ = std::vector<float>(64, 1.0f);
+  std::vector<float> b_ = std::vector<float>(64, 2.0f);
+  std::vector<float> c_ = std::vector<float>(64, 3.0f);
+};
+
+TEST(Version, HeaderMatchesLibrary) {
+  EXPECT_EQ(tmm_version(), TILEDMM_VERSION);
+  EXPECT_EQ(TILEDMM_VERSION,
+            TILEDMM_VERSION_MAJOR * 10000 + TILEDMM_VERSION_MINOR * 100 + TILEDMM_VERSION_PATCH);
+}
+
+TEST(StatusString, EveryCodeHasItsOwnText) {
+  const tmm_status all[] = {TMM_SUCCESS,          TMM_ERROR_INVALID_VALUE, TMM_ERROR_NO_DEVICE,
+                            TMM_ERROR_OUT_OF_MEMORY, TMM_ERROR_NOT_SUPPORTED, TMM_ERROR_CUDA,
+                            TMM_ERROR_INTERNAL};
+  std::set<std::string> texts;
+  for (tmm_status s : all) {
+    ASSERT_NE(tmm_status_string(s), nullptr);
+    texts.insert(tmm_status_string(s));
+  }
+  EXPECT_EQ(texts.size(), 7u);
+  EXPECT_NE(std::string(tmm_status_string(TMM_ERROR_CUDA)).find("TMM_ERROR_CUDA"),
+            std::string::npos);
+  EXPECT_NE(std::string(tmm_status_string(static_cast<tmm_status>(77))).find("unknown"),
+            std::string::npos);
+}
+
+TEST(StatusString, ValuesAreStable) {
+  EXPECT_EQ(TMM_SUCCESS, 0);
+  EXPECT_EQ(TMM_ERROR_INVALID_VALUE, 1);
+  EXPECT_EQ(TMM_ERROR_NO_DEVICE, 2);
+  EXPECT_EQ(TMM_ERROR_OUT_OF_MEMORY, 3);
+  EXPECT_EQ(TMM_ERROR_NOT_SUPPORTED, 4);
+  EXPECT_EQ(TMM_ERROR_CUDA, 5);
+  EXPECT_EQ(TMM_ERROR_INTERNAL, 6);
+  EXPECT_EQ(TMM_ROW_MAJOR, 101);
+  EXPECT_EQ(TMM_COL_MAJOR, 102);
+  EXPECT_EQ(TMM_NO_TRANS, 111);
+  EXPECT_EQ(TMM_TRANS, 112);
+}
+
+TEST(Create, RejectsNullOutAndUnknownBackend) {
+  EXPECT_EQ(tmm_create(nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("out"), std::string::npos);
+  tmm_handle h = reinterpret_cast<tmm_handle>(0x1);
+  EXPECT_EQ(tmm_create_with_backend(&h, static_cast<tmm_backend>(9), 0), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(h, reinterpret_cast<tmm_handle>(0x1)) << "out must not change on failure";
+}
+
+TEST(Create, MissingCudaDeviceIsNoDevice) {
+  tmm_handle h = nullptr;
+  EXPECT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 4096), TMM_ERROR_NO_DEVICE);
+  EXPECT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, -1), TMM_ERROR_NO_DEVICE);
+  EXPECT_EQ(h, nullptr);
+  EXPECT_STRNE(tmm_get_error_message(nullptr), "");
+}
+
+TEST(Create, AutoPicksCudaExactlyWhenAvailable) {
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create(&h), TMM_SUCCESS);
+  tmm_backend b = TMM_BACKEND_AUTO;
+  ASSERT_EQ(tmm_get_backend(h, &b), TMM_SUCCESS);
+  EXPECT_EQ(b, tmm_test::cuda_available() ? TMM_BACKEND_CUDA : TMM_BACKEND_CPU);
+  tmm_destroy(h);
+}
+
+TEST(Destroy, NullIsANoOp) { tmm_destroy(nullptr); }
+
+TEST(NullHandle, EveryCallSaysInvalidValue) {
+  float x = 0;
+  double ms = 0;
+  int i = 0;
+  void* s = nullptr;
+  tmm_backend b;
+  tmm_algorithm a;
+  tmm_timing t;
+  tmm_device_info d;
+  EXPECT_EQ(tmm_get_backend(nullptr, &b), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_algorithm(nullptr, TMM_ALGO_AUTO), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_algorithm(nullptr, &a), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_tile_size(nullptr, 16), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_tile_size(nullptr, &i), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_coarsening(nullptr, 2), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_coarsening(nullptr, &i), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_sgemm(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x, 1, &x,
+                      1, 0, &x, 1),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_sgemm_device(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x,
+                             1, &x, 1, 0, &x, 1),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_stream(nullptr, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_stream(nullptr, &s), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_synchronize(nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_time(nullptr, &ms), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_timing(nullptr, &t), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_device_info(nullptr, &d), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("handle"), std::string::npos);
+  EXPECT_EQ(x, 0.0f);
+}
+
+TEST_F(Contract, NullOutputPointersAreInvalid) {
+  EXPECT_EQ(tmm_get_backend(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_algorithm(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_tile_size(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_coarsening(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_time(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_timing(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_device_info(h_, nullptr), TMM_ERROR_INVALID_VALUE);
+}
+
+TEST_F(Contract, SettingsRoundTripAndRejectBadValues) {
+  tmm_algorithm a = TMM_ALGO_TILED;
+  ASSERT_EQ(tmm_get_algorithm(h_, &a), TMM_SUCCESS);
+  EXPECT_EQ(a, TMM_ALGO_AUTO);
+  EXPECT_EQ(tmm_set_algorithm(h_, TMM_ALGO_NAIVE), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_algorithm(h_, static_cast<tmm_algorithm>(42)), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("algorithm"), std::string::npos);
+  ASSERT_EQ(tmm_get_algorithm(h_, &a), TMM_SUCCESS);
+  EXPECT_EQ(a, TMM_ALGO_NAIVE);
+
+  for (int tile : {0, 8, 16, 32}) EXPECT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+  for (int tile : {-1, 1, 7, 24, 64}) EXPECT_EQ(tmm_set_tile_size(h_, tile), TMM_ERROR_INVALID_VALUE);
+  int v = -1;
+  ASSERT_EQ(tmm_get_tile_size(h_, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, 32);
+
+  for (int c : {0, 1, 2, 4}) EXPECT_EQ(tmm_set_coarsening(h_, c), TMM_SUCCESS);
+  for (int c : {-2, 3, 8}) EXPECT_EQ(tmm_set_coarsening(h_, c), TMM_ERROR_INVALID_VALUE);
+  ASSERT_EQ(tmm_get_coarsening(h_, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, 4);
+}
+
+TEST_F(Contract, CpuLacksGpuAlgorithmsAndKeepsTheSetting) {
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_algorithm(h_, TMM_ALGO_TILED), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(message().find("CPU"), std::string::npos);
+  EXPECT_EQ(tmm_set_algorithm(h_, TMM_ALGO_COARSENED), TMM_ERROR_NOT_SUPPORTED);
+  tmm_algorithm a = TMM_ALGO_AUTO;
+  ASSERT_EQ(tmm_get_algorithm(h_, &a), TMM_SUCCESS);
+  EXPECT_EQ(a, TMM_ALGO_BLOCKED);
+}
+
+TEST_F(Contract, CpuLacksDeviceFeatures) {
+  float x = 0;
+  void* s = nullptr;
+  tmm_device_info d;
+  EXPECT_EQ(tmm_sgemm_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x, 1, &x,
+                             1, 0, &x, 1),
+            TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_set_stream(h_, nullptr), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_get_stream(h_, &s), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+}
+
+TEST_F(Contract, NegativeSizesAreInvalid) {
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, -1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("m must be"), std::string::npos);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, -3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("n must be"), std::string::npos);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, -5), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("k must be"), std::string::npos);
+}
+
+TEST_F(Contract, UnknownEnumsAreInvalid) {
+  EXPECT_EQ(call(static_cast<tmm_layout>(0)), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("layout"), std::string::npos);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, static_cast<tmm_transpose>(113)), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("trans_a"), std::string::npos);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, static_cast<tmm_transpose>(110)),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("trans_b"), std::string::npos);
+}
+
+// CBLAS: row-major needs ld >= columns of the stored matrix, column-major >= rows.
+TEST_F(Contract, LeadingDimensionsFollowCblas) {
+  const tmm_layout R = TMM_ROW_MAJOR, C = TMM_COL_MAJOR;
+  const tmm_transpose N = TMM_NO_TRANS, T = TMM_TRANS;
+  // m=4, n=3, k=5.
+  EXPECT_EQ(call(R, N, N, 4, 3, 5, 5, 3, 3), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(R, N, N, 4, 3, 5, 4, 3, 3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("lda"), std::string::npos);
+  EXPECT_EQ(call(R, T, N, 4, 3, 5, 4, 3, 3), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(R, T, N, 4, 3, 5, 3, 3, 3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(call(R, N, N, 4, 3, 5, 5, 2, 3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("ldb"), std::string::npos);
+  EXPECT_EQ(call(R, N, T, 4, 3, 5, 5, 5, 3), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(R, N, T, 4, 3, 5, 5, 4, 3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(call(R, N, N, 4, 3, 5, 5, 3, 2), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("ldc"), std::string::npos);
+
+  EXPECT_EQ(call(C, N, N, 4, 3, 5, 4, 5, 4), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(C, N, N, 4, 3, 5, 3, 5, 4), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("lda"), std::string::npos);
+  EXPECT_EQ(call(C, T, N, 4, 3, 5, 5, 5, 4), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(C, T, N, 4, 3, 5, 4, 5, 4), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(call(C, N, N, 4, 3, 5, 4, 4, 4), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("ldb"), std::string::npos);
+  EXPECT_EQ(call(C, N, T, 4, 3, 5, 4, 3, 4), TMM_SUCCESS) << message();
+  EXPECT_EQ(call(C, N, T, 4, 3, 5, 4, 2, 4), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(call(C, N, N, 4, 3, 5, 4, 5, 3), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("ldc"), std::string::npos);
+
+  // Zero-sized dimensions still need ld >= 1.
+  EXPECT_EQ(call(R, N, N, 0, 0, 0, 0, 1, 1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(call(R, N, N, 0, 0, 0, 1, 1, 1), TMM_SUCCESS);
+}
+
+TEST_F(Contract, NullMatricesAreInvalidWhenUsed) {
+  float* none = nullptr;
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 5,
+                      b_.data(), 3, 0, c_.data(), 3),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("A is NULL"), std::string::npos);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, a_.data(), 5,
+                      none, 3, 0, c_.data(), 3),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("B is NULL"), std::string::npos);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, a_.data(), 5,
+                      b_.data(), 3, 0, none, 3),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("C is NULL"), std::string::npos);
+  // Column-major names the caller's arguments, not the swapped internal ones.
+  EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 4,
+                      b_.data(), 5, 0, c_.data(), 4),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("A is NULL"), std::string::npos);
+}
+
+TEST_F(Contract, NullMatricesAreFineWhenNotUsed) {
+  float* none = nullptr;
+  // m or n = 0: nothing is touched at all.
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0, 3, 5, 1, none, 5, none, 3,
+                      1, none, 3),
+            TMM_SUCCESS);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 0, 5, 1, none, 5, none, 1,
+                      1, none, 1),
+            TMM_SUCCESS);
+  // k = 0 or alpha = 0: A and B are not read, C = beta * C.
+  std::vector<float> c(12, 4.0f);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 0, 1, none, 1, none, 3,
+                      0.5f, c.data(), 3),
+            TMM_SUCCESS);
+  for (float x : c) EXPECT_EQ(x, 2.0f);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 0, none, 5, none, 3,
+                      2.0f, c.data(), 3),
+            TMM_SUCCESS);
+  for (float x : c) EXPECT_EQ(x, 4.0f);
+}
+
+TEST_F(Contract, ByteCountOverflowIsInvalid) {
+  const int64_t huge = int64_t(1) << 62;
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, huge, 3, 5, 5, 3, 3),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("overflow"), std::string::npos);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, huge, 3, 3),
+            TMM_ERROR_INVALID_VALUE);
+}
+
+TEST_F(Contract, FailureLeavesCallerMemoryAndHandleIntact) {
+  const std::vector<float> before = c_;
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 5, 3, 2),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::memcmp(before.data(), c_.data(), before.size() * sizeof(float)), 0);
+  double ms = -1;
+  EXPECT_EQ(tmm_get_last_time(h_, &ms), TMM_ERROR_INVALID_VALUE) << "no sgemm succeeded yet";
+  EXPECT_EQ(ms, -1);
+  // The handle still works and the message is cleared by the next success.
+  EXPECT_EQ(call(), TMM_SUCCESS);
+  EXPECT_EQ(message(), "");
+  EXPECT_EQ(c_[0], 1.0f * 5 * 2 + 0.5f * 3);
+  ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);
+  EXPECT_GE(ms, 0.0);
+}
+
+TEST_F(Contract, LastTimingSurvivesAFailedCall) {
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_NAIVE), TMM_SUCCESS);
+  ASSERT_EQ(call(), TMM_SUCCESS);
+  tmm_timing t{};
+  ASSERT_EQ(tmm_get_last_timing(h_, &t), TMM_SUCCESS);
+  EXPECT_EQ(t.algorithm, TMM_ALGO_NAIVE);
+  EXPECT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, -1), TMM_ERROR_INVALID_VALUE);
+  tmm_timing after{};
+  ASSERT_EQ(tmm_get_last_timing(h_, &after), TMM_SUCCESS);
+  EXPECT_EQ(after.algorithm, TMM_ALGO_NAIVE);
+  EXPECT_EQ(after.compute_ms, t.compute_ms);
+}
+
+}  // namespace

@@ -1,0 +1,215 @@
+// What only the CUDA backend has: device pointers, streams, device info, timing
+// breakdowns, grow-only buffers and recovery from running out of device memory.
+// Skips without a GPU; fails instead when TMM_REQUIRE_GPU=1.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "gemm_reference.hpp"
+
+namespace {
+
+using tmm_test::GemmCase;
+
+class CudaBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  }
+  void TearDown() override { tmm_destroy(h_); }
+  tmm_handle h_ = nullptr;
+};
+
+// Device copies of a case's operands, freed at scope exit.
+struct DeviceCase {
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  explicit DeviceCase(const GemmCase& g, bool managed = false) {
+    alloc(&a, g.a, managed);
+    alloc(&b, g.b, managed);
+    alloc(&c, g.c, managed);
+  }
+  ~DeviceCase() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+  }
+  static void alloc(float** p, const std::vector<float>& host, bool managed) {
+    const size_t bytes = host.size() * sizeof(float);
+    ASSERT_EQ(managed ? cudaMallocManaged(p, bytes) : cudaMalloc(p, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(*p, host.data(), bytes, cudaMemcpyDefault), cudaSuccess);
+  }
+};
+
+GemmCase random_case(int64_t m, int64_t n, int64_t k, tmm_layout layout, tmm_transpose ta,
+                     tmm_transpose tb, float beta) {
+  GemmCase g;
+  g.layout = layout;
+  g.ta = ta;
+  g.tb = tb;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = 0.5f;
+  g.beta = beta;
+  g.pad = 3;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  return g;
+}
+
+tmm_status run_device(tmm_handle h, GemmCase& g, DeviceCase& d) {
+  return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, d.a, g.lda, d.b,
+                          g.ldb, g.beta, d.c, g.ldc);
+}
+
+TEST_F(CudaBackend, DevicePointersMatchReference) {
+  for (tmm_algorithm algo : {TMM_ALGO_AUTO, TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED}) {
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          ASSERT_EQ(tmm_set_algorithm(h_, algo), TMM_SUCCESS);
+          GemmCase g = random_case(77, 45, 103, layout, ta, tb, ta == tb ? 0.0f : 1.5f);
+          SCOPED_TRACE(tmm_test::describe(g));
+          DeviceCase d(g);
+          ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS) << tmm_get_error_message(h_);
+          ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+          ASSERT_EQ(cudaMemcpy(g.c.data(), d.c, g.c.size() * sizeof(float), cudaMemcpyDefault),
+                    cudaSuccess);
+          EXPECT_TRUE(tmm_test::check_case(g));
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackend, ManagedMemoryWorks) {
+  GemmCase g = random_case(130, 70, 90, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
+  DeviceCase d(g, /*managed=*/true);
+  ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS) << tmm_get_error_message(h_);
+  ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+  std::memcpy(g.c.data(), d.c, g.c.size() * sizeof(float));
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
+TEST_F(CudaBackend, HostPointerToDeviceApiIsRejected) {
+  GemmCase g = random_case(8, 8, 8, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
+  const std::vector<float> before = g.c;
+  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, 1, g.a.data(), g.lda,
+                             g.b.data(), g.ldb, 0, g.c.data(), g.ldc),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("not a device"), std::string::npos);
+  EXPECT_EQ(std::memcmp(before.data(), g.c.data(), before.size() * sizeof(float)), 0);
+  // The handle still works.
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
+TEST_F(CudaBackend, UserStreamIsUsedAndTimingWaits) {
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  ASSERT_EQ(tmm_set_stream(h_, s), TMM_SUCCESS);
+  void* got = nullptr;
+  ASSERT_EQ(tmm_get_stream(h_, &got), TMM_SUCCESS);
+  EXPECT_EQ(got, static_cast<void*>(s));
+
+  GemmCase g = random_case(300, 200, 500, TMM_COL_MAJOR, TMM_TRANS, TMM_NO_TRANS, 0.0f);
+  DeviceCase d(g);
+  ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS);
+  double ms = -1;
+  ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);  // waits for the kernel
+  EXPECT_GT(ms, 0.0);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(g.c.data(), d.c, g.c.size() * sizeof(float), cudaMemcpyDefault),
+            cudaSuccess);
+  EXPECT_TRUE(tmm_test::check_case(g));
+
+  ASSERT_EQ(tmm_set_stream(h_, nullptr), TMM_SUCCESS);  // back to the handle's own
+  ASSERT_EQ(tmm_get_stream(h_, &got), TMM_SUCCESS);
+  EXPECT_NE(got, static_cast<void*>(s));
+  EXPECT_NE(got, nullptr);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+}
+
+TEST_F(CudaBackend, DeviceInfoDescribesTheGpu) {
+  tmm_device_info info{};
+  ASSERT_EQ(tmm_get_device_info(h_, &info), TMM_SUCCESS);
+  EXPECT_GT(std::strlen(info.name), 0u);
+  EXPECT_GE(info.compute_capability_major, 7);
+  EXPECT_GT(info.multiprocessors, 0);
+  EXPECT_GT(info.global_memory_bytes, uint64_t(1) << 30);
+  EXPECT_GE(info.shared_memory_per_block_bytes, 48u * 1024u);
+}
+
+TEST_F(CudaBackend, HostTimingHasEveryPart) {
+  GemmCase g = random_case(512, 512, 512, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1.0f);
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  EXPECT_TRUE(tmm_test::check_case(g));
+  tmm_timing t{};
+  ASSERT_EQ(tmm_get_last_timing(h_, &t), TMM_SUCCESS);
+  EXPECT_GT(t.upload_ms, 0.0);
+  EXPECT_GT(t.compute_ms, 0.0);
+  EXPECT_GT(t.download_ms, 0.0);
+  EXPECT_NEAR(t.total_ms, t.upload_ms + t.compute_ms + t.download_ms, 0.05 * t.total_ms + 0.01);
+  EXPECT_NE(t.algorithm, TMM_ALGO_AUTO);
+  double ms = 0;
+  ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);
+  EXPECT_EQ(ms, t.compute_ms);
+}
+
+TEST_F(CudaBackend, BuffersGrowOnlyAndAreReused) {
+  GemmCase big = random_case(700, 600, 500, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1.0f);
+  ASSERT_EQ(tmm_test::run_case(h_, big), TMM_SUCCESS);
+  size_t free_after_first = 0, free_after = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after_first, &total), cudaSuccess);
+  for (int i = 0; i < 3; ++i) {
+    GemmCase g = random_case(700 - 100 * i, 600, 500 - 50 * i, TMM_ROW_MAJOR, TMM_NO_TRANS,
+                             TMM_NO_TRANS, 1.0f);
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+    EXPECT_TRUE(tmm_test::check_case(g));
+  }
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(free_after, free_after_first) << "a call no larger than the first allocated memory";
+}
+
+TEST_F(CudaBackend, OutOfMemoryIsRecoverable) {
+  // 300000^2 floats is 360 GB: more than any GPU here. The library allocates
+  // before it reads anything, so small host buffers are enough to provoke it.
+  const int64_t huge = 300000;
+  std::vector<float> small(16, 1.0f);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, huge, huge, huge, 1,
+                      small.data(), huge, small.data(), huge, 0, small.data(), huge),
+            TMM_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("MiB"), std::string::npos);
+  for (float x : small) EXPECT_EQ(x, 1.0f);
+  GemmCase g = random_case(65, 33, 17, TMM_COL_MAJOR, TMM_TRANS, TMM_TRANS, 0.5f);
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
+TEST_F(CudaBackend, DeviceApiTimingSurvivesLaterFailure) {
+  GemmCase g = random_case(64, 64, 64, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
+  DeviceCase d(g);
+  ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS);
+  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, -1, g.n, g.k, 1, d.a, g.lda, d.b, g.ldb,
+                             0, d.c, g.ldc),
+            TMM_ERROR_INVALID_VALUE);
+  double ms = -1;
+  ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);
+  EXPECT_GT(ms, 0.0);
+}
+
+TEST_F(CudaBackend, SeveralHandlesOnOneDevice) {
+  tmm_handle other = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&other, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  GemmCase g1 = random_case(90, 91, 92, TMM_ROW_MAJOR, TMM_TRANS, TMM_NO_TRANS, 0.0f);
+  GemmCase g2 = random_case(50, 51, 52, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_TRANS, 2.0f);
+  ASSERT_EQ(tmm_test::run_case(h_, g1), TMM_SUCCESS);
+  ASSERT_EQ(tmm_test::run_case(other, g2), TMM_SUCCESS);
+  EXPECT_TRUE(tmm_test::check_case(g1));
+  EXPECT_TRUE(tmm_test::check_case(g2));
+  tmm_destroy(other);
+}
+
+}  // namespace

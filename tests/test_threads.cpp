@@ -1,0 +1,88 @@
+// Thread safety as the header documents it: different handles run concurrently,
+// and one handle shared by several threads serialises their calls. Runs on the CPU
+// backend, and on CUDA when a device is present.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "gemm_reference.hpp"
+
+namespace {
+
+using tmm_test::GemmCase;
+
+GemmCase make_case(uint32_t seed, int64_t m, int64_t n, int64_t k) {
+  GemmCase g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = 1.5f;
+  g.beta = seed % 2 ? 0.0f : -0.5f;
+  g.ta = seed % 3 ? TMM_NO_TRANS : TMM_TRANS;
+  g.layout = seed % 5 ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
+  tmm_test::fill_case(g, seed);
+  return g;
+}
+
+void run_handles_in_threads(tmm_backend backend) {
+  constexpr int kThreads = 6, kCallsEach = 5;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      tmm_handle h = nullptr;
+      if (tmm_create_with_backend(&h, backend, 0) != TMM_SUCCESS) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kCallsEach; ++i) {
+        GemmCase g = make_case(seed + uint32_t(t * 100 + i), 40 + t, 33 + i, 57);
+        if (tmm_test::run_case(h, g) != TMM_SUCCESS || !tmm_test::check_case(g)) ++failures;
+      }
+      tmm_destroy(h);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+void run_shared_handle(tmm_backend backend) {
+  constexpr int kThreads = 6, kCallsEach = 5;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, backend, 0), TMM_SUCCESS);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsEach; ++i) {
+        // Different sizes, so that the handle's buffers grow while others use them.
+        GemmCase g = make_case(seed + uint32_t(t * 100 + i), 20 + 9 * t, 25 + 4 * i, 31 + t);
+        if (tmm_test::run_case(h, g) != TMM_SUCCESS || !tmm_test::check_case(g)) ++failures;
+        double ms = 0;
+        if (tmm_get_last_time(h, &ms) != TMM_SUCCESS) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  tmm_destroy(h);
+}
+
+TEST(ThreadsCpu, HandlePerThread) { run_handles_in_threads(TMM_BACKEND_CPU); }
+TEST(ThreadsCpu, SharedHandle) { run_shared_handle(TMM_BACKEND_CPU); }
+
+class ThreadsCuda : public ::testing::Test {
+ protected:
+  void SetUp() override { TMM_SKIP_OR_FAIL_WITHOUT_GPU(); }
+};
+
+TEST_F(ThreadsCuda, HandlePerThread) { run_handles_in_threads(TMM_BACKEND_CUDA); }
+TEST_F(ThreadsCuda, SharedHandle) { run_shared_handle(TMM_BACKEND_CUDA); }
+
+}  // namespace
