@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tiledmm builds with, if any is missing: with apt-get
+# when run as root, otherwise it prints the exact command and fails.
+# The CUDA toolkit is not a Debian package here; scripts/env.sh finds it.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config libgtest-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "deps: missing Debian packages; install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
