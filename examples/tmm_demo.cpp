@@ -60,7 +60,7 @@ const SeedFigure kSeedFigures[] = {
 
 struct Options {
   std::vector<int> sizes;
-  double budget_s = 300;
+  double budget_s = 600;
   bool force_cpu = false;
   std::string csv;
 };
@@ -238,6 +238,8 @@ int main(int argc, char** argv) {
                   estimate, opt.budget_s);
       continue;
     }
+    // The estimate above scales the slowest algorithm of the previous size.
+    last_time_per_flop = 0;
     std::vector<float> a(size_t(n) * n), b(a.size()), c(a.size());
     fill_random(a, uint32_t(n));
     fill_random(b, uint32_t(n) + 1);

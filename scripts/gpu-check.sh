@@ -34,7 +34,7 @@ step() {
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$?
   local tail
-  tail=$(grep -E "^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY|passed, " "$out/$name.log" | tr '\n' ' ')
+  tail=$(grep -E "^\[  (PASSED|FAILED|SKIPPED) |ERROR SUMMARY|RACECHECK SUMMARY|passed, " "$out/$name.log" | tr '\n' ' ')
   summary+=("$(printf '%-26s rc=%-3s %4ss  %s' "$name" "$rc" "$((SECONDS - t0))" "$tail")")
   [ "$rc" -eq 0 ] || failed=1
 }
@@ -50,7 +50,7 @@ step memcheck_cuda_backend 900 compute-sanitizer --tool memcheck --error-exitcod
   "$build/tests/test_cuda_backend" --gtest_filter='-*OutOfMemory*'
 step racecheck_correctness 900 compute-sanitizer --tool racecheck --error-exitcode 1 \
   "$build/tests/test_correctness" \
-  --gtest_filter='AllConfigs/Correctness.*/cuda_*_row_NN:AllConfigs/Correctness.*/cuda_*_col_TT'
+  --gtest_filter='AllConfigs/Correctness.*/cuda_tiled_*_row_NN:AllConfigs/Correctness.*/cuda_coarsened_t*_c2_col_TT:AllConfigs/Correctness.*/cuda_blocked_*'
 
 step demo 900 "$build/examples/tmm_demo" --budget "${TMM_DEMO_BUDGET:-240}" --csv "$out/demo.csv"
 if [ -x "$build/examples/tmm_bench" ]; then
