@@ -21,6 +21,11 @@ if [ ! -x "$build/tests/test_correctness" ]; then
     cmake --build "$build" || { echo "build failed"; exit 1; }
 fi
 
+# The benchmark links cuBLAS from the toolkit, which may not be on the loader path.
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
+done
+
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 export TMM_REQUIRE_GPU=1
 summary=()

@@ -84,6 +84,64 @@ TEST_F(CudaBackend, DevicePointersMatchReference) {
   }
 }
 
+// Pointers 4 bytes past a 16-byte boundary and odd leading dimensions force
+// BLOCKED's scalar-load path; aligned ones with interior tiles its vector path.
+TEST_F(CudaBackend, BlockedHandlesAlignedAndUnalignedOperands) {
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  for (int tile : {64, 128}) {
+    ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+    for (int64_t offset : {0, 1}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          GemmCase g = random_case(300, 260, 100, TMM_ROW_MAJOR, ta, tb, 0.75f);
+          SCOPED_TRACE(tmm_test::describe(g) + " tile " + std::to_string(tile) + " offset " +
+                       std::to_string(offset));
+          g.pad = offset ? 1 : 4;  // odd leading dimensions for the unaligned case
+          tmm_test::fill_case(g, tmm_test::fresh_seed());
+          std::vector<float> ha(g.a.size() + 1), hb(g.b.size() + 1), hc(g.c.size() + 1);
+          float *da = nullptr, *db = nullptr, *dc = nullptr;
+          ASSERT_EQ(cudaMalloc(&da, ha.size() * sizeof(float)), cudaSuccess);
+          ASSERT_EQ(cudaMalloc(&db, hb.size() * sizeof(float)), cudaSuccess);
+          ASSERT_EQ(cudaMalloc(&dc, hc.size() * sizeof(float)), cudaSuccess);
+          cudaMemcpy(da + offset, g.a.data(), g.a.size() * sizeof(float), cudaMemcpyDefault);
+          cudaMemcpy(db + offset, g.b.data(), g.b.size() * sizeof(float), cudaMemcpyDefault);
+          cudaMemcpy(dc + offset, g.c.data(), g.c.size() * sizeof(float), cudaMemcpyDefault);
+          EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, da + offset,
+                                     g.lda, db + offset, g.ldb, g.beta, dc + offset, g.ldc),
+                    TMM_SUCCESS)
+              << tmm_get_error_message(h_);
+          ASSERT_EQ(cudaMemcpy(g.c.data(), dc + offset, g.c.size() * sizeof(float),
+                               cudaMemcpyDefault),
+                    cudaSuccess);
+          EXPECT_TRUE(tmm_test::check_case(g));
+          tmm_timing t{};
+          ASSERT_EQ(tmm_get_last_timing(h_, &t), TMM_SUCCESS);
+          EXPECT_EQ(t.algorithm, TMM_ALGO_BLOCKED);
+          EXPECT_EQ(t.tile_size, tile);
+          cudaFree(da);
+          cudaFree(db);
+          cudaFree(dc);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackend, TileSizeTheAlgorithmLacksIsNotSupported) {
+  GemmCase g = random_case(16, 16, 16, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_TILED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 128), TMM_SUCCESS);
+  EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("TILED"), std::string::npos);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  EXPECT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 16), TMM_SUCCESS);
+  EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);  // AUTO ignores the tile
+  EXPECT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
 TEST_F(CudaBackend, ManagedMemoryWorks) {
   GemmCase g = random_case(130, 70, 90, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
   DeviceCase d(g, /*managed=*/true);

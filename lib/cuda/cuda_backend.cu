@@ -109,6 +109,8 @@ void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64
   }
 }
 
+int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device) : device_(device) {
@@ -143,25 +145,27 @@ class CudaBackend final : public Backend {
   void check_algorithm(Algorithm algorithm) const override {
     Settings s;
     s.algorithm = algorithm;
-    choose_config(GemmProblem{}, s);  // throws NotSupported if no kernel exists
+    choose_config(GemmProblem{}, s, 1);  // throws NotSupported if no kernel exists
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
     DeviceGuard guard(device_);
-    const KernelConfig config = choose_config(p, settings);
+    const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
     const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
     const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
 
     // Everything that can fail for lack of memory happens before any copy.
+    // Device copies are dense, with rows padded to a multiple of 4 floats so that
+    // kernels can always use 16-byte accesses.
     GemmProblem d = p;
-    d.a = uses_ab ? state_->a.reserve(size_t(a_rows * a_cols)) : nullptr;
-    d.b = uses_ab ? state_->b.reserve(size_t(b_rows * b_cols)) : nullptr;
-    d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * p.n));
-    d.lda = a_cols > 0 ? a_cols : 1;
-    d.ldb = b_cols > 0 ? b_cols : 1;
-    d.ldc = p.n > 0 ? p.n : 1;
+    d.lda = padded_ld(a_cols);
+    d.ldb = padded_ld(b_cols);
+    d.ldc = padded_ld(p.n);
+    d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
+    d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
+    d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
 
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
@@ -189,7 +193,7 @@ class CudaBackend final : public Backend {
 
   void gemm_device(const GemmProblem& p, const Settings& settings) override {
     DeviceGuard guard(device_);
-    const KernelConfig config = choose_config(p, settings);
+    const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -234,7 +238,9 @@ class CudaBackend final : public Backend {
     Timing t;
     t.algorithm = config.algorithm;
     t.tile_size = config.tile_size;
-    t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening : 0;
+    t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening
+                   : config.algorithm == Algorithm::Blocked ? 64  // 8 x 8 outputs per thread
+                                                            : 0;
     return t;
   }
 

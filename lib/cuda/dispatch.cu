@@ -1,36 +1,56 @@
 // Choosing a kernel for a shape, and running it.
 //
-// AUTO's table comes from the H100 measurements in BENCHMARKS.md: the coarsened
-// kernel with 32 x 32 tiles is the fastest of the classic ladder once C has enough
-// tiles to fill the GPU; for small C, smaller tiles give more blocks and win.
+// AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
+// BENCHMARKS.md), with its tile chosen from the shape and the number of SMs.
+#include <initializer_list>
+#include <string>
+
+#include "kernel_common.cuh"
 #include "kernels.hpp"
 
 namespace tiledmm {
 namespace {
 
-KernelConfig auto_config(const GemmProblem& p) {
-  const double outputs = double(p.m) * double(p.n);
-  if (outputs < 512.0 * 512.0) return {Algorithm::Tiled, 16, 1};
-  return {Algorithm::Coarsened, 32, 2};
+bool one_of(int v, std::initializer_list<int> allowed) {
+  for (int a : allowed)
+    if (v == a) return true;
+  return false;
+}
+
+void require_tile(bool ok, const char* algorithm, const char* allowed, int tile) {
+  require(ok, Status::NotSupported,
+          std::string("tile size ") + std::to_string(tile) + " is not available for " +
+              algorithm + " (" + allowed + ")");
+}
+
+// BLOCKED's tile for a shape: 128 x 128 while that still gives every SM a block,
+// else 64 x 64 so that thin or small products spread over the whole GPU.
+int blocked_tile(const GemmProblem& p, int multiprocessors) {
+  const int64_t big_tiles = ceil_div(p.m, 128) * ceil_div(p.n, 128);
+  return big_tiles >= multiprocessors ? 128 : 64;
 }
 
 }  // namespace
 
-KernelConfig choose_config(const GemmProblem& p, const Settings& s) {
+KernelConfig choose_config(const GemmProblem& p, const Settings& s, int multiprocessors) {
+  const int tile = s.tile_size;
   switch (s.algorithm) {
-    case Algorithm::Auto:
-      return auto_config(p);
+    case Algorithm::Auto:  // the fastest kernel; the tile and coarsening settings are ignored
+      return {Algorithm::Blocked, blocked_tile(p, multiprocessors), 1};
     case Algorithm::Naive:
-      return {Algorithm::Naive, s.tile_size ? s.tile_size : 16, 1};
+      require_tile(one_of(tile, {0, 8, 16, 32}), "NAIVE", "8, 16, 32", tile);
+      return {Algorithm::Naive, tile ? tile : 16, 1};
     case Algorithm::Tiled:
-      return {Algorithm::Tiled, s.tile_size ? s.tile_size : 32, 1};
+      require_tile(one_of(tile, {0, 8, 16, 32}), "TILED", "8, 16, 32", tile);
+      return {Algorithm::Tiled, tile ? tile : 32, 1};
     case Algorithm::Coarsened:
-      return {Algorithm::Coarsened, s.tile_size ? s.tile_size : 32,
-              s.coarsening ? s.coarsening : 2};
+      require_tile(one_of(tile, {0, 8, 16, 32}), "COARSENED", "8, 16, 32", tile);
+      return {Algorithm::Coarsened, tile ? tile : 32, s.coarsening ? s.coarsening : 2};
     case Algorithm::Blocked:
-      break;
+      require_tile(one_of(tile, {0, 64, 128}), "BLOCKED", "64, 128", tile);
+      return {Algorithm::Blocked, tile ? tile : blocked_tile(p, multiprocessors), 1};
   }
-  throw Error(Status::NotSupported, "this algorithm has no CUDA kernel in this build");
+  throw Error(Status::InvalidValue, "unknown algorithm");
 }
 
 void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t stream) {
@@ -44,6 +64,7 @@ void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t 
     case Algorithm::Coarsened:
       launch_coarsened(p, config.tile_size, config.coarsening, stream);
       return;
+    case Algorithm::Blocked: launch_blocked(p, config.tile_size, stream); return;
     default: break;
   }
   throw Error(Status::Internal, "launch_gemm: unresolved algorithm");

@@ -43,6 +43,6 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
   }
 }
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+__host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace tiledmm

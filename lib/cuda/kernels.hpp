@@ -3,6 +3,7 @@
 //   naive_kernel.cu      one thread per element of C, global memory only
 //   tiled_kernel.cu      shared-memory tiles (the seeds' kernel, for any shape)
 //   coarsened_kernel.cu  tiled, each thread computes several outputs (seed 001)
+//   blocked_kernel.cu    register-blocked, warp-tiled, double-buffered (strict FP32)
 //   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
 //
 // Every launcher enqueues on `stream`, checks the launch and throws Error on failure.
@@ -23,9 +24,10 @@ struct KernelConfig {
   int coarsening;  // outputs per thread of COARSENED, else 1
 };
 
-// Resolves AUTO and the zero defaults for this shape. Throws NotSupported for an
-// algorithm this build has no CUDA kernel for.
-KernelConfig choose_config(const GemmProblem& p, const Settings& settings);
+// Resolves AUTO and the zero defaults for this shape on a GPU with
+// `multiprocessors` SMs. Throws NotSupported for a tile size the algorithm lacks.
+KernelConfig choose_config(const GemmProblem& p, const Settings& settings,
+                           int multiprocessors);
 
 // Runs the configured kernel (or the scale kernel when A and B take no part).
 void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t stream);
@@ -34,6 +36,7 @@ void launch_naive(const GemmProblem& p, int block_edge, cudaStream_t stream);
 void launch_tiled(const GemmProblem& p, int tile, cudaStream_t stream);
 void launch_coarsened(const GemmProblem& p, int tile, int coarsening,
                       cudaStream_t stream);
+void launch_blocked(const GemmProblem& p, int tile, cudaStream_t stream);
 void launch_scale(const GemmProblem& p, cudaStream_t stream);
 
 // Throws Error(Cuda) naming `what` if `err` is not cudaSuccess
