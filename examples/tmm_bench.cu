@@ -10,7 +10,7 @@
 // Last, the host-memory API against the device API at one large size, with the
 // breakdown of where the time goes.
 //
-//   tmm_bench [--quick] [--csv FILE] [--algos blocked,blocked64,...]
+//   tmm_bench [--quick] [--square n,n,...] [--no-host] [--csv FILE] [--algos a,b,...]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -245,9 +245,19 @@ std::string shape_name(const Shape& s) {
   return buf;
 }
 
-std::vector<Shape> shapes(bool quick) {
+std::vector<Shape> shapes(bool quick, const std::string& square) {
   const tmm_layout R = TMM_ROW_MAJOR, C = TMM_COL_MAJOR;
   const tmm_transpose N = TMM_NO_TRANS, T = TMM_TRANS;
+  if (!square.empty()) {  // only these square, row-major, untransposed sizes
+    std::vector<Shape> out;
+    for (const char* q = square.c_str(); *q;) {
+      const int64_t n = std::atoll(q);
+      out.push_back({n, n, n, R, N, N});
+      while (*q && *q != ',') ++q;
+      if (*q == ',') ++q;
+    }
+    return out;
+  }
   std::vector<Shape> out = {{256, 256, 256, R, N, N},    {512, 512, 512, R, N, N},
                             {1024, 1024, 1024, R, N, N}, {2048, 2048, 2048, R, N, N},
                             {4096, 4096, 4096, R, N, N}, {8192, 8192, 8192, R, N, N}};
@@ -268,7 +278,8 @@ std::vector<Shape> shapes(bool quick) {
 
 std::vector<Algo> parse_algos(const std::string& list) {
   const std::vector<Algo> all = {
-      {"auto", TMM_ALGO_AUTO, 0, 0},         {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
+      {"auto", TMM_ALGO_AUTO, 0, 0},         {"blocked256", TMM_ALGO_BLOCKED, 256, 0},
+      {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
       {"blocked64", TMM_ALGO_BLOCKED, 64, 0}, {"coarsened", TMM_ALGO_COARSENED, 32, 4},
       {"tiled", TMM_ALGO_TILED, 32, 0},       {"naive", TMM_ALGO_NAIVE, 16, 0}};
   std::vector<Algo> out;
@@ -280,17 +291,24 @@ std::vector<Algo> parse_algos(const std::string& list) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string csv_path, algo_list = "auto,blocked128,blocked64,coarsened";
+  bool quick = false, no_host = false;
+  std::string csv_path, square, algo_list = "auto,blocked256,blocked128,blocked64,coarsened";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
     } else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) {
       csv_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
+      square = argv[++i];
+    } else if (!std::strcmp(argv[i], "--no-host")) {
+      no_host = true;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
       algo_list = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--csv FILE] [--algos a,b,...]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--square n,n,...] [--no-host] [--csv FILE] "
+                   "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -325,7 +343,7 @@ int main(int argc, char** argv) {
                       "error,cublas_error\n");
   bool ok = true;
 
-  for (const Shape& s : shapes(quick)) {
+  for (const Shape& s : shapes(quick, square)) {
     Problem p;
     p.s = s;
     setup(p, dev.l2_cache_bytes, stream);
@@ -366,7 +384,7 @@ int main(int argc, char** argv) {
   }
 
   // Host-memory API against the device API at one large size.
-  {
+  if (!no_host) {
     const int64_t n = quick ? 4096 : 8192;
     std::vector<float> a(size_t(n * n)), b(a.size()), c(a.size());
     for (size_t i = 0; i < a.size(); ++i) {

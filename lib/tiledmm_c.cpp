@@ -206,9 +206,10 @@ tmm_status tmm_get_algorithm(tmm_handle h, tmm_algorithm* out) {
 tmm_status tmm_set_tile_size(tmm_handle h, int tile_size) {
   return on_handle(h, [&](tmm_context_s& c) {
     const bool known = tile_size == 0 || tile_size == 8 || tile_size == 16 ||
-                       tile_size == 32 || tile_size == 64 || tile_size == 128;
+                       tile_size == 32 || tile_size == 64 || tile_size == 128 ||
+                       tile_size == 256;
     tiledmm::require(known, Status::InvalidValue,
-                     "tile size must be 0, 8, 16, 32, 64 or 128 (got " +
+                     "tile size must be 0, 8, 16, 32, 64, 128 or 256 (got " +
                          std::to_string(tile_size) + ")");
     c.settings.tile_size = tile_size;
   });

@@ -114,6 +114,7 @@ std::vector<Config> configs() {
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 0, 0});
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 64, 0});
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 128, 0});
+  out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 256, 0});
   for (int tile : {8, 16, 32}) {
     out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_NAIVE, tile, 0});
     out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_TILED, tile, 0});

@@ -88,7 +88,7 @@ TEST_F(CudaBackend, DevicePointersMatchReference) {
 // BLOCKED's scalar-load path; aligned ones with interior tiles its vector path.
 TEST_F(CudaBackend, BlockedHandlesAlignedAndUnalignedOperands) {
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
-  for (int tile : {64, 128}) {
+  for (int tile : {64, 128, 256}) {
     ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
     for (int64_t offset : {0, 1}) {
       for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -110,6 +110,7 @@ TEST_F(CudaBackend, BlockedHandlesAlignedAndUnalignedOperands) {
                                      g.lda, db + offset, g.ldb, g.beta, dc + offset, g.ldc),
                     TMM_SUCCESS)
               << tmm_get_error_message(h_);
+          ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
           ASSERT_EQ(cudaMemcpy(g.c.data(), dc + offset, g.c.size() * sizeof(float),
                                cudaMemcpyDefault),
                     cudaSuccess);
@@ -123,6 +124,30 @@ TEST_F(CudaBackend, BlockedHandlesAlignedAndUnalignedOperands) {
           cudaFree(dc);
         }
       }
+    }
+  }
+}
+
+// Few tiles and a long k: the planner splits k over several blocks and reduces
+// the partial sums; the result must match like any other.
+TEST_F(CudaBackend, SplitKShapesMatchReference) {
+  struct Split {
+    int64_t m, n, k;
+    int tile;  // 0: the planner's choice
+  };
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  for (const Split sp : {Split{150, 333, 6000, 0}, Split{250, 500, 8192, 256},
+                         Split{130, 257, 5000, 128}}) {
+    ASSERT_EQ(tmm_set_tile_size(h_, sp.tile), TMM_SUCCESS);
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      const float beta = ta == TMM_TRANS ? -0.5f : 0.0f;
+      GemmCase g = random_case(sp.m, sp.n, sp.k, TMM_ROW_MAJOR, ta, TMM_NO_TRANS, beta);
+      SCOPED_TRACE(tmm_test::describe(g) + " tile " + std::to_string(sp.tile));
+      ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+      EXPECT_TRUE(tmm_test::check_case(g));
+      tmm_timing t{};
+      ASSERT_EQ(tmm_get_last_timing(h_, &t), TMM_SUCCESS);
+      EXPECT_EQ(t.algorithm, TMM_ALGO_BLOCKED);
     }
   }
 }

@@ -108,8 +108,9 @@ typedef struct tmm_timing {
   double total_ms;      /* the whole call, copies included */
   tmm_algorithm algorithm; /* the algorithm that ran (never TMM_ALGO_AUTO) */
   int tile_size;        /* the tile edge that ran (0 where it does not apply) */
-  int coarsening;       /* outputs per thread that ran: COARSENED's setting, 64
-                           for BLOCKED (8 x 8), 0 where it does not apply */
+  int coarsening;       /* outputs per thread that ran: COARSENED's setting,
+                           BLOCKED's 64 (8 x 8) or 128 (16 x 8), 0 where it does
+                           not apply */
 } tmm_timing;
 
 /* What the device of a CUDA handle is. */
@@ -171,7 +172,8 @@ TMM_API tmm_status tmm_set_algorithm(tmm_handle handle, tmm_algorithm algorithm)
 TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
 
 /* Tile edge on CUDA: 8, 16 or 32 for TILED, COARSENED (and the block edge of
- * NAIVE); 64 or 128 for BLOCKED (a 64 x 64 or 128 x 128 tile of C per block).
+ * NAIVE); 64, 128 or 256 for BLOCKED (a 64 x 64, 128 x 128 or 128 x 256 tile of C
+ * per block; 0 lets BLOCKED also split k over several blocks where that helps).
  * 0 selects the default for the shape; AUTO ignores the setting. Any other value
  * is TMM_ERROR_INVALID_VALUE here; a valid size that the chosen algorithm lacks
  * makes tmm_sgemm return TMM_ERROR_NOT_SUPPORTED. The CPU backend ignores it. */

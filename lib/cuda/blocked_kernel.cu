@@ -122,15 +122,39 @@ struct TileLoader {
   }
 };
 
-template <int WARPS_M, int WARPS_N, int BK, bool KContigA, bool KContigB, bool Vec>
-__global__ void __launch_bounds__(WARPS_M * WARPS_N * 32, (WARPS_M * WARPS_N >= 8) ? 2 : 4)
-    blocked_kernel(GemmProblem p) {
-  constexpr int BM = 32 * WARPS_M, BN = 64 * WARPS_N;
-  constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+// A block's shape: WARPS_M x WARPS_N warps; each warp is 4 x 8 threads and each
+// thread owns RG x CG groups of 4 x 4 outputs (groups 16 rows and 32 columns
+// apart), so a warp owns (16 RG) x (32 CG) of C. Tiles of k have depth BK, and at
+// least MIN_BLOCKS blocks stay resident per SM (which caps registers).
+template <int WARPS_M_, int WARPS_N_, int RG_, int CG_, int BK_, int MIN_BLOCKS_>
+struct BlockShape {
+  static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, RG = RG_, CG = CG_;
+  static constexpr int BK = BK_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr int WM = 16 * RG, WN = 32 * CG;  // a warp's tile
+  static constexpr int BM = WARPS_M * WM, BN = WARPS_N * WN, THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int TM = 4 * RG, TN = 4 * CG;  // a thread's outputs
+};
+
+// With splits > 1 (split-K), block row y of the grid computes the slice
+// [y * k_per_split, (y + 1) * k_per_split) of k and writes its raw sums to
+// partial[y][m][ldp]; reduce_splits() then applies alpha and beta.
+template <class S, bool KContigA, bool KContigB, bool Vec, bool Split>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
+    blocked_kernel(GemmProblem p, int64_t k_per_split, float* partial, int64_t ldp) {
+  constexpr int WARPS_N = S::WARPS_N, BK = S::BK, BM = S::BM, BN = S::BN;
+  constexpr int RG = S::RG, CG = S::CG, TM = S::TM, TN = S::TN;
+  constexpr int THREADS = S::THREADS;
   constexpr int A_STRIDE = BM + (KContigA ? 4 : 0);  // padded where the loader transposes
   constexpr int B_STRIDE = BN + (KContigB ? 4 : 0);
   __shared__ __align__(16) float a_tile[2][BK * A_STRIDE];
   __shared__ __align__(16) float b_tile[2][BK * B_STRIDE];
+
+  if (Split) {  // this block's slice of k: shift A and B to its start, shorten k
+    const int64_t k_begin = blockIdx.y * k_per_split;
+    p.a += KContigA ? k_begin : k_begin * p.lda;
+    p.b += KContigB ? k_begin : k_begin * p.ldb;
+    p.k = min(p.k - k_begin, k_per_split);
+  }
 
   // Grouped rasterisation of the 1D grid onto tiles of C.
   const int64_t tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN);
@@ -143,8 +167,8 @@ __global__ void __launch_bounds__(WARPS_M * WARPS_N * 32, (WARPS_M * WARPS_N >= 
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
-  const int thr_row = (warp / WARPS_N) * 32 + (lane / 8) * 4;  // + {0, 16} + i
-  const int thr_col = (warp % WARPS_N) * 64 + (lane % 8) * 4;  // + {0, 32} + j
+  const int thr_row = (warp / WARPS_N) * S::WM + (lane / 8) * 4;  // + 16 g + i
+  const int thr_col = (warp % WARPS_N) * S::WN + (lane % 8) * 4;  // + 32 h + j
 
   TileLoader<BM, BK, THREADS, KContigA, Vec> load_a(p.a, p.lda, row0, tid);
   TileLoader<BN, BK, THREADS, KContigB, Vec> load_b(p.b, p.ldb, col0, tid);
@@ -164,7 +188,7 @@ __global__ void __launch_bounds__(WARPS_M * WARPS_N * 32, (WARPS_M * WARPS_N >= 
     load_b.advance();
   };
 
-  float acc[8][8] = {};
+  float acc[TM][TN] = {};
   fetch(0);
   load_a.template store<A_STRIDE>(a_tile[0], tid);
   load_b.template store<B_STRIDE>(b_tile[0], tid);
@@ -179,16 +203,21 @@ __global__ void __launch_bounds__(WARPS_M * WARPS_N * 32, (WARPS_M * WARPS_N >= 
     const float* bs = b_tile[buf];
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-      const float4 a0 = *reinterpret_cast<const float4*>(&as[kk * A_STRIDE + thr_row]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&as[kk * A_STRIDE + thr_row + 16]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&bs[kk * B_STRIDE + thr_col]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&bs[kk * B_STRIDE + thr_col + 32]);
-      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      float a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
+      for (int g = 0; g < RG; ++g) {
+        const float4 v = *reinterpret_cast<const float4*>(&as[kk * A_STRIDE + thr_row + 16 * g]);
+        a[4 * g] = v.x, a[4 * g + 1] = v.y, a[4 * g + 2] = v.z, a[4 * g + 3] = v.w;
+      }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      for (int h = 0; h < CG; ++h) {
+        const float4 v = *reinterpret_cast<const float4*>(&bs[kk * B_STRIDE + thr_col + 32 * h]);
+        b[4 * h] = v.x, b[4 * h + 1] = v.y, b[4 * h + 2] = v.z, b[4 * h + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
 
     if (has_next) {
@@ -201,13 +230,34 @@ __global__ void __launch_bounds__(WARPS_M * WARPS_N * 32, (WARPS_M * WARPS_N >= 
     __syncthreads();
   }
 
+  if (Split) {  // raw sums for reduce_splits(), four columns at a time
+    float* out = partial + blockIdx.y * p.m * ldp;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int64_t row = row0 + thr_row + (i / 4) * 16 + (i % 4);
+#pragma unroll
+      for (int h = 0; h < CG; ++h) {
+        const int64_t col = col0 + thr_col + h * 32;
+        const float* v = &acc[i][h * 4];
+        if (interior) {
+          *reinterpret_cast<float4*>(out + row * ldp + col) = make_float4(v[0], v[1], v[2], v[3]);
+        } else if (row < p.m) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (col + j < p.n) out[row * ldp + col + j] = v[j];
+        }
+      }
+    }
+    return;
+  }
+
   // Epilogue: C = alpha * acc + beta * C, four columns at a time where possible.
   const bool vec_c = Vec && interior;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < TM; ++i) {
     const int64_t row = row0 + thr_row + (i / 4) * 16 + (i % 4);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < CG; ++h) {
       const int64_t col = col0 + thr_col + h * 32;
       const float* v = &acc[i][h * 4];
       if (vec_c) {
@@ -238,47 +288,130 @@ bool vectorizable(const GemmProblem& p) {
          p.ldc % 4 == 0;
 }
 
-// Depth of one shared-memory tile for each block shape.
-template <int WM, int WN>
-constexpr int depth_for() { return WM * WN >= 8 ? 8 : 16; }
-
-template <int WM, int WN, bool KA, bool KB, bool Vec>
-void launch(const GemmProblem& p, cudaStream_t stream) {
-  constexpr int BM = 32 * WM, BN = 64 * WN;
-  const int64_t blocks = ceil_div(p.m, BM) * ceil_div(p.n, BN);
+template <class S, bool KA, bool KB, bool Vec>
+void launch(const GemmProblem& p, const BlockedPlan& plan, float* workspace,
+            cudaStream_t stream) {
+  static_assert(!Vec || S::BM % 4 == 0, "vector paths need tiles of whole float4");
+  const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "blocked kernel: too many tiles for one launch");
-  blocked_kernel<WM, WN, depth_for<WM, WN>(), KA, KB, Vec>
-      <<<unsigned(blocks), WM * WN * 32, 0, stream>>>(p);
-}
-
-template <int WM, int WN, bool Vec>
-void launch_for_transposes(const GemmProblem& p, cudaStream_t stream) {
-  // A is K-contiguous unless transposed; B is K-contiguous only when transposed.
-  if (p.trans_a) {
-    p.trans_b ? launch<WM, WN, false, true, Vec>(p, stream)
-              : launch<WM, WN, false, false, Vec>(p, stream);
+  const int64_t k_per_split = ceil_div(ceil_div(p.k, plan.splits), S::BK) * S::BK;
+  const dim3 grid(unsigned(blocks), unsigned(plan.splits));
+  if (plan.splits > 1) {
+    blocked_kernel<S, KA, KB, Vec, true>
+        <<<grid, S::THREADS, 0, stream>>>(p, k_per_split, workspace, partial_ld(p));
   } else {
-    p.trans_b ? launch<WM, WN, true, true, Vec>(p, stream)
-              : launch<WM, WN, true, false, Vec>(p, stream);
+    blocked_kernel<S, KA, KB, Vec, false><<<grid, S::THREADS, 0, stream>>>(p, p.k, nullptr, 0);
   }
 }
 
-template <int WM, int WN>
-void launch_for_shape(const GemmProblem& p, cudaStream_t stream) {
-  vectorizable(p) ? launch_for_transposes<WM, WN, true>(p, stream)
-                  : launch_for_transposes<WM, WN, false>(p, stream);
+template <class S, bool Vec>
+void launch_for_transposes(const GemmProblem& p, const BlockedPlan& plan, float* ws,
+                           cudaStream_t stream) {
+  // A is K-contiguous unless transposed; B is K-contiguous only when transposed.
+  if (p.trans_a) {
+    p.trans_b ? launch<S, false, true, Vec>(p, plan, ws, stream)
+              : launch<S, false, false, Vec>(p, plan, ws, stream);
+  } else {
+    p.trans_b ? launch<S, true, true, Vec>(p, plan, ws, stream)
+              : launch<S, true, false, Vec>(p, plan, ws, stream);
+  }
 }
+
+template <class S>
+void launch_for_shape(const GemmProblem& p, const BlockedPlan& plan, float* ws,
+                      cudaStream_t stream) {
+  vectorizable(p) ? launch_for_transposes<S, true>(p, plan, ws, stream)
+                  : launch_for_transposes<S, false>(p, plan, ws, stream);
+}
+
+// C = alpha * sum over splits of partial + beta * C, in a fixed order, so split-K
+// results do not depend on timing.
+__global__ void reduce_splits(GemmProblem p, const float* partial, int64_t ldp, int splits) {
+  const int64_t row = blockIdx.y * int64_t(blockDim.y) + threadIdx.y;
+  const int64_t col = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (row >= p.m || col >= p.n) return;
+  float sum = 0.0f;
+  for (int s = 0; s < splits; ++s) sum += partial[(s * p.m + row) * ldp + col];
+  store_c(p, row, col, sum);
+}
+
+// The configurations, measured on the H100 (BENCHMARKS.md). The widest is the
+// workhorse: 16 x 8 outputs per thread give 128 multiply-adds per 6 shared-memory
+// loads, which is what it takes to keep the FP32 pipes issuing (ncu: issue slots
+// 74% busy with 8 x 8 per thread, as cuBLAS's 256 x 128 x 8 kernel does it).
+using Shape256 = BlockShape<2, 4, 4, 2, 8, 1>;  // 128 x 256, 256 threads, 1 block per SM
+using Shape128 = BlockShape<4, 2, 2, 2, 16, 1>;  // 128 x 128, 256 threads
+using Shape64 = BlockShape<2, 1, 2, 2, 16, 4>;   //  64 x  64,  64 threads, 4 blocks per SM
 
 }  // namespace
 
-void launch_blocked(const GemmProblem& p, int tile, cudaStream_t stream) {
-  switch (tile) {
-    case 128: launch_for_shape<4, 2>(p, stream); break;  // 128 x 128, 256 threads
-    case 64: launch_for_shape<2, 1>(p, stream); break;   //  64 x  64,  64 threads
+int64_t partial_ld(const GemmProblem& p) { return (p.n + 3) / 4 * 4; }
+
+int blocked_outputs_per_thread(int tile) {
+  return tile == 256 ? Shape256::TM * Shape256::TN
+                     : tile == 128 ? Shape128::TM * Shape128::TN : Shape64::TM * Shape64::TN;
+}
+
+size_t blocked_workspace(const GemmProblem& p, const BlockedPlan& plan) {
+  return plan.splits > 1 ? size_t(plan.splits) * size_t(p.m) * size_t(partial_ld(p)) : 0;
+}
+
+// Models the time of each candidate tile and number of splits: whole waves of
+// blocks over the GPU's block slots at each configuration's measured rate, and for
+// split-K the traffic of the partial sums and one more launch.
+BlockedPlan plan_blocked(const GemmProblem& p, int multiprocessors, int forced_tile) {
+  struct Candidate {
+    int tile, rows, cols, slots_per_sm;
+    double tflops;  // measured on the H100 at large sizes (only ratios matter)
+  };
+  const Candidate candidates[] = {{256, Shape256::BM, Shape256::BN, Shape256::MIN_BLOCKS, 49.5},
+                                  {128, Shape128::BM, Shape128::BN, Shape128::MIN_BLOCKS, 45.0},
+                                  {64, Shape64::BM, Shape64::BN, Shape64::MIN_BLOCKS, 42.0}};
+  const double bandwidth = 2.5e12;  // bytes/s for the split-K partial sums
+  const double launch_s = 3e-6;     // one extra launch for the reduction
+  // Below about 1.6 GFLOP the run is latency-bound and the model above does not
+  // hold: the 64 x 64 tile, four blocks per SM, was fastest at every such size
+  // measured (256^3 to 1024^3 on the H100).
+  if (forced_tile == 0 && 2.0 * double(p.m) * double(p.n) * double(p.k) < 1.6e9) forced_tile = 64;
+  BlockedPlan best{forced_tile ? forced_tile : 256, 1};
+  double best_time = 1e300;
+  for (const Candidate& c : candidates) {
+    if (forced_tile != 0 && c.tile != forced_tile) continue;
+    const int64_t blocks = ceil_div(p.m, c.rows) * ceil_div(p.n, c.cols);
+    const int64_t slots = int64_t(multiprocessors) * c.slots_per_sm;
+    const double per_block_rate = c.tflops * 1e12 / (132.0 * c.slots_per_sm);
+    for (int splits = 1; splits <= 16; ++splits) {
+      const int64_t k_per_split = ceil_div(p.k, splits);
+      if (splits > 1 && k_per_split < 512) break;  // too little work per block
+      const int64_t waves = ceil_div(blocks * splits, slots);
+      double t = double(waves) * 2.0 * c.rows * c.cols * double(k_per_split) / per_block_rate;
+      if (splits > 1) t += launch_s + double(splits + 2) * 4.0 * double(p.m * p.n) / bandwidth;
+      if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
+        best_time = t;
+        best = {c.tile, splits};
+      }
+    }
+  }
+  return best;
+}
+
+void launch_blocked(const GemmProblem& p, const BlockedPlan& plan, float* workspace,
+                    cudaStream_t stream) {
+  switch (plan.tile) {
+    case 256: launch_for_shape<Shape256>(p, plan, workspace, stream); break;
+    case 128: launch_for_shape<Shape128>(p, plan, workspace, stream); break;
+    case 64: launch_for_shape<Shape64>(p, plan, workspace, stream); break;
     default: throw Error(Status::Internal, "blocked kernel: unsupported tile");
   }
   check_cuda(cudaGetLastError(), "blocked kernel launch");
+  if (plan.splits > 1) {
+    const dim3 block(32, 8);
+    const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(ceil_div(p.m, 8)));
+    require(grid.y <= 65535, Status::NotSupported, "split-K reduction: too many rows");
+    reduce_splits<<<grid, block, 0, stream>>>(p, workspace, partial_ld(p), plan.splits);
+    check_cuda(cudaGetLastError(), "split-K reduction launch");
+  }
 }
 
 }  // namespace tiledmm

@@ -38,7 +38,10 @@ class DeviceGuard {
 
 class Stream {
  public:
-  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  // A blocking stream: like the legacy default stream, it is ordered with it, so a
+  // plain cudaMemcpy after tmm_sgemm_device sees the result; it still overlaps with
+  // other handles' streams.
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamDefault), "cudaStreamCreate"); }
   ~Stream() { cudaStreamDestroy(s_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -71,6 +74,7 @@ struct DeviceState {
   Stream own_stream;
   EventSet events[2];
   DeviceBuffer a, b, c;
+  DeviceBuffer workspace;  // split-K partial sums
 };
 
 float elapsed_ms(const Event& from, const Event& to) {
@@ -166,6 +170,7 @@ class CudaBackend final : public Backend {
     d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
     d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
     d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
+    float* workspace = reserve_workspace(config, d);
 
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
@@ -177,7 +182,7 @@ class CudaBackend final : public Backend {
     }
     if (reads_c) copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, cudaMemcpyHostToDevice, stream_);
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
-    if (!is_empty(p)) launch_gemm(config, d, stream_);
+    if (!is_empty(p)) launch_gemm(config, d, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) copy_2d(p.c, p.ldc, d.c, d.ldc, p.m, p.n, cudaMemcpyDeviceToHost, stream_);
     check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
@@ -201,9 +206,10 @@ class CudaBackend final : public Backend {
       }
       check_device_pointer(p.c, "C");
     }
+    float* workspace = reserve_workspace(config, p);
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
-    if (!is_empty(p)) launch_gemm(config, p, stream_);
+    if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
     commit(describe(config), /*pending=*/true);
   }
@@ -239,9 +245,14 @@ class CudaBackend final : public Backend {
     t.algorithm = config.algorithm;
     t.tile_size = config.tile_size;
     t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening
-                   : config.algorithm == Algorithm::Blocked ? 64  // 8 x 8 outputs per thread
+                   : config.algorithm == Algorithm::Blocked ? blocked_outputs_per_thread(config.tile_size)
                                                             : 0;
     return t;
+  }
+
+  float* reserve_workspace(const KernelConfig& config, const GemmProblem& p) {
+    const size_t elements = is_empty(p) ? 0 : workspace_elements(config, p);
+    return elements ? state_->workspace.reserve(elements) : nullptr;
   }
 
   // The event set not holding the last successful call's timing, so a failed call

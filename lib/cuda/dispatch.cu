@@ -1,7 +1,8 @@
 // Choosing a kernel for a shape, and running it.
 //
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
-// BENCHMARKS.md), with its tile chosen from the shape and the number of SMs.
+// BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
+// the shape and the number of SMs.
 #include <initializer_list>
 #include <string>
 
@@ -23,11 +24,9 @@ void require_tile(bool ok, const char* algorithm, const char* allowed, int tile)
               algorithm + " (" + allowed + ")");
 }
 
-// BLOCKED's tile for a shape: 128 x 128 while that still gives every SM a block,
-// else 64 x 64 so that thin or small products spread over the whole GPU.
-int blocked_tile(const GemmProblem& p, int multiprocessors) {
-  const int64_t big_tiles = ceil_div(p.m, 128) * ceil_div(p.n, 128);
-  return big_tiles >= multiprocessors ? 128 : 64;
+KernelConfig blocked_config(const GemmProblem& p, int multiprocessors, int forced_tile) {
+  const BlockedPlan plan = plan_blocked(p, multiprocessors, forced_tile);
+  return {Algorithm::Blocked, plan.tile, 1, plan.splits};
 }
 
 }  // namespace
@@ -36,7 +35,7 @@ KernelConfig choose_config(const GemmProblem& p, const Settings& s, int multipro
   const int tile = s.tile_size;
   switch (s.algorithm) {
     case Algorithm::Auto:  // the fastest kernel; the tile and coarsening settings are ignored
-      return {Algorithm::Blocked, blocked_tile(p, multiprocessors), 1};
+      return blocked_config(p, multiprocessors, 0);
     case Algorithm::Naive:
       require_tile(one_of(tile, {0, 8, 16, 32}), "NAIVE", "8, 16, 32", tile);
       return {Algorithm::Naive, tile ? tile : 16, 1};
@@ -47,13 +46,19 @@ KernelConfig choose_config(const GemmProblem& p, const Settings& s, int multipro
       require_tile(one_of(tile, {0, 8, 16, 32}), "COARSENED", "8, 16, 32", tile);
       return {Algorithm::Coarsened, tile ? tile : 32, s.coarsening ? s.coarsening : 2};
     case Algorithm::Blocked:
-      require_tile(one_of(tile, {0, 64, 128}), "BLOCKED", "64, 128", tile);
-      return {Algorithm::Blocked, tile ? tile : blocked_tile(p, multiprocessors), 1};
+      require_tile(one_of(tile, {0, 64, 128, 256}), "BLOCKED", "64, 128, 256", tile);
+      return blocked_config(p, multiprocessors, tile);
   }
   throw Error(Status::InvalidValue, "unknown algorithm");
 }
 
-void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t stream) {
+size_t workspace_elements(const KernelConfig& config, const GemmProblem& p) {
+  if (config.algorithm != Algorithm::Blocked || is_scale_only(p)) return 0;
+  return blocked_workspace(p, {config.tile_size, config.splits});
+}
+
+void launch_gemm(const KernelConfig& config, const GemmProblem& p, float* workspace,
+                 cudaStream_t stream) {
   if (is_scale_only(p)) {
     launch_scale(p, stream);
     return;
@@ -64,7 +69,9 @@ void launch_gemm(const KernelConfig& config, const GemmProblem& p, cudaStream_t 
     case Algorithm::Coarsened:
       launch_coarsened(p, config.tile_size, config.coarsening, stream);
       return;
-    case Algorithm::Blocked: launch_blocked(p, config.tile_size, stream); return;
+    case Algorithm::Blocked:
+      launch_blocked(p, {config.tile_size, config.splits}, workspace, stream);
+      return;
     default: break;
   }
   throw Error(Status::Internal, "launch_gemm: unresolved algorithm");
