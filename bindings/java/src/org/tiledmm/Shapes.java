@@ -1,0 +1,48 @@
+package org.tiledmm;
+
+/**
+ * The checks that keep a wrong argument from reaching native code with an array
+ * too short for it: for each matrix the call reads or writes, the CBLAS footprint
+ * ((outer - 1) * ld + inner elements from its offset) must fit in its array.
+ * Sizes and leading dimensions that are themselves invalid are left to the library,
+ * which rejects them before touching memory.
+ */
+final class Shapes {
+  private Shapes() {}
+
+  /** Lengths are -1 for a null array. */
+  static void check(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
+      float alpha, long lengthA, long offsetA, long lda, long lengthB, long offsetB, long ldb,
+      long lengthC, long offsetC, long ldc) {
+    if (layout == null || transA == null || transB == null) {
+      throw new IllegalArgumentException("layout and transposes must not be null");
+    }
+    if (m < 0 || n < 0 || k < 0) return;  // the library says which one is negative
+    boolean row = layout == Layout.ROW_MAJOR;
+    boolean usesC = m > 0 && n > 0;
+    boolean usesAB = usesC && k > 0 && alpha != 0.0f;
+    boolean ta = transA == Transpose.TRANS, tb = transB == Transpose.TRANS;
+    matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, lengthA, offsetA);
+    matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, lengthB, offsetB);
+    matrix("C", usesC, row, m, n, ldc, lengthC, offsetC);
+  }
+
+  private static void matrix(String name, boolean used, boolean row, long rows, long cols,
+      long ld, long length, long offset) {
+    if (offset < 0) throw new IllegalArgumentException(name + ": negative offset " + offset);
+    if (!used) return;
+    if (length < 0) throw new IllegalArgumentException(name + " is null but the call needs it");
+    long outer = row ? rows : cols, inner = row ? cols : rows;
+    if (ld < inner) return;  // invalid leading dimension: the library rejects it
+    long needed;
+    try {
+      needed = Math.addExact(Math.addExact(Math.multiplyExact(outer - 1, ld), inner), offset);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(name + ": size overflows a long", e);
+    }
+    if (needed > length) {
+      throw new IllegalArgumentException(name + " needs " + needed + " elements from index 0"
+          + " (offset " + offset + ", ld " + ld + ") but has " + length);
+    }
+  }
+}

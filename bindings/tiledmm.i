@@ -1,0 +1,88 @@
+/* tiledmm.i: the part of the SWIG interface that Java and C# share.
+ *
+ * Naming rule: this generated layer keeps the C names (tmm_sgemm, TMM_ROW_MAJOR), so
+ * it maps one to one onto include/tiledmm/tiledmm.h and nobody calls it directly.
+ * The idiomatic classes written over it follow each language's rules: Java
+ * lowerCamelCase in package org.tiledmm, C# PascalCase in namespace TiledMM.
+ *
+ * Only the symbols whitelisted below are wrapped; everything else in the header is
+ * ignored. Enums are plain int constants here: each language defines its own enum
+ * types over them.
+ */
+
+%{
+#include "tiledmm/tiledmm.h"
+%}
+
+%include <stdint.i>
+%include <cpointer.i>
+
+/* Out-parameters of the C API, as small heap cells the wrappers read back. */
+%pointer_functions(tmm_handle, tmmb_handle_cell);
+%pointer_functions(int, tmmb_int_cell);
+%pointer_functions(double, tmmb_double_cell);
+
+/* The whitelist. */
+%rename("$ignore", regextarget=1, fullname=1) "^.*$";
+%rename("%s") tmm_version;
+%rename("%s") tmm_status_string;
+%rename("%s") tmm_get_error_message;
+%rename("%s") tmm_create_with_backend;
+%rename("%s") tmm_destroy;
+%rename("%s") tmm_set_algorithm;
+%rename("%s") tmm_set_tile_size;
+%rename("%s") tmm_get_tile_size;
+%rename("%s") tmm_set_coarsening;
+%rename("%s") tmm_get_coarsening;
+%rename("%s") tmm_synchronize;
+%rename("%s") tmm_get_last_time;
+%rename("%s") tmm_get_last_timing;
+%rename("%s") tmm_get_device_info;
+%rename("%s") tmm_timing;
+%rename("%s") tmm_device_info;
+%rename("%s", %$ismember) "";  /* the fields of those two structs */
+%rename("%s", %$isconstructor) "";
+%rename("%s", %$isdestructor) "";
+%rename("%s", regextarget=1) "^TMM_";
+%rename("%s", regextarget=1) "^TILEDMM_VERSION";
+/* The enum-valued getters, reshaped to int cells (tmm_algorithm*, tmm_backend*). */
+%rename("%s") tmmb_get_algorithm;
+%rename("%s") tmmb_get_backend;
+%rename("%s") tmmb_sgemm;
+%rename("%s", regextarget=1) "^tmmb_(handle|int|double)_cell";
+
+/* Struct fields are read by the wrappers, never written. */
+%immutable;
+
+%include "tiledmm/tiledmm_version.h"
+%include "tiledmm/tiledmm.h"
+
+%inline %{
+/* tmm_get_algorithm / tmm_get_backend with an int cell instead of an enum pointer. */
+static tmm_status tmmb_get_algorithm(tmm_handle h, int* out) {
+  tmm_algorithm a;
+  tmm_status s = tmm_get_algorithm(h, out ? &a : NULL);
+  if (s == TMM_SUCCESS) *out = (int)a;
+  return s;
+}
+static tmm_status tmmb_get_backend(tmm_handle h, int* out) {
+  tmm_backend b;
+  tmm_status s = tmm_get_backend(h, out ? &b : NULL);
+  if (s == TMM_SUCCESS) *out = (int)b;
+  return s;
+}
+
+/* tmm_sgemm on arrays given with offsets. The language layers map the three
+ * array parameters without copying (pinned or critical access) and check every
+ * length and offset before they call this. Enums travel as ints. */
+static tmm_status tmmb_sgemm(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m,
+                             int64_t n, int64_t k, float alpha, const float* array_a,
+                             int64_t offset_a, int64_t lda, const float* array_b,
+                             int64_t offset_b, int64_t ldb, float beta, float* array_c,
+                             int64_t offset_c, int64_t ldc) {
+  return tmm_sgemm(h, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b, m, n,
+                   k, alpha, array_a ? array_a + offset_a : NULL, lda,
+                   array_b ? array_b + offset_b : NULL, ldb, beta,
+                   array_c ? array_c + offset_c : NULL, ldc);
+}
+%}
