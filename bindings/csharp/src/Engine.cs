@@ -1,0 +1,290 @@
+// TiledMM.Engine: a tiledmm handle for C#. Every call checks its arguments, then
+// calls the SWIG-generated layer (internal), and turns a failing status into a
+// TiledmmException carrying the library's message.
+using System;
+using System.IO;
+
+namespace TiledMM
+{
+    /// <summary>
+    /// Single-precision matrix multiplication on a CUDA GPU or the CPU.
+    /// <code>
+    /// using (var mm = new Engine())
+    ///     mm.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans,
+    ///              m, n, k, 1f, a, k, b, n, 0f, c, n);   // c = a * b
+    /// </code>
+    /// Arrays that are too short, negative offsets and null arrays that the call needs
+    /// raise ArgumentException before any native code runs; a disposed engine raises
+    /// ObjectDisposedException. Methods are thread-safe; calls on one engine are
+    /// serialised. An engine left to the garbage collector is released by its
+    /// finalizer; Dispose may be called any number of times.
+    /// </summary>
+    public sealed class Engine : IDisposable
+    {
+        private SWIGTYPE_p_tmm_context_s handle;
+        private readonly object gate = new object();
+
+        static Engine()
+        {
+            try
+            {
+                TiledmmNative.tmm_version();
+            }
+            catch (Exception e) when (e is DllNotFoundException || e is TypeInitializationException)
+            {
+                string here = Path.GetDirectoryName(typeof(Engine).Assembly.Location);
+                throw new DllNotFoundException(
+                    "tiledmm: cannot load libtiledmm_csharp.so (which needs libtiledmm.so.1). " +
+                    "Mono looked beside the assembly (" + here + "), in LD_LIBRARY_PATH (" +
+                    (Environment.GetEnvironmentVariable("LD_LIBRARY_PATH") ?? "unset") +
+                    ") and in the system library directories. Install the libtiledmm-cil " +
+                    "package, or put the library in one of those places.", e);
+            }
+        }
+
+        /// <summary>An engine on the best backend: CUDA device 0 if usable, else the CPU.</summary>
+        public Engine() : this(Backend.Auto, 0) { }
+
+        /// <summary>An engine on a chosen backend; device is the CUDA device index.</summary>
+        public Engine(Backend backend, int device)
+        {
+            SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
+            try
+            {
+                int status = TiledmmNative.tmm_create_with_backend(cell, (int)backend, device);
+                if (status != 0) throw Error(status, TiledmmNative.tmm_get_error_message(null));
+                handle = TiledmmNative.tmmb_handle_cell_value(cell);
+            }
+            finally
+            {
+                TiledmmNative.delete_tmmb_handle_cell(cell);
+            }
+        }
+
+        ~Engine() { Release(); }
+
+        /// <summary>Releases the native handle; calling it again does nothing.</summary>
+        public void Dispose()
+        {
+            Release();
+            GC.SuppressFinalize(this);
+        }
+
+        private void Release()
+        {
+            lock (gate)
+            {
+                if (handle != null) TiledmmNative.tmm_destroy(handle);
+                handle = null;
+            }
+        }
+
+        /// <summary>The version of the loaded native library, MAJOR*10000 + MINOR*100 + PATCH.</summary>
+        public static int Version => TiledmmNative.tmm_version();
+
+        /// <summary>The version this binding was built against.</summary>
+        public static int BindingVersion => TiledmmNative.TILEDMM_VERSION;
+
+        public Backend Backend
+        {
+            get { lock (gate) return (Backend)GetInt(TiledmmNative.tmmb_get_backend); }
+        }
+
+        public Algorithm Algorithm
+        {
+            get { lock (gate) return (Algorithm)GetInt(TiledmmNative.tmmb_get_algorithm); }
+            set { lock (gate) Check(TiledmmNative.tmm_set_algorithm(Live(), (int)value)); }
+        }
+
+        /// <summary>8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default.</summary>
+        public int TileSize
+        {
+            get { lock (gate) return GetInt(TiledmmNative.tmm_get_tile_size); }
+            set { lock (gate) Check(TiledmmNative.tmm_set_tile_size(Live(), value)); }
+        }
+
+        /// <summary>Outputs per thread of the coarsened kernel: 1, 2 or 4; 0 = default.</summary>
+        public int Coarsening
+        {
+            get { lock (gate) return GetInt(TiledmmNative.tmm_get_coarsening); }
+            set { lock (gate) Check(TiledmmNative.tmm_set_coarsening(Live(), value)); }
+        }
+
+        /// <summary>
+        /// C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n and C m x n,
+        /// each matrix starting at its offset. BLAS semantics; beta = 0 never reads C.
+        /// </summary>
+        public void Sgemm(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
+                          float alpha, float[] a, int offsetA, long lda, float[] b, int offsetB,
+                          long ldb, float beta, float[] c, int offsetC, long ldc)
+        {
+            Shapes.Check(layout, transA, transB, m, n, k, alpha, a, offsetA, lda, b, offsetB, ldb,
+                         c, offsetC, ldc);
+            lock (gate)
+            {
+                Check(TiledmmNative.tmmb_sgemm(Live(), (int)layout, (int)transA, (int)transB, m, n,
+                                                k, alpha, a, offsetA, lda, b, offsetB, ldb, beta,
+                                                c, offsetC, ldc));
+            }
+        }
+
+        /// <summary>Sgemm with every offset 0.</summary>
+        public void Sgemm(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
+                          float alpha, float[] a, long lda, float[] b, long ldb, float beta,
+                          float[] c, long ldc) =>
+            Sgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+
+        /// <summary>Compute time of the last successful sgemm, in milliseconds.</summary>
+        public double LastTime
+        {
+            get
+            {
+                lock (gate)
+                {
+                    SWIGTYPE_p_double cell = TiledmmNative.new_tmmb_double_cell();
+                    try
+                    {
+                        Check(TiledmmNative.tmm_get_last_time(Live(), cell));
+                        return TiledmmNative.tmmb_double_cell_value(cell);
+                    }
+                    finally
+                    {
+                        TiledmmNative.delete_tmmb_double_cell(cell);
+                    }
+                }
+            }
+        }
+
+        /// <summary>Upload, compute, download and total time of the last successful sgemm.</summary>
+        public Timing LastTiming
+        {
+            get
+            {
+                lock (gate)
+                {
+                    using (var t = new tmm_timing())
+                    {
+                        Check(TiledmmNative.tmm_get_last_timing(Live(), t));
+                        return new Timing
+                        {
+                            UploadMs = t.upload_ms, ComputeMs = t.compute_ms,
+                            DownloadMs = t.download_ms, TotalMs = t.total_ms,
+                            Algorithm = (Algorithm)t.algorithm, TileSize = t.tile_size,
+                            Coarsening = t.coarsening
+                        };
+                    }
+                }
+            }
+        }
+
+        /// <summary>The engine's GPU; a CPU engine raises TiledmmException(NotSupported).</summary>
+        public DeviceInfo DeviceInfo
+        {
+            get
+            {
+                lock (gate)
+                {
+                    using (var d = new tmm_device_info())
+                    {
+                        Check(TiledmmNative.tmm_get_device_info(Live(), d));
+                        return new DeviceInfo
+                        {
+                            Name = d.name, Device = d.device,
+                            ComputeCapabilityMajor = d.compute_capability_major,
+                            ComputeCapabilityMinor = d.compute_capability_minor,
+                            Multiprocessors = d.multiprocessors,
+                            GlobalMemoryBytes = d.global_memory_bytes,
+                            SharedMemoryPerBlockBytes = d.shared_memory_per_block_bytes,
+                            SharedMemoryPerMultiprocessorBytes = d.shared_memory_per_multiprocessor_bytes,
+                            L2CacheBytes = d.l2_cache_bytes
+                        };
+                    }
+                }
+            }
+        }
+
+        /// <summary>Waits for all work the engine queued.</summary>
+        public void Synchronize()
+        {
+            lock (gate) Check(TiledmmNative.tmm_synchronize(Live()));
+        }
+
+        private SWIGTYPE_p_tmm_context_s Live()
+        {
+            if (handle == null) throw new ObjectDisposedException(nameof(Engine));
+            return handle;
+        }
+
+        private int GetInt(Func<SWIGTYPE_p_tmm_context_s, SWIGTYPE_p_int, int> getter)
+        {
+            SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
+            try
+            {
+                Check(getter(Live(), cell));
+                return TiledmmNative.tmmb_int_cell_value(cell);
+            }
+            finally
+            {
+                TiledmmNative.delete_tmmb_int_cell(cell);
+            }
+        }
+
+        private void Check(int status)
+        {
+            if (status != 0) throw Error(status, TiledmmNative.tmm_get_error_message(handle));
+        }
+
+        private static TiledmmException Error(int status, string detail)
+        {
+            string text = TiledmmNative.tmm_status_string(status);
+            return new TiledmmException((Status)status,
+                                        string.IsNullOrEmpty(detail) ? text : text + ": " + detail);
+        }
+    }
+
+    /// <summary>
+    /// The checks that keep a wrong argument from reaching native code with an array too
+    /// short for it: for each matrix the call reads or writes, its CBLAS footprint
+    /// ((outer - 1) * ld + inner elements from its offset) must fit in its array. Invalid
+    /// sizes and leading dimensions are left to the library, which rejects them first.
+    /// </summary>
+    internal static class Shapes
+    {
+        internal static void Check(Layout layout, Transpose transA, Transpose transB, long m,
+                                   long n, long k, float alpha, float[] a, long offsetA, long lda,
+                                   float[] b, long offsetB, long ldb, float[] c, long offsetC,
+                                   long ldc)
+        {
+            if (m < 0 || n < 0 || k < 0) return;  // the library says which one is negative
+            bool row = layout == Layout.RowMajor;
+            bool usesC = m > 0 && n > 0;
+            bool usesAB = usesC && k > 0 && alpha != 0f;
+            bool ta = transA == Transpose.Trans, tb = transB == Transpose.Trans;
+            Matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, a, offsetA);
+            Matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, b, offsetB);
+            Matrix("C", usesC, row, m, n, ldc, c, offsetC);
+        }
+
+        private static void Matrix(string name, bool used, bool row, long rows, long cols, long ld,
+                                   float[] array, long offset)
+        {
+            if (offset < 0) throw new ArgumentOutOfRangeException(name, "negative offset " + offset);
+            if (!used) return;
+            if (array == null) throw new ArgumentNullException(name, name + " is null but the call needs it");
+            long outer = row ? rows : cols, inner = row ? cols : rows;
+            if (ld < inner) return;  // invalid leading dimension: the library rejects it
+            long needed;
+            try
+            {
+                needed = checked((outer - 1) * ld + inner + offset);
+            }
+            catch (OverflowException e)
+            {
+                throw new ArgumentException(name + ": size overflows a long", name, e);
+            }
+            if (needed > array.Length)
+                throw new ArgumentException(name + " needs " + needed + " elements (offset " +
+                                            offset + ", ld " + ld + ") but has " + array.Length, name);
+        }
+    }
+}
