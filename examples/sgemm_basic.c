@@ -3,17 +3,47 @@
  *   C (M x N) = A (M x K) * B (K x N), row-major, on the best backend available.
  *
  * Build against an installed tiledmm:
- *   cc sgemm_basic.c $(pkg-config --cflags --libs tiledmm) -o sgemm_basic
+ *   cc sgemm_basic.c $(pkg-config --cflags --libs tiledmm) -lm -o sgemm_basic
+ * With --overhead it also times repeated calls at 64^3 and 1024^3.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <tiledmm/tiledmm.h>
 
 #define M 300
 #define N 200
 #define K 500
+
+/* --overhead: wall-clock time per call of repeated size^3 products, the baseline
+ * for the same loop in the Java and C# examples. */
+static int overhead(tmm_handle h, int size) {
+  float* a = malloc(sizeof(float) * size * size);
+  float* b = malloc(sizeof(float) * size * size);
+  float* c = malloc(sizeof(float) * size * size);
+  int calls = size <= 64 ? 20000 : 20, i, rc = 1;
+  struct timespec t0, t1;
+  if (!a || !b || !c) goto out;
+  for (i = 0; i < size * size; ++i) a[i] = 0.5f, b[i] = 0.25f;
+  for (i = 0; i < calls + calls / 10 + 1; ++i) {
+    if (i == calls / 10 + 1) clock_gettime(CLOCK_MONOTONIC, &t0); /* after the warm-up */
+    if (tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, size, size, size, 1.0f, a, size,
+                  b, size, 0.0f, c, size) != TMM_SUCCESS)
+      goto out;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("C     %4d^3: %10.2f us per call (%d calls)\n", size,
+         ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / calls, calls);
+  rc = 0;
+out:
+  free(a);
+  free(b);
+  free(c);
+  return rc;
+}
 
 /* Print the failure and its detail, and say whether the call failed. */
 static int failed(tmm_status status, tmm_handle h, const char* what) {
@@ -23,7 +53,7 @@ static int failed(tmm_status status, tmm_handle h, const char* what) {
   return 1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   float* a = malloc(sizeof(float) * M * K);
   float* b = malloc(sizeof(float) * K * N);
   float* c = malloc(sizeof(float) * M * N);
@@ -67,6 +97,8 @@ int main(void) {
          timing.compute_ms, max_err);
   rc = max_err < 1e-3 ? 0 : 1;
   if (rc) fprintf(stderr, "result is wrong\n");
+  if (rc == 0 && argc > 1 && strcmp(argv[1], "--overhead") == 0)
+    rc = overhead(h, 64) || overhead(h, 1024);
 
 done:
   tmm_destroy(h);

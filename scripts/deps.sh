@@ -4,7 +4,8 @@
 # The CUDA toolkit is not a Debian package here; scripts/env.sh finds it.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libgtest-dev)
+packages=(cmake ninja-build g++ pkg-config libgtest-dev
+  swig default-jdk-headless junit5 mono-mcs mono-runtime libmono-system-core4.0-cil)
 
 missing=()
 for p in "${packages[@]}"; do

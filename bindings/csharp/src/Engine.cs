@@ -24,11 +24,18 @@ namespace TiledMM
         private SWIGTYPE_p_tmm_context_s handle;
         private readonly object gate = new object();
 
-        static Engine()
+        private static volatile bool nativeLoaded;
+
+        // Loads the native library on first use, so that a missing library is a
+        // DllNotFoundException that says where Mono looked, not a
+        // TypeInitializationException.
+        private static void EnsureNative()
         {
+            if (nativeLoaded) return;
             try
             {
                 TiledmmNative.tmm_version();
+                nativeLoaded = true;
             }
             catch (Exception e) when (e is DllNotFoundException || e is TypeInitializationException)
             {
@@ -48,6 +55,7 @@ namespace TiledMM
         /// <summary>An engine on a chosen backend; device is the CUDA device index.</summary>
         public Engine(Backend backend, int device)
         {
+            EnsureNative();
             SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
             try
             {
@@ -61,7 +69,10 @@ namespace TiledMM
             }
         }
 
-        ~Engine() { Release(); }
+        ~Engine()
+        {
+            if (handle != null) Release();  // a constructor that threw left no handle
+        }
 
         /// <summary>Releases the native handle; calling it again does nothing.</summary>
         public void Dispose()
@@ -80,10 +91,16 @@ namespace TiledMM
         }
 
         /// <summary>The version of the loaded native library, MAJOR*10000 + MINOR*100 + PATCH.</summary>
-        public static int Version => TiledmmNative.tmm_version();
+        public static int Version
+        {
+            get { EnsureNative(); return TiledmmNative.tmm_version(); }
+        }
 
         /// <summary>The version this binding was built against.</summary>
-        public static int BindingVersion => TiledmmNative.TILEDMM_VERSION;
+        public static int BindingVersion
+        {
+            get { EnsureNative(); return TiledmmNative.TILEDMM_VERSION; }
+        }
 
         public Backend Backend
         {

@@ -1,0 +1,59 @@
+// Example: multiply two matrices with tiledmm from Java, check the result, print the time.
+//
+//   java -cp build/bindings/java/tiledmm-natives.jar:build/examples/java Example [--overhead]
+//
+// --overhead times repeated calls at 64^3 and 1024^3 (wall clock per call), to compare
+// with the same loop in C (sgemm_basic --overhead) and C# (Example.exe --overhead).
+import java.util.Random;
+import org.tiledmm.Layout;
+import org.tiledmm.Tiledmm;
+import org.tiledmm.Transpose;
+
+public final class Example {
+  public static void main(String[] args) {
+    final int m = 300, n = 200, k = 500;
+    Random random = new Random(42);
+    float[] a = new float[m * k], b = new float[k * n], c = new float[m * n];
+    for (int i = 0; i < a.length; i++) a[i] = random.nextFloat() - 0.5f;
+    for (int i = 0; i < b.length; i++) b[i] = random.nextFloat() - 0.5f;
+
+    try (Tiledmm mm = new Tiledmm()) {
+      mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k, 1f, a, k, b, n,
+          0f, c, n);
+      double maxError = 0;
+      for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+          double ref = 0;
+          for (int q = 0; q < k; q++) ref += (double) a[i * k + q] * b[q * n + j];
+          maxError = Math.max(maxError, Math.abs(ref - c[i * n + j]));
+        }
+      }
+      System.out.printf("tiledmm %d on %s: %dx%dx%d, %s; max error %.2e%n", Tiledmm.version(),
+          mm.backend(), m, n, k, mm.lastTiming(), maxError);
+      if (maxError > 1e-3) {
+        System.err.println("result is wrong");
+        System.exit(1);
+      }
+      if (args.length > 0 && args[0].equals("--overhead")) {
+        for (int size : new int[] {64, 1024}) overhead(mm, size);
+      }
+    }
+  }
+
+  static void overhead(Tiledmm mm, int size) {
+    float[] a = new float[size * size], b = new float[size * size], c = new float[size * size];
+    java.util.Arrays.fill(a, 0.5f);
+    java.util.Arrays.fill(b, 0.25f);
+    int calls = size <= 64 ? 20000 : 20;
+    for (int i = 0; i < calls / 10 + 1; i++) run(mm, size, a, b, c);  // warm-up
+    long t0 = System.nanoTime();
+    for (int i = 0; i < calls; i++) run(mm, size, a, b, c);
+    double us = (System.nanoTime() - t0) / 1e3 / calls;
+    System.out.printf("java  %4d^3: %10.2f us per call (%d calls)%n", size, us, calls);
+  }
+
+  static void run(Tiledmm mm, int s, float[] a, float[] b, float[] c) {
+    mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, s, s, s, 1f, a, s, b, s, 0f,
+        c, s);
+  }
+}
