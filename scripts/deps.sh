@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev
-  swig default-jdk-headless junit5 mono-mcs mono-runtime libmono-system-core4.0-cil)
+  swig default-jdk-headless junit5 mono-mcs mono-runtime libmono-system-core4.0-cil
+  dpkg-dev file rpm cpio lintian)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -25,7 +25,7 @@ final class NativeLoader {
   private static final String JNI = "libtiledmm_jni.so";
   private static final String CORE = "libtiledmm.so.1";
   private static final String[] SYSTEM_DIRS = {
-    "/usr/lib/x86_64-linux-gnu/jni", "/usr/lib/jni", "/usr/lib64/tiledmm", "/usr/local/lib/jni"
+    "/usr/lib/x86_64-linux-gnu/jni", "/usr/lib64/jni", "/usr/lib/jni", "/usr/local/lib/jni"
   };
   private static boolean loaded;
 
