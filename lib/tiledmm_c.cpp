@@ -2,6 +2,7 @@
 // that are C's business (NULL pointers, enum values), lock the handle, call the C++
 // core, and turn every exception into a status code plus a message kept in the
 // handle. No exception crosses this boundary, and nothing here prints or exits.
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <string>
@@ -84,11 +85,22 @@ tmm_status on_handle(tmm_handle h, Body&& body) noexcept {
   }
 }
 
+// The int a C caller passed for an enum parameter. C lets any int through; reading
+// one outside the enumerators through the C++ enum type would be undefined, so every
+// enum argument is read as its bytes and checked as an int.
+template <class Enum>
+int raw(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 void require_out(const void* out, const char* name) {
   tiledmm::require(out != nullptr, Status::InvalidValue, std::string(name) + " is NULL");
 }
 
-Algorithm to_algorithm(tmm_algorithm a) {
+Algorithm to_algorithm(int a) {
   switch (a) {
     case TMM_ALGO_AUTO: return Algorithm::Auto;
     case TMM_ALGO_NAIVE: return Algorithm::Naive;
@@ -96,7 +108,7 @@ Algorithm to_algorithm(tmm_algorithm a) {
     case TMM_ALGO_COARSENED: return Algorithm::Coarsened;
     case TMM_ALGO_BLOCKED: return Algorithm::Blocked;
   }
-  throw Error(Status::InvalidValue, "unknown algorithm " + std::to_string(int(a)));
+  throw Error(Status::InvalidValue, "unknown algorithm " + std::to_string(a));
 }
 
 tmm_algorithm from_algorithm(Algorithm a) {
@@ -110,32 +122,31 @@ tmm_algorithm from_algorithm(Algorithm a) {
   return TMM_ALGO_AUTO;
 }
 
-tiledmm::BackendKind to_backend(tmm_backend b) {
+tiledmm::BackendKind to_backend(int b) {
   switch (b) {
     case TMM_BACKEND_AUTO: return tiledmm::BackendKind::Auto;
     case TMM_BACKEND_CUDA: return tiledmm::BackendKind::Cuda;
     case TMM_BACKEND_CPU: return tiledmm::BackendKind::Cpu;
   }
-  throw Error(Status::InvalidValue, "unknown backend " + std::to_string(int(b)));
+  throw Error(Status::InvalidValue, "unknown backend " + std::to_string(b));
 }
 
-tiledmm::Layout to_layout(tmm_layout l) {
+tiledmm::Layout to_layout(int l) {
   if (l == TMM_ROW_MAJOR) return tiledmm::Layout::RowMajor;
   if (l == TMM_COL_MAJOR) return tiledmm::Layout::ColMajor;
-  throw Error(Status::InvalidValue, "unknown layout " + std::to_string(int(l)));
+  throw Error(Status::InvalidValue, "unknown layout " + std::to_string(l));
 }
 
-bool to_trans(tmm_transpose t, const char* name) {
+bool to_trans(int t, const char* name) {
   if (t == TMM_NO_TRANS) return false;
   if (t == TMM_TRANS) return true;
-  throw Error(Status::InvalidValue,
-              std::string("unknown ") + name + " " + std::to_string(int(t)));
+  throw Error(Status::InvalidValue, std::string("unknown ") + name + " " + std::to_string(t));
 }
 
-tiledmm::GemmProblem problem(tmm_layout layout, tmm_transpose ta, tmm_transpose tb,
-                             int64_t m, int64_t n, int64_t k, float alpha, const float* A,
-                             int64_t lda, const float* B, int64_t ldb, float beta,
-                             float* C, int64_t ldc) {
+// Enum arguments arrive as raw() ints (see raw()).
+tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                             float alpha, const float* A, int64_t lda, const float* B,
+                             int64_t ldb, float beta, float* C, int64_t ldc) {
   return tiledmm::make_problem(to_layout(layout), to_trans(ta, "trans_a"),
                                to_trans(tb, "trans_b"), m, n, k, alpha, A, lda, B, ldb,
                                beta, C, ldc);
@@ -148,7 +159,7 @@ extern "C" {
 int tmm_version(void) { return TILEDMM_VERSION; }
 
 const char* tmm_status_string(tmm_status status) {
-  switch (status) {
+  switch (raw(status)) {
     case TMM_SUCCESS: return "TMM_SUCCESS: success";
     case TMM_ERROR_INVALID_VALUE: return "TMM_ERROR_INVALID_VALUE: an argument is invalid";
     case TMM_ERROR_NO_DEVICE: return "TMM_ERROR_NO_DEVICE: no usable CUDA device";
@@ -169,7 +180,7 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
   return guarded(g_thread_error, [&] {
     require_out(out, "out");
     auto ctx = std::make_unique<tmm_context_s>();
-    ctx->backend = tiledmm::make_backend(to_backend(backend), device);
+    ctx->backend = tiledmm::make_backend(to_backend(raw(backend)), device);
     *out = ctx.release();
   });
 }
@@ -190,7 +201,7 @@ tmm_status tmm_get_backend(tmm_handle h, tmm_backend* out) {
 
 tmm_status tmm_set_algorithm(tmm_handle h, tmm_algorithm algorithm) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const Algorithm a = to_algorithm(algorithm);
+    const Algorithm a = to_algorithm(raw(algorithm));
     c.backend->check_algorithm(a);
     c.settings.algorithm = a;
   });
@@ -243,8 +254,8 @@ tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                      const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                      float* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta,
-                           C, ldc);
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
+                           ldb, beta, C, ldc);
     c.backend->gemm_host(p, c.settings);
   });
 }
@@ -254,8 +265,8 @@ tmm_status tmm_sgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans
                             float alpha, const float* A, int64_t lda, const float* B,
                             int64_t ldb, float beta, float* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta,
-                           C, ldc);
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
+                           ldb, beta, C, ldc);
     c.backend->gemm_device(p, c.settings);
   });
 }

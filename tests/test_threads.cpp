@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -74,6 +75,50 @@ void run_shared_handle(tmm_backend backend) {
   tmm_destroy(h);
 }
 
+// Many threads, several handles each and one shared by all, random calls (layouts,
+// transposes, shapes, alpha/beta, algorithms), every result checked.
+void run_stress(tmm_backend backend) {
+  constexpr int kThreads = 8, kHandlesEach = 3, kCalls = 12;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  tmm_handle shared = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&shared, backend, 0), TMM_SUCCESS);
+  std::atomic<int> failures{0}, calls{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(seed + uint32_t(t));
+      std::vector<tmm_handle> own(kHandlesEach, nullptr);
+      for (tmm_handle& h : own)
+        if (tmm_create_with_backend(&h, backend, 0) != TMM_SUCCESS) ++failures;
+      const tmm_algorithm algos[] = {TMM_ALGO_AUTO, TMM_ALGO_NAIVE, TMM_ALGO_BLOCKED};
+      for (int i = 0; i < kCalls; ++i) {
+        GemmCase g;
+        g.layout = rng() % 2 ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
+        g.ta = rng() % 2 ? TMM_TRANS : TMM_NO_TRANS;
+        g.tb = rng() % 2 ? TMM_TRANS : TMM_NO_TRANS;
+        g.m = 1 + rng() % 70;
+        g.n = 1 + rng() % 70;
+        g.k = rng() % 90;
+        g.alpha = rng() % 3 ? 1.5f : -0.5f;
+        g.beta = rng() % 2 ? 0.0f : 0.75f;
+        g.pad = rng() % 3;
+        tmm_test::fill_case(g, uint32_t(rng()));
+        tmm_handle h = rng() % 4 == 0 ? shared : own[rng() % kHandlesEach];
+        if (h != shared && tmm_set_algorithm(h, algos[rng() % 3]) != TMM_SUCCESS) ++failures;
+        if (tmm_test::run_case(h, g) != TMM_SUCCESS || !tmm_test::check_case(g)) ++failures;
+        ++calls;
+      }
+      for (tmm_handle h : own) tmm_destroy(h);
+    });
+  }
+  for (auto& th : threads) th.join();
+  tmm_destroy(shared);
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(calls.load(), kThreads * kCalls);
+}
+
+TEST(ThreadsCpu, StressManyHandlesRandomCalls) { run_stress(TMM_BACKEND_CPU); }
 TEST(ThreadsCpu, HandlePerThread) { run_handles_in_threads(TMM_BACKEND_CPU); }
 TEST(ThreadsCpu, SharedHandle) { run_shared_handle(TMM_BACKEND_CPU); }
 
@@ -84,5 +129,6 @@ class ThreadsCuda : public ::testing::Test {
 
 TEST_F(ThreadsCuda, HandlePerThread) { run_handles_in_threads(TMM_BACKEND_CUDA); }
 TEST_F(ThreadsCuda, SharedHandle) { run_shared_handle(TMM_BACKEND_CUDA); }
+TEST_F(ThreadsCuda, StressManyHandlesRandomCalls) { run_stress(TMM_BACKEND_CUDA); }
 
 }  // namespace

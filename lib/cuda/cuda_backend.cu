@@ -228,6 +228,14 @@ class CudaBackend final : public Backend {
   }
 
   void set_stream(void* stream) override {
+    if (stream != nullptr) {  // a destroyed or foreign handle must fail here, not later
+      DeviceGuard guard(device_);
+      unsigned flags = 0;
+      const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
+      if (err != cudaSuccess) cudaGetLastError();
+      require(err == cudaSuccess, Status::InvalidValue,
+              std::string("stream is not a valid CUDA stream: ") + cudaGetErrorName(err));
+    }
     stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
   }
   void* stream() const override { return stream_; }

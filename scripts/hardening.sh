@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The hardening checks that need no GPU; CI runs them after the tests. Each builds
+# the CPU backend alone (-DTILEDMM_ENABLE_CUDA=OFF, a real option for users
+# without the CUDA toolkit) with clang, in its own build folder:
+#   1. ASan + UBSan: the whole test suite, then the libFuzzer target for
+#      TMM_FUZZ_SECONDS (default 60) from the committed corpus tests/fuzz/corpus;
+#   2. TSan: the concurrency tests (test_threads);
+#   3. valgrind: leaks and invalid accesses on the CPU path, without sanitizers.
+# The GPU counterparts (compute-sanitizer, device faults) are in scripts/gpu-check.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+common=(-G Ninja -DTILEDMM_ENABLE_CUDA=OFF -DTILEDMM_BUILD_BINDINGS=OFF
+        -DTILEDMM_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+        -DTILEDMM_WARNINGS_AS_ERRORS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+passed=0 failed=0
+check() {  # check NAME COMMAND...
+  local name=$1
+  shift
+  echo "--- $name"
+  if "$@"; then passed=$((passed + 1)); echo "PASS $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+echo "=== ASan + UBSan"
+cmake -S . -B build-asan "${common[@]}" -DTILEDMM_SANITIZE=address,undefined \
+  -DTILEDMM_BUILD_FUZZERS=ON >/dev/null
+cmake --build build-asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+check asan_ubsan_suite ctest --test-dir build-asan --output-on-failure
+fuzz_dir=$(mktemp -d)
+check fuzz_sgemm build-asan/tests/fuzz/fuzz_sgemm -max_total_time="${TMM_FUZZ_SECONDS:-60}" \
+  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$fuzz_dir" tests/fuzz/corpus
+rm -rf "$fuzz_dir"
+
+echo "=== TSan"
+cmake -S . -B build-tsan "${common[@]}" -DTILEDMM_SANITIZE=thread >/dev/null
+cmake --build build-tsan --target test_threads
+check tsan_threads env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/test_threads
+
+echo "=== valgrind"
+# gcc here: valgrind 3.19 cannot read the DWARF 5 that clang 14 writes.
+cmake -S . -B build-cpu "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
+cmake --build build-cpu --target test_api_contract test_threads test_correctness
+vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1)
+check valgrind_contract "${vg[@]}" build-cpu/tests/test_api_contract
+check valgrind_threads "${vg[@]}" build-cpu/tests/test_threads --gtest_filter='ThreadsCpu.HandlePerThread:ThreadsCpu.SharedHandle'
+check valgrind_correctness "${vg[@]}" build-cpu/tests/test_correctness --gtest_filter='*cpu_blocked_row_NT:*cpu_naive_col_TN:*cpu_auto_row_TT'
+
+echo "hardening: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
