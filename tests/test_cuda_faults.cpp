@@ -1,6 +1,8 @@
 // Faults on the CUDA backend, each giving a documented status and leaking nothing:
-// the device nearly full, an invalid stream, destroy with work queued, and device
-// memory balance across create / sgemm / destroy. Skips without a GPU; fails instead
+// the device nearly full, destroy with work queued, and device memory balance
+// across create / sgemm / destroy. (A destroyed stream is not tested: CUDA cannot
+// detect one safely; cudaStreamGetFlags on it crashed inside the driver on the
+// H100, driver 580. tmm_set_stream documents the precondition.) Skips without a GPU; fails instead
 // when TMM_REQUIRE_GPU=1.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -64,23 +66,6 @@ TEST_F(CudaFaults, NearlyFullDeviceIsOutOfMemoryAndRecoverable) {
   for (void* p : hog) cudaFree(p);
   big = square(1536, 1.0f);  // memory is back: larger products work again
   EXPECT_EQ(tmm_test::run_case(h, big), TMM_SUCCESS) << tmm_get_error_message(h);
-  tmm_destroy(h);
-}
-
-TEST_F(CudaFaults, InvalidStreamIsRejected) {
-  tmm_handle h = nullptr;
-  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
-  cudaStream_t s = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
-  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
-  EXPECT_EQ(tmm_set_stream(h, s), TMM_ERROR_INVALID_VALUE);
-  EXPECT_NE(std::string(tmm_get_error_message(h)).find("stream"), std::string::npos);
-  void* current = nullptr;
-  ASSERT_EQ(tmm_get_stream(h, &current), TMM_SUCCESS);
-  EXPECT_NE(current, static_cast<void*>(s)) << "the handle kept its own stream";
-  GemmCase g = square(64, 0.0f);
-  EXPECT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS);
-  EXPECT_TRUE(tmm_test::check_case(g));
   tmm_destroy(h);
 }
 

@@ -213,7 +213,10 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout,
                                     int64_t ldb, float beta, float* C, int64_t ldc);
 
 /* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the
- * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+ * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED.
+ * A handle the CUDA runtime rejects gives TMM_ERROR_INVALID_VALUE; the stream must
+ * stay alive while the handle uses it (CUDA cannot detect a destroyed stream
+ * safely, so using one is undefined, as it is in CUDA). */
 TMM_API tmm_status tmm_set_stream(tmm_handle handle, void* stream);
 TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
 
