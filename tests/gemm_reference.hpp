@@ -45,6 +45,13 @@ inline bool gpu_required() {
 
 inline uint32_t fresh_seed() { return std::random_device{}(); }
 
+// True under compute-sanitizer (TMM_TEST_SANITIZER=1): tests shrink their largest
+// problems, keeping the code paths they exercise, so the instrumented run fits.
+inline bool under_sanitizer() {
+  const char* v = std::getenv("TMM_TEST_SANITIZER");
+  return v != nullptr && std::string(v) == "1";
+}
+
 // One SGEMM call in the caller's terms, with its operands.
 struct GemmCase {
   tmm_layout layout = TMM_ROW_MAJOR;
