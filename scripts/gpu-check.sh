@@ -54,7 +54,10 @@ done
 # (allocation failure, a destroyed stream) are CUDA API errors by design, so API
 # error reports are off; memory, race, initialisation and synchronisation errors
 # are what must be zero. TMM_TEST_SANITIZER=1 shortens k of the largest shape.
-# TMM_SANITIZERS picks the tools (default: all four).
+# TMM_SANITIZERS picks the tools (default: all four). On the H100 memcheck,
+# initcheck and synccheck take about 3 minutes together over the suite; racecheck
+# about 15 (test_correctness alone about 12), so give it a run of its own:
+# TMM_SANITIZERS=racecheck TMM_SKIP_DEMO=1 TMM_SKIP_BENCH=1 scripts/gpu-check.sh.
 [ "${TMM_SKIP_SANITIZERS:-0}" = 1 ] && TMM_SANITIZERS=" "
 suite=(test_correctness test_cuda_backend test_cuda_faults test_threads test_api_contract)
 for tool in ${TMM_SANITIZERS:-memcheck initcheck synccheck racecheck}; do
