@@ -230,54 +230,50 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
     __syncthreads();
   }
 
-  if (Split) {  // raw sums for reduce_splits(), four columns at a time
-    float* out = partial + blockIdx.y * p.m * ldp;
+  // Visits this thread's outputs four adjacent columns at a time: f(row, col, v).
+  auto each_group = [&](auto&& f) {
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int64_t row = row0 + thr_row + (i / 4) * 16 + (i % 4);
 #pragma unroll
-      for (int h = 0; h < CG; ++h) {
-        const int64_t col = col0 + thr_col + h * 32;
-        const float* v = &acc[i][h * 4];
-        if (interior) {
-          *reinterpret_cast<float4*>(out + row * ldp + col) = make_float4(v[0], v[1], v[2], v[3]);
-        } else if (row < p.m) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (col + j < p.n) out[row * ldp + col + j] = v[j];
-        }
-      }
+      for (int h = 0; h < CG; ++h) f(row, col0 + thr_col + h * 32, &acc[i][h * 4]);
     }
-    return;
-  }
+  };
 
-  // Epilogue: C = alpha * acc + beta * C, four columns at a time where possible.
-  const bool vec_c = Vec && interior;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int64_t row = row0 + thr_row + (i / 4) * 16 + (i % 4);
-#pragma unroll
-    for (int h = 0; h < CG; ++h) {
-      const int64_t col = col0 + thr_col + h * 32;
-      const float* v = &acc[i][h * 4];
-      if (vec_c) {
-        float4* c = reinterpret_cast<float4*>(p.c + row * p.ldc + col);
-        float4 out = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
-        if (p.beta != 0.0f) {
-          const float4 old = *c;
-          out.x += p.beta * old.x;
-          out.y += p.beta * old.y;
-          out.z += p.beta * old.z;
-          out.w += p.beta * old.w;
-        }
-        *c = out;
+  if (Split) {  // raw sums for reduce_splits()
+    float* out = partial + blockIdx.y * p.m * ldp;
+    each_group([&](int64_t row, int64_t col, const float* v) {
+      if (interior) {
+        *reinterpret_cast<float4*>(out + row * ldp + col) = make_float4(v[0], v[1], v[2], v[3]);
       } else if (row < p.m) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < p.n) store_c(p, row, col + j, v[j]);
+          if (col + j < p.n) out[row * ldp + col + j] = v[j];
       }
-    }
+    });
+    return;
   }
+
+  // C = alpha * acc + beta * C, with 16-byte accesses where the tile is interior.
+  const bool vec_c = Vec && interior;
+  each_group([&](int64_t row, int64_t col, const float* v) {
+    if (vec_c) {
+      float4* c = reinterpret_cast<float4*>(p.c + row * p.ldc + col);
+      float4 out = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
+      if (p.beta != 0.0f) {
+        const float4 old = *c;
+        out.x += p.beta * old.x;
+        out.y += p.beta * old.y;
+        out.z += p.beta * old.z;
+        out.w += p.beta * old.w;
+      }
+      *c = out;
+    } else if (row < p.m) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (col + j < p.n) store_c(p, row, col + j, v[j]);
+    }
+  });
 }
 
 // 16-byte vector access needs every pointer 16-byte aligned and every leading
