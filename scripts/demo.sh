@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 source scripts/env.sh
-cmake -S . -B build -G Ninja "${TMM_CMAKE_CUDA[@]}" >/dev/null
+tmm_configure
 cmake --build build --target tmm_demo
 ./build/examples/tmm_demo "$@"

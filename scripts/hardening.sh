@@ -10,16 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+source scripts/env.sh
 common=(-G Ninja -DTILEDMM_ENABLE_CUDA=OFF -DTILEDMM_BUILD_BINDINGS=OFF
         -DTILEDMM_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
         -DTILEDMM_WARNINGS_AS_ERRORS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
-passed=0 failed=0
-check() {  # check NAME COMMAND...
-  local name=$1
-  shift
-  echo "--- $name"
-  if "$@"; then passed=$((passed + 1)); echo "PASS $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
-}
 
 echo "=== ASan + UBSan"
 cmake -S . -B build-asan "${common[@]}" -DTILEDMM_SANITIZE=address,undefined \

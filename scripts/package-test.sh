@@ -15,16 +15,8 @@ top=$PWD
 scripts/package.sh >/dev/null
 pkgs=$top/build/packages
 work=$(mktemp -d)
-passed=0 failed=0
-check() {  # check NAME COMMAND...: runs it, counts it
-  local name=$1
-  shift
-  if "$@" >"$work/log" 2>&1; then
-    echo "PASS $name"; passed=$((passed + 1))
-  else
-    echo "FAIL $name"; sed 's/^/    /' "$work/log" | tail -25; failed=$((failed + 1))
-  fi
-}
+source scripts/env.sh
+export CHECK_LOG=$work/log  # the last check's output, for the summaries below
 export LINTIAN_PROFILE=debian
 lint() {
   for deb in "$pkgs"/*.deb; do

@@ -8,10 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 source scripts/env.sh
 rm -rf build/packages
-configure() {
-  cmake -S . -B build -G Ninja -DTILEDMM_WARNINGS_AS_ERRORS=ON "${TMM_CMAKE_CUDA[@]}" \
-    -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR="$1" >/dev/null
-}
+configure() { tmm_configure -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_LIBDIR="$1"; }
 configure "lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)"
 cmake --build build
 (cd build && cpack -G DEB)

@@ -20,7 +20,7 @@ if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   fi
 fi
 source scripts/env.sh
-cmake -S . -B build -G Ninja "${TMM_CMAKE_CUDA[@]}" >/dev/null
+tmm_configure
 cmake --build build --target tmm_experiments
 mkdir -p "$out"
 ./build/examples/tmm_experiments "$out" "$@"

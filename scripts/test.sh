@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 source scripts/env.sh
-cmake -S . -B build -G Ninja -DTILEDMM_WARNINGS_AS_ERRORS=ON "${TMM_CMAKE_CUDA[@]}" >/dev/null
+tmm_configure
 cmake --build build
 ctest --test-dir build --output-on-failure
