@@ -24,7 +24,7 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
   } else if (naive) {
     cpu_scale_c(problem);
   } else {
-    cpu_blocked_gemm(problem);
+    cpu_blocked_gemm(problem, workspaces_);
   }
   const std::chrono::duration<double, std::milli> elapsed =
       std::chrono::steady_clock::now() - start;

@@ -2,7 +2,10 @@
 // multi-threaded implementation (BLOCKED, the AUTO choice), timed with a steady clock.
 #pragma once
 
+#include <vector>
+
 #include "../backend.hpp"
+#include "cpu_kernels.hpp"
 
 namespace tiledmm {
 
@@ -21,6 +24,7 @@ class CpuBackend final : public Backend {
  private:
   Timing timing_;
   bool has_timing_ = false;
+  std::vector<BlockedWorkspace> workspaces_;  // kept across calls
 };
 
 }  // namespace tiledmm

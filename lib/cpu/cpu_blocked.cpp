@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <system_error>
 #include <thread>
-#include <vector>
 
 #include "cpu_kernels.hpp"
 
@@ -69,12 +68,7 @@ void micro_kernel(int64_t depth, const float* a, const float* b, float* c, int64
     for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] += acc[i][j];
 }
 
-struct Workspace {
-  std::vector<float> a;
-  std::vector<float> b;
-};
-
-void worker(const GemmProblem& p, int thread, int threads, Workspace& ws) {
+void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws) {
   for (int64_t col = 0; col < p.n; col += kNC) {
     for (int64_t depth = 0; depth < p.k; depth += kKC) {
       Block blk{0, col, depth, 0, std::min(kNC, p.n - col), std::min(kKC, p.k - depth)};
@@ -106,10 +100,10 @@ int thread_count(const GemmProblem& p) {
 
 }  // namespace
 
-void cpu_blocked_gemm(const GemmProblem& p) {
+void cpu_blocked_gemm(const GemmProblem& p, std::vector<BlockedWorkspace>& workspaces) {
   const int threads = thread_count(p);
-  std::vector<Workspace> workspaces(threads);
-  for (Workspace& ws : workspaces) {
+  if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
+  for (BlockedWorkspace& ws : workspaces) {  // no-ops once the sizes are reached
     ws.a.resize(kMC * kKC);
     ws.b.resize(((kNC + kNR - 1) / kNR) * kNR * kKC);
   }

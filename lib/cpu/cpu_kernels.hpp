@@ -2,6 +2,8 @@
 // applies full BLAS semantics (alpha, beta, beta = 0 never reads C).
 #pragma once
 
+#include <vector>
+
 #include "../gemm_problem.hpp"
 
 namespace tiledmm {
@@ -20,7 +22,14 @@ void cpu_scale_c(const GemmProblem& p);
 // The seeds' sequential triple loop: one dot product per element of C.
 void cpu_naive_gemm(const GemmProblem& p);
 
-// Cache-blocked, packed and multi-threaded over blocks of rows of C.
-void cpu_blocked_gemm(const GemmProblem& p);
+// One thread's packing buffers for cpu_blocked_gemm. The backend keeps them across
+// calls (its calls are serialised), so steady-state calls allocate nothing.
+struct BlockedWorkspace {
+  std::vector<float> a, b;
+};
+
+// Cache-blocked, packed and multi-threaded over blocks of rows of C. Grows
+// `workspaces` as needed before it touches C.
+void cpu_blocked_gemm(const GemmProblem& p, std::vector<BlockedWorkspace>& workspaces);
 
 }  // namespace tiledmm

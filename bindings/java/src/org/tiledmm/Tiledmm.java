@@ -82,13 +82,7 @@ public final class Tiledmm implements AutoCloseable {
   }
 
   public synchronized Backend backend() {
-    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
-    try {
-      check(TiledmmNative.tmmb_get_backend(live(), cell));
-      return Backend.of(TiledmmNative.tmmb_int_cell_value(cell));
-    } finally {
-      TiledmmNative.delete_tmmb_int_cell(cell);
-    }
+    return Backend.of(getInt(TiledmmNative::tmmb_get_backend));
   }
 
   public synchronized void setAlgorithm(Algorithm algorithm) {
@@ -96,13 +90,7 @@ public final class Tiledmm implements AutoCloseable {
   }
 
   public synchronized Algorithm getAlgorithm() {
-    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
-    try {
-      check(TiledmmNative.tmmb_get_algorithm(live(), cell));
-      return Algorithm.of(TiledmmNative.tmmb_int_cell_value(cell));
-    } finally {
-      TiledmmNative.delete_tmmb_int_cell(cell);
-    }
+    return Algorithm.of(getInt(TiledmmNative::tmmb_get_algorithm));
   }
 
   /** Tile edge: 8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default. */
@@ -111,13 +99,7 @@ public final class Tiledmm implements AutoCloseable {
   }
 
   public synchronized int getTileSize() {
-    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
-    try {
-      check(TiledmmNative.tmm_get_tile_size(live(), cell));
-      return TiledmmNative.tmmb_int_cell_value(cell);
-    } finally {
-      TiledmmNative.delete_tmmb_int_cell(cell);
-    }
+    return getInt(TiledmmNative::tmm_get_tile_size);
   }
 
   /** Outputs per thread of the coarsened kernel: 1, 2 or 4; 0 = default. */
@@ -126,13 +108,7 @@ public final class Tiledmm implements AutoCloseable {
   }
 
   public synchronized int getCoarsening() {
-    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
-    try {
-      check(TiledmmNative.tmm_get_coarsening(live(), cell));
-      return TiledmmNative.tmmb_int_cell_value(cell);
-    } finally {
-      TiledmmNative.delete_tmmb_int_cell(cell);
-    }
+    return getInt(TiledmmNative::tmm_get_coarsening);
   }
 
   /**
@@ -212,6 +188,21 @@ public final class Tiledmm implements AutoCloseable {
   /** Waits for all work the handle queued. */
   public synchronized void synchronize() {
     check(TiledmmNative.tmm_synchronize(live()));
+  }
+
+  /** A C getter that writes one int through an out-parameter. */
+  private interface IntGetter {
+    int get(SWIGTYPE_p_tmm_context_s handle, SWIGTYPE_p_int out);
+  }
+
+  private int getInt(IntGetter getter) {
+    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
+    try {
+      check(getter.get(live(), cell));
+      return TiledmmNative.tmmb_int_cell_value(cell);
+    } finally {
+      TiledmmNative.delete_tmmb_int_cell(cell);
+    }
   }
 
   private SWIGTYPE_p_tmm_context_s live() {
