@@ -19,10 +19,7 @@ bool cuda_usable() {
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
-  if (kind == BackendKind::Auto) {
-    kind = cuda_usable() ? BackendKind::Cuda : BackendKind::Cpu;
-    device = 0;
-  }
+  if (kind == BackendKind::Auto) kind = cuda_usable() ? BackendKind::Cuda : BackendKind::Cpu;
   if (kind == BackendKind::Cpu) return std::make_unique<CpuBackend>();
 #if TILEDMM_WITH_CUDA
   return make_cuda_backend(device);

@@ -15,11 +15,12 @@ enum class BackendKind { Auto, Cuda, Cpu };
 
 enum class Algorithm { Auto, Naive, Tiled, Coarsened, Blocked };
 
-// What the user asked for; 0 means "choose for the shape".
+// What the user asked for; 0 means "choose for the shape" (or "one per core").
 struct Settings {
   Algorithm algorithm = Algorithm::Auto;
   int tile_size = 0;
   int coarsening = 0;
+  int host_threads = 0;
 };
 
 // Where the time of one sgemm went, and what actually ran.
@@ -31,6 +32,9 @@ struct Timing {
   Algorithm algorithm = Algorithm::Naive;
   int tile_size = 0;
   int coarsening = 0;
+  int splits = 1;
+  int host_threads = 0;
+  const char* kernel = "none";  // static text
 };
 
 struct DeviceInfo {
@@ -68,12 +72,16 @@ class Backend {
   virtual void* stream() const = 0;
   virtual void synchronize() = 0;
   virtual DeviceInfo device_info() const = 0;
+  // The CUDA device index, -1 for the CPU.
+  virtual int device() const = 0;
 };
 
 // True when a CUDA device and a driver that can run it are present.
 bool cuda_usable();
 
-// Builds the backend; Auto picks CUDA when cuda_usable(), else CPU.
+// Builds the backend; Auto picks CUDA device `device` when cuda_usable(), else the
+// CPU. Throws Error(InvalidValue) for a negative device, Error(NoDevice) for CUDA
+// without that device.
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device);
 
 }  // namespace tiledmm

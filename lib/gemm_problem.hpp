@@ -27,6 +27,7 @@ struct GemmProblem {
   float beta;
   float* c;
   int64_t ldc;
+  bool col_major = false;  // the caller's layout, for messages naming A and B
 };
 
 // Checks a CBLAS-style call (sizes, leading dimensions, pointers, sizes whose byte
@@ -36,6 +37,10 @@ GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m,
                          int64_t n, int64_t k, float alpha, const float* a,
                          int64_t lda, const float* b, int64_t ldb, float beta,
                          float* c, int64_t ldc);
+
+// Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
+// that reads them. Interleaved submatrices of one array that share no element pass.
+void check_no_alias(const GemmProblem& p);
 
 // Rows and columns of a matrix as stored (row-major canonical form).
 inline int64_t stored_rows_a(const GemmProblem& p) { return p.trans_a ? p.k : p.m; }

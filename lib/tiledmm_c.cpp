@@ -1,11 +1,17 @@
 // The C entry points of tiledmm. Each one has the same shape: check the arguments
 // that are C's business (NULL pointers, enum values), lock the handle, call the C++
 // core, and turn every exception into a status code plus a message kept in the
-// handle. No exception crosses this boundary, and nothing here prints or exits.
+// handle for the calling thread. No exception crosses this boundary, and nothing here
+// prints or exits.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <initializer_list>
+#include <map>
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "backend.hpp"
 #include "error.hpp"
@@ -13,8 +19,12 @@
 #include "tiledmm/tiledmm.h"
 
 struct tmm_context_s {
-  std::mutex mutex;  // serialises calls on one handle
-  std::string error;
+  std::mutex mutex;  // serialises calls on one handle, and guards `errors`
+  // The message of each thread's last failed call on this handle. A thread's entry
+  // is written only by that thread's calls, so the text it reads stays put while
+  // other threads fail; an entry is erased when its thread's next call succeeds.
+  // Map nodes never move, so insertions for other threads keep it valid.
+  std::map<std::thread::id, std::string> errors;
   std::unique_ptr<tiledmm::Backend> backend;
   tiledmm::Settings settings;
 };
@@ -71,6 +81,8 @@ tmm_status guarded(std::string& slot, Body&& body) noexcept {
 }
 
 // The same, on a handle: NULL is rejected, and the call holds the handle's lock.
+// The message goes to the calling thread's entry of the handle; a success erases it
+// (erasing allocates nothing, so a successful call stays allocation-free).
 template <class Body>
 tmm_status on_handle(tmm_handle h, Body&& body) noexcept {
   if (h == nullptr) {
@@ -79,7 +91,19 @@ tmm_status on_handle(tmm_handle h, Body&& body) noexcept {
   }
   try {
     std::lock_guard<std::mutex> lock(h->mutex);
-    return guarded(h->error, [&] { body(*h); });
+    std::string text;
+    const tmm_status status = guarded(text, [&] { body(*h); });
+    const std::thread::id self = std::this_thread::get_id();
+    if (status == TMM_SUCCESS) {
+      h->errors.erase(self);
+    } else {
+      try {
+        h->errors[self] = std::move(text);
+      } catch (...) {
+        h->errors.erase(self);  // no memory for the message; the status still tells
+      }
+    }
+    return status;
   } catch (const std::system_error&) {
     return TMM_ERROR_INTERNAL;  // the lock itself failed
   }
@@ -97,7 +121,7 @@ int raw(const Enum& e) {
 }
 
 void require_out(const void* out, const char* name) {
-  tiledmm::require(out != nullptr, Status::InvalidValue, std::string(name) + " is NULL");
+  tiledmm::require(out != nullptr, Status::InvalidValue, name, " is NULL");
 }
 
 Algorithm to_algorithm(int a) {
@@ -108,7 +132,7 @@ Algorithm to_algorithm(int a) {
     case TMM_ALGO_COARSENED: return Algorithm::Coarsened;
     case TMM_ALGO_BLOCKED: return Algorithm::Blocked;
   }
-  throw Error(Status::InvalidValue, "unknown algorithm " + std::to_string(a));
+  tiledmm::fail(Status::InvalidValue, "unknown algorithm ", a);
 }
 
 tmm_algorithm from_algorithm(Algorithm a) {
@@ -128,19 +152,19 @@ tiledmm::BackendKind to_backend(int b) {
     case TMM_BACKEND_CUDA: return tiledmm::BackendKind::Cuda;
     case TMM_BACKEND_CPU: return tiledmm::BackendKind::Cpu;
   }
-  throw Error(Status::InvalidValue, "unknown backend " + std::to_string(b));
+  tiledmm::fail(Status::InvalidValue, "unknown backend ", b);
 }
 
 tiledmm::Layout to_layout(int l) {
   if (l == TMM_ROW_MAJOR) return tiledmm::Layout::RowMajor;
   if (l == TMM_COL_MAJOR) return tiledmm::Layout::ColMajor;
-  throw Error(Status::InvalidValue, "unknown layout " + std::to_string(l));
+  tiledmm::fail(Status::InvalidValue, "unknown layout ", l);
 }
 
 bool to_trans(int t, const char* name) {
   if (t == TMM_NO_TRANS) return false;
   if (t == TMM_TRANS) return true;
-  throw Error(Status::InvalidValue, std::string("unknown ") + name + " " + std::to_string(t));
+  tiledmm::fail(Status::InvalidValue, "unknown ", name, " ", t);
 }
 
 // Enum arguments arrive as raw() ints (see raw()).
@@ -151,6 +175,81 @@ tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, i
                                to_trans(tb, "trans_b"), m, n, k, alpha, A, lda, B, ldb,
                                beta, C, ldc);
 }
+
+// The options table: every option the library knows, with its name, bounds and
+// default. tmm_get_option_bounds and tmm_option_name read it; set_option() below
+// applies a value. A new option is one row here and one case there.
+struct OptionSpec {
+  int id;
+  const char* name;
+  int64_t lower, upper, default_value;
+};
+
+constexpr OptionSpec kOptions[] = {
+    {TMM_OPTION_ALGORITHM, "algorithm", TMM_ALGO_AUTO, TMM_ALGO_BLOCKED, TMM_ALGO_AUTO},
+    {TMM_OPTION_TILE_SIZE, "tile_size", 0, 256, 0},
+    {TMM_OPTION_COARSENING, "coarsening", 0, 4, 0},
+    {TMM_OPTION_HOST_THREADS, "host_threads", 0, 4096, 0},
+};
+
+const OptionSpec* find_option(int id) {
+  for (const OptionSpec& o : kOptions)
+    if (o.id == id) return &o;
+  return nullptr;
+}
+
+const OptionSpec& option_spec(int id) {
+  const OptionSpec* o = find_option(id);
+  tiledmm::require(o != nullptr, Status::InvalidValue, "unknown option ", id);
+  return *o;
+}
+
+bool one_of(int64_t v, std::initializer_list<int64_t> allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
+
+void set_option(tmm_context_s& c, int id, int64_t value) {
+  const OptionSpec& o = option_spec(id);
+  tiledmm::require(value >= o.lower && value <= o.upper, Status::InvalidValue, o.name,
+                   " must be in [", o.lower, ", ", o.upper, "] (got ", value, ")");
+  switch (id) {
+    case TMM_OPTION_ALGORITHM: {
+      const Algorithm a = to_algorithm(int(value));
+      c.backend->check_algorithm(a);
+      c.settings.algorithm = a;
+      return;
+    }
+    case TMM_OPTION_TILE_SIZE:
+      tiledmm::require(one_of(value, {0, 8, 16, 32, 64, 128, 256}), Status::InvalidValue,
+                       "tile size must be 0, 8, 16, 32, 64, 128 or 256 (got ", value, ")");
+      c.settings.tile_size = int(value);
+      return;
+    case TMM_OPTION_COARSENING:
+      tiledmm::require(one_of(value, {0, 1, 2, 4}), Status::InvalidValue,
+                       "coarsening must be 0, 1, 2 or 4 (got ", value, ")");
+      c.settings.coarsening = int(value);
+      return;
+    case TMM_OPTION_HOST_THREADS:
+      c.settings.host_threads = int(value);
+      return;
+  }
+  throw Error(Status::Internal, "option without a setter");
+}
+
+int64_t get_option(const tmm_context_s& c, int id) {
+  option_spec(id);
+  switch (id) {
+    case TMM_OPTION_ALGORITHM: return from_algorithm(c.settings.algorithm);
+    case TMM_OPTION_TILE_SIZE: return c.settings.tile_size;
+    case TMM_OPTION_COARSENING: return c.settings.coarsening;
+    case TMM_OPTION_HOST_THREADS: return c.settings.host_threads;
+  }
+  throw Error(Status::Internal, "option without a getter");
+}
+
+// The size of tmm_report in 1.1, the first release that had it: the least a
+// caller may pass.
+constexpr size_t kReportSize11 = offsetof(tmm_report, kernel) + sizeof(const char*);
 
 }  // namespace
 
@@ -173,7 +272,14 @@ const char* tmm_status_string(tmm_status status) {
 }
 
 const char* tmm_get_error_message(tmm_handle h) {
-  return h ? h->error.c_str() : g_thread_error.c_str();
+  if (h == nullptr) return g_thread_error.c_str();
+  try {
+    std::lock_guard<std::mutex> lock(h->mutex);
+    const auto it = h->errors.find(std::this_thread::get_id());
+    return it == h->errors.end() ? "" : it->second.c_str();
+  } catch (const std::system_error&) {
+    return "";
+  }
 }
 
 tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int device) {
@@ -199,12 +305,35 @@ tmm_status tmm_get_backend(tmm_handle h, tmm_backend* out) {
   });
 }
 
-tmm_status tmm_set_algorithm(tmm_handle h, tmm_algorithm algorithm) {
+tmm_status tmm_set_option(tmm_handle h, tmm_option option, int64_t value) {
+  return on_handle(h, [&](tmm_context_s& c) { set_option(c, raw(option), value); });
+}
+
+tmm_status tmm_get_option(tmm_handle h, tmm_option option, int64_t* value) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const Algorithm a = to_algorithm(raw(algorithm));
-    c.backend->check_algorithm(a);
-    c.settings.algorithm = a;
+    require_out(value, "value");
+    *value = get_option(c, raw(option));
   });
+}
+
+tmm_status tmm_get_option_bounds(tmm_option option, int64_t* lower, int64_t* upper,
+                                 int64_t* default_value) {
+  return guarded(g_thread_error, [&] {
+    const OptionSpec& o = option_spec(raw(option));
+    if (lower) *lower = o.lower;
+    if (upper) *upper = o.upper;
+    if (default_value) *default_value = o.default_value;
+  });
+}
+
+const char* tmm_option_name(tmm_option option) {
+  const OptionSpec* o = find_option(raw(option));
+  return o ? o->name : nullptr;
+}
+
+// The 1.0 setters and getters: the options above under their own names.
+tmm_status tmm_set_algorithm(tmm_handle h, tmm_algorithm algorithm) {
+  return tmm_set_option(h, TMM_OPTION_ALGORITHM, raw(algorithm));
 }
 
 tmm_status tmm_get_algorithm(tmm_handle h, tmm_algorithm* out) {
@@ -215,15 +344,7 @@ tmm_status tmm_get_algorithm(tmm_handle h, tmm_algorithm* out) {
 }
 
 tmm_status tmm_set_tile_size(tmm_handle h, int tile_size) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    const bool known = tile_size == 0 || tile_size == 8 || tile_size == 16 ||
-                       tile_size == 32 || tile_size == 64 || tile_size == 128 ||
-                       tile_size == 256;
-    tiledmm::require(known, Status::InvalidValue,
-                     "tile size must be 0, 8, 16, 32, 64, 128 or 256 (got " +
-                         std::to_string(tile_size) + ")");
-    c.settings.tile_size = tile_size;
-  });
+  return tmm_set_option(h, TMM_OPTION_TILE_SIZE, tile_size);
 }
 
 tmm_status tmm_get_tile_size(tmm_handle h, int* out) {
@@ -234,12 +355,7 @@ tmm_status tmm_get_tile_size(tmm_handle h, int* out) {
 }
 
 tmm_status tmm_set_coarsening(tmm_handle h, int coarsening) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    tiledmm::require(coarsening == 0 || coarsening == 1 || coarsening == 2 || coarsening == 4,
-                     Status::InvalidValue,
-                     "coarsening must be 0, 1, 2 or 4 (got " + std::to_string(coarsening) + ")");
-    c.settings.coarsening = coarsening;
-  });
+  return tmm_set_option(h, TMM_OPTION_COARSENING, coarsening);
 }
 
 tmm_status tmm_get_coarsening(tmm_handle h, int* out) {
@@ -256,6 +372,7 @@ tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
   return on_handle(h, [&](tmm_context_s& c) {
     const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
                            ldb, beta, C, ldc);
+    tiledmm::check_no_alias(p);
     c.backend->gemm_host(p, c.settings);
   });
 }
@@ -267,7 +384,7 @@ tmm_status tmm_sgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans
   return on_handle(h, [&](tmm_context_s& c) {
     const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
                            ldb, beta, C, ldc);
-    c.backend->gemm_device(p, c.settings);
+    c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
   });
 }
 
@@ -299,6 +416,32 @@ tmm_status tmm_get_last_timing(tmm_handle h, tmm_timing* out) {
     const tiledmm::Timing t = c.backend->last_timing();
     *out = tmm_timing{t.upload_ms, t.compute_ms,  t.download_ms, t.total_ms,
                       from_algorithm(t.algorithm), t.tile_size, t.coarsening};
+  });
+}
+
+tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    require_out(out, "out");
+    tiledmm::require(out->struct_size >= kReportSize11, Status::InvalidValue,
+                     "out->struct_size must be set to sizeof(tmm_report) (got ",
+                     uint64_t(out->struct_size), ")");
+    const tiledmm::Timing t = c.backend->last_timing();
+    tmm_report r{};
+    r.struct_size = std::min(out->struct_size, sizeof(tmm_report));
+    r.total_ms = t.total_ms;
+    r.upload_ms = t.upload_ms;
+    r.compute_ms = t.compute_ms;
+    r.download_ms = t.download_ms;
+    r.backend =
+        c.backend->kind() == tiledmm::BackendKind::Cuda ? TMM_BACKEND_CUDA : TMM_BACKEND_CPU;
+    r.device = c.backend->device();
+    r.algorithm = from_algorithm(t.algorithm);
+    r.tile_size = t.tile_size;
+    r.coarsening = t.coarsening;
+    r.splits = t.splits;
+    r.host_threads = t.host_threads;
+    r.kernel = t.kernel;
+    std::memcpy(out, &r, r.struct_size);
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -13,16 +14,28 @@
 #include <string>
 #include <vector>
 
+#if TMM_TEST_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include "tiledmm/tiledmm.h"
 
 namespace tmm_test {
 
-// True when the CUDA backend can be created here.
+// True when this machine has a usable CUDA device. Asked of the CUDA runtime, not of
+// the library under test, so that a regression in handle creation fails the CUDA
+// tests instead of skipping them.
 inline bool cuda_available() {
-  tmm_handle h = nullptr;
-  if (tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS) return false;
-  tmm_destroy(h);
-  return true;
+#if TMM_TEST_WITH_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return count > 0;
+#else
+  return false;
+#endif
 }
 
 // TMM_REQUIRE_GPU=1 turns "no GPU, skip" into a failure, so a run on a GPU machine
@@ -162,6 +175,49 @@ inline std::string describe(const GemmCase& g) {
          " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
          " alpha=" + std::to_string(g.alpha) + " beta=" + std::to_string(g.beta) +
          " pad=" + std::to_string(g.pad);
+}
+
+// alpha = +-Inf: every algorithm gives alpha * (exact sum), so +-Inf where the sum
+// is non-zero and NaN where it is 0 (the header's "Arithmetic" rule). Small integers
+// make every sum exact, so the expected value is exact too.
+inline void expect_alpha_inf_rule(tmm_handle h, tmm_algorithm algorithm, int64_t k) {
+  const int64_t m = 37, n = 29;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n), 2.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7 % 5) - 2);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 3 % 5) - 2);
+  for (int64_t j = 0; j < n; ++j) b[size_t((k - 1) * n + j)] = j % 3 == 0 ? 0.0f : b[size_t(j)];
+  ASSERT_EQ(tmm_set_algorithm(h, algorithm), TMM_SUCCESS);
+  for (float alpha : {INFINITY, -INFINITY}) {
+    ASSERT_EQ(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, alpha, a.data(), k,
+                        b.data(), n, 1.0f, c.data(), n),
+              TMM_SUCCESS);
+    int zeros = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+        const float got = c[size_t(i * n + j)];
+        if (dot == 0) {
+          ++zeros;
+          ASSERT_TRUE(std::isnan(got)) << "(" << i << "," << j << ") got " << got;
+        } else {
+          ASSERT_EQ(got, (dot > 0) == (alpha > 0) ? INFINITY : -INFINITY)
+              << "algorithm " << algorithm << " k " << k << " (" << i << "," << j << ")";
+        }
+      }
+    }
+    EXPECT_GT(zeros, 0) << "the data must exercise Inf * 0";
+    std::fill(c.begin(), c.end(), 2.0f);
+  }
+}
+
+
+// Small integers in [-2, 2]: products and sums of up to 2^22 terms are exact in FP32,
+// so a result can be compared with == against an FP64 reference. A dropped, doubled
+// or misplaced k-term changes the result.
+inline void fill_exact(std::vector<float>& v, uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (float& x : v) x = float(int(rng() % 5) - 2);
 }
 
 }  // namespace tmm_test

@@ -5,6 +5,8 @@
 // test_cuda_backend.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <string>
@@ -78,6 +80,28 @@ TEST(Create, RejectsNullOutAndUnknownBackend) {
   EXPECT_EQ(h, reinterpret_cast<tmm_handle>(0x1)) << "out must not change on failure";
 }
 
+TEST(Create, AutoKeepsTheRequestedDevice) {
+  tmm_handle h = nullptr;
+  if (!tmm_test::cuda_available()) {
+    // No CUDA: AUTO is the CPU, whatever the index.
+    ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_AUTO, 7), TMM_SUCCESS);
+    tmm_backend b = TMM_BACKEND_AUTO;
+    ASSERT_EQ(tmm_get_backend(h, &b), TMM_SUCCESS);
+    EXPECT_EQ(b, TMM_BACKEND_CPU);
+    tmm_destroy(h);
+    return;
+  }
+  // With CUDA, a missing index fails instead of silently becoming device 0.
+  EXPECT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_AUTO, 4096), TMM_ERROR_NO_DEVICE);
+  EXPECT_EQ(h, nullptr);
+  EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("4096"), std::string::npos);
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_AUTO, 0), TMM_SUCCESS);
+  tmm_device_info d{};
+  ASSERT_EQ(tmm_get_device_info(h, &d), TMM_SUCCESS);
+  EXPECT_EQ(d.device, 0);
+  tmm_destroy(h);
+}
+
 TEST(Create, MissingCudaDeviceIsNoDevice) {
   tmm_handle h = nullptr;
   EXPECT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 4096), TMM_ERROR_NO_DEVICE);
@@ -95,7 +119,13 @@ TEST(Create, AutoPicksCudaExactlyWhenAvailable) {
   tmm_destroy(h);
 }
 
-TEST(Destroy, NullIsANoOp) { tmm_destroy(nullptr); }
+TEST(Destroy, NullIsANoOpAndKeepsTheThreadMessage) {
+  EXPECT_EQ(tmm_create(nullptr), TMM_ERROR_INVALID_VALUE);
+  const std::string before = tmm_get_error_message(nullptr);
+  ASSERT_NE(before, "");
+  tmm_destroy(nullptr);  // must neither crash nor count as a call
+  EXPECT_EQ(before, tmm_get_error_message(nullptr));
+}
 
 TEST(NullHandle, EveryCallSaysInvalidValue) {
   float x = 0;
@@ -105,7 +135,10 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
   tmm_backend b;
   tmm_algorithm a;
   tmm_timing t;
+  tmm_report r{};
+  r.struct_size = sizeof r;
   tmm_device_info d;
+  int64_t v = 0;
   EXPECT_EQ(tmm_get_backend(nullptr, &b), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_algorithm(nullptr, TMM_ALGO_AUTO), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_algorithm(nullptr, &a), TMM_ERROR_INVALID_VALUE);
@@ -125,6 +158,9 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
   EXPECT_EQ(tmm_get_last_time(nullptr, &ms), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_last_timing(nullptr, &t), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_device_info(nullptr, &d), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_report(nullptr, &r), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_option(nullptr, TMM_OPTION_HOST_THREADS, 1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_option(nullptr, TMM_OPTION_HOST_THREADS, &v), TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("handle"), std::string::npos);
   EXPECT_EQ(x, 0.0f);
 }
@@ -315,6 +351,232 @@ TEST_F(Contract, LastTimingSurvivesAFailedCall) {
   ASSERT_EQ(tmm_get_last_timing(h_, &after), TMM_SUCCESS);
   EXPECT_EQ(after.algorithm, TMM_ALGO_NAIVE);
   EXPECT_EQ(after.compute_ms, t.compute_ms);
+}
+
+// ---- Options ---------------------------------------------------------------
+
+TEST(Options, EveryOptionHasANameBoundsAndDefault) {
+  const tmm_option all[] = {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING,
+                            TMM_OPTION_HOST_THREADS};
+  std::set<std::string> names;
+  for (tmm_option o : all) {
+    int64_t lo = -7, hi = -7, def = -7;
+    ASSERT_EQ(tmm_get_option_bounds(o, &lo, &hi, &def), TMM_SUCCESS) << o;
+    EXPECT_LE(lo, def);
+    EXPECT_LE(def, hi);
+    ASSERT_NE(tmm_option_name(o), nullptr);
+    names.insert(tmm_option_name(o));
+  }
+  EXPECT_EQ(names.size(), 4u) << "names are distinct";
+  EXPECT_STREQ(tmm_option_name(TMM_OPTION_HOST_THREADS), "host_threads");
+  EXPECT_EQ(tmm_get_option_bounds(TMM_OPTION_ALGORITHM, nullptr, nullptr, nullptr), TMM_SUCCESS);
+  EXPECT_EQ(tmm_get_option_bounds(static_cast<tmm_option>(999), nullptr, nullptr, nullptr),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("999"), std::string::npos);
+  EXPECT_EQ(tmm_option_name(static_cast<tmm_option>(0)), nullptr);
+}
+
+TEST_F(Contract, OptionsRoundTripAndMatchTheOldSetters) {
+  int64_t v = -1;
+  for (tmm_option o : {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING,
+                       TMM_OPTION_HOST_THREADS}) {
+    int64_t def = -1;
+    ASSERT_EQ(tmm_get_option_bounds(o, nullptr, nullptr, &def), TMM_SUCCESS);
+    ASSERT_EQ(tmm_get_option(h_, o, &v), TMM_SUCCESS);
+    EXPECT_EQ(v, def) << "a new handle has the default of " << tmm_option_name(o);
+  }
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, 3), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_HOST_THREADS, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, 3);
+  // The 1.0 setters and the options are one setting.
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_NAIVE), TMM_SUCCESS);
+  tmm_algorithm a = TMM_ALGO_AUTO;
+  ASSERT_EQ(tmm_get_algorithm(h_, &a), TMM_SUCCESS);
+  EXPECT_EQ(a, TMM_ALGO_NAIVE);
+  ASSERT_EQ(tmm_set_tile_size(h_, 64), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_TILE_SIZE, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, 64);
+}
+
+TEST_F(Contract, BadOptionValuesAreRejectedAndChangeNothing) {
+  int64_t hi = 0;
+  ASSERT_EQ(tmm_get_option_bounds(TMM_OPTION_HOST_THREADS, nullptr, &hi, nullptr), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, 2), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, -1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("host_threads"), std::string::npos) << message();
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, hi + 1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, 48), TMM_ERROR_INVALID_VALUE)
+      << "within bounds but not a tile size";
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, int64_t(1) << 40), TMM_ERROR_INVALID_VALUE)
+      << "64-bit values are not truncated to int";
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_TILED), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_set_option(h_, static_cast<tmm_option>(12345), 0), TMM_ERROR_INVALID_VALUE);
+  int64_t v = 0;
+  EXPECT_EQ(tmm_get_option(h_, static_cast<tmm_option>(12345), &v), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_option(h_, TMM_OPTION_HOST_THREADS, nullptr), TMM_ERROR_INVALID_VALUE);
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_HOST_THREADS, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, 2);
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_ALGORITHM, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, TMM_ALGO_AUTO);
+}
+
+// ---- The growable report ------------------------------------------------------
+
+TEST_F(Contract, ReportDescribesTheCallAndRespectsStructSize) {
+  ASSERT_EQ(call(), TMM_SUCCESS);
+  tmm_report r{};
+  EXPECT_EQ(tmm_get_last_report(h_, &r), TMM_ERROR_INVALID_VALUE) << "struct_size not set";
+  EXPECT_NE(message().find("struct_size"), std::string::npos);
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.struct_size, sizeof r);
+  EXPECT_EQ(r.backend, TMM_BACKEND_CPU);
+  EXPECT_EQ(r.device, -1);
+  EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
+  EXPECT_STREQ(r.kernel, "cpu_blocked");
+  EXPECT_EQ(r.splits, 1);
+  EXPECT_EQ(r.host_threads, 1) << "a 4x3x5 product is not worth a second thread";
+  EXPECT_EQ(r.total_ms, r.compute_ms) << "the CPU has no copies";
+  // A caller built against a later header passes a larger struct: the library writes
+  // what it knows, says how much, and leaves the rest alone.
+  struct Later {
+    tmm_report known;
+    double future_field;
+  } later{};
+  later.known.struct_size = sizeof later;
+  later.future_field = 42.0;
+  ASSERT_EQ(tmm_get_last_report(h_, &later.known), TMM_SUCCESS);
+  EXPECT_EQ(later.known.struct_size, sizeof(tmm_report));
+  EXPECT_EQ(later.future_field, 42.0);
+  EXPECT_STREQ(later.known.kernel, "cpu_blocked");
+}
+
+TEST_F(Contract, ReportNamesNaiveScaleAndEmptyCalls) {
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_NAIVE), TMM_SUCCESS);
+  ASSERT_EQ(call(), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_STREQ(r.kernel, "cpu_naive");
+  ASSERT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 0), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_STREQ(r.kernel, "cpu_scale");
+  ASSERT_EQ(call(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0, 3, 5), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_STREQ(r.kernel, "none");
+}
+
+TEST_F(Contract, HostThreadsOptionBoundsTheThreadsUsed) {
+  const int64_t m = 512, n = 64, k = 128;  // 8 row blocks, 8.4 MFLOP: worth threads
+  std::vector<float> a(size_t(m * k), 0.5f), b(size_t(k * n), 0.25f), c(size_t(m * n), 1.0f);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  for (int threads : {1, 3, 8}) {
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, threads), TMM_SUCCESS);
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.data(),
+                        k, b.data(), n, 0.0f, c.data(), n),
+              TMM_SUCCESS);
+    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    EXPECT_EQ(r.host_threads, threads);
+    for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * k);
+  }
+}
+
+// ---- Aliasing -----------------------------------------------------------------
+
+TEST_F(Contract, CSharingAnElementWithAOrBIsRejected) {
+  std::vector<float> buf(64, 1.0f);
+  const std::vector<float> before = buf;
+  // C == A, C == B, and C overlapping the last row of A.
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, buf.data(), 4,
+                      b_.data(), 4, 0.0f, buf.data(), 4),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("C shares elements with A"), std::string::npos) << message();
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, a_.data(), 4,
+                      buf.data(), 4, 0.0f, buf.data(), 4),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("C shares elements with B"), std::string::npos) << message();
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, buf.data(), 4,
+                      b_.data(), 4, 0.0f, buf.data() + 15, 4),
+            TMM_ERROR_INVALID_VALUE);
+  // Column-major names the caller's matrices, not the swapped ones.
+  EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, buf.data(), 4,
+                      b_.data(), 4, 0.0f, buf.data(), 4),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("C shares elements with A"), std::string::npos) << message();
+  // A misaligned C that shares bytes, not whole floats, with A is rejected too.
+  float* shifted = reinterpret_cast<float*>(reinterpret_cast<char*>(buf.data() + 5) + 2);
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 2, 2, 2, 1.0f, buf.data(), 4,
+                      b_.data(), 2, 0.0f, shifted, 2),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(std::memcmp(before.data(), buf.data(), buf.size() * sizeof(float)), 0);
+  // Where A and B take no part (alpha = 0), C may be anywhere.
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 0.0f, buf.data(), 4,
+                      buf.data(), 4, 2.0f, buf.data(), 4),
+            TMM_SUCCESS);
+  EXPECT_EQ(buf[0], 2.0f);
+}
+
+// LAPACK's sgetrf updates the trailing block A22 -= A21 * A12 of one column-major
+// array: three submatrices with one leading dimension whose address ranges
+// interleave but share no element. That call is legal BLAS and must work.
+TEST_F(Contract, InterleavedSubmatricesOfOneArrayAreAllowed) {
+  const int64_t n = 9, kb = 3, ld = 11;  // a 9x9 matrix in an 11-row array
+  std::vector<float> full(size_t(ld * n));
+  for (size_t i = 0; i < full.size(); ++i) full[i] = float(int(i % 7) - 3);
+  const std::vector<float> before = full;
+  auto at = [&](int64_t r, int64_t c) { return r + c * ld; };
+  float* a21 = full.data() + at(kb, 0);   // (n-kb) x kb
+  float* a12 = full.data() + at(0, kb);   // kb x (n-kb)
+  float* a22 = full.data() + at(kb, kb);  // (n-kb) x (n-kb)
+  ASSERT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n - kb, n - kb, kb, -1.0f,
+                      a21, ld, a12, ld, 1.0f, a22, ld),
+            TMM_SUCCESS)
+      << message();
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t r = 0; r < ld; ++r) {
+      float want = before[size_t(at(r, c))];
+      if (r >= kb && r < n && c >= kb) {
+        for (int64_t l = 0; l < kb; ++l) want -= before[size_t(at(r, l))] * before[size_t(at(l, c))];
+      }
+      ASSERT_EQ(full[size_t(at(r, c))], want) << "row " << r << " col " << c;
+    }
+  }
+}
+
+// ---- IEEE specials ------------------------------------------------------------
+
+TEST_F(Contract, AlphaInfinityFollowsOneRuleOnEveryCpuAlgorithm) {
+  for (tmm_algorithm a : {TMM_ALGO_NAIVE, TMM_ALGO_BLOCKED, TMM_ALGO_AUTO}) {
+    for (int64_t k : {int64_t(5), int64_t(700)}) {  // 700 spans several KC slices of BLOCKED
+      tmm_test::expect_alpha_inf_rule(h_, a, k);
+    }
+  }
+}
+
+TEST_F(Contract, InfinityInAFollowsTheSumRuleOnEveryCpuAlgorithm) {
+  // One +Inf in a row of A gives +-Inf (by B's sign) in that row, NaN where B is 0,
+  // and a row holding both +Inf and -Inf gives NaN wherever both meet non-zeros.
+  const int64_t m = 3, n = 4, k = 600;
+  std::vector<float> a(size_t(m * k), 1.0f), b(size_t(k * n), 1.0f);
+  a[10] = INFINITY;                           // row 0
+  a[size_t(k + 5)] = INFINITY;                // row 1: +Inf early ...
+  a[size_t(k + 550)] = -INFINITY;             // ... and -Inf in another KC slice
+  for (int64_t j = 0; j < n; ++j) b[size_t(10 * n + j)] = j == 2 ? 0.0f : (j == 3 ? -1.0f : 1.0f);
+  for (tmm_algorithm alg : {TMM_ALGO_NAIVE, TMM_ALGO_BLOCKED}) {
+    std::vector<float> c(size_t(m * n), 0.0f);
+    ASSERT_EQ(tmm_set_algorithm(h_, alg), TMM_SUCCESS);
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 2.0f, a.data(), k,
+                        b.data(), n, 0.0f, c.data(), n),
+              TMM_SUCCESS);
+    EXPECT_EQ(c[0], INFINITY);
+    EXPECT_EQ(c[1], INFINITY);
+    EXPECT_TRUE(std::isnan(c[2])) << "Inf * 0";
+    EXPECT_EQ(c[3], -INFINITY);
+    for (int64_t j = 0; j < n; ++j) EXPECT_TRUE(std::isnan(c[size_t(n + j)])) << "Inf - Inf";
+    for (int64_t j = 0; j < n; ++j)
+      EXPECT_EQ(c[size_t(2 * n + j)], 2.0f * float(k - 1 + b[size_t(10 * n + j)]));
+  }
 }
 
 }  // namespace

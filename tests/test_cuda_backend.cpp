@@ -153,6 +153,101 @@ TEST_F(CudaBackend, SplitKShapesMatchReference) {
   }
 }
 
+// Split-K with exact arithmetic: small integers make every partial sum exact, so the
+// result must equal the FP64 reference bit for bit; a k-term dropped or counted
+// twice at a slice boundary shows as a wrong integer. The report must say that k
+// was split, so the test cannot pass on an unsplit kernel.
+TEST_F(CudaBackend, SplitKIsExactAcrossSliceBoundaries) {
+  struct Split {
+    int64_t m, n, k;
+    int tile;
+  };
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int split_runs = 0;
+  for (const Split sp : {Split{150, 333, 6000, 0}, Split{64, 96, 8193, 0}, Split{130, 257, 5001, 128},
+                         Split{250, 500, 8192, 256}}) {
+    ASSERT_EQ(tmm_set_tile_size(h_, sp.tile), TMM_SUCCESS);
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        const int64_t m = sp.m, n = sp.n, k = sp.k;
+        std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+        tmm_test::fill_exact(a, seed);
+        tmm_test::fill_exact(b, seed + 1);
+        tmm_test::fill_exact(c, seed + 2);
+        const std::vector<float> c0 = c;
+        const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
+        ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(),
+                            ldb, -2.0f, c.data(), n),
+                  TMM_SUCCESS)
+            << tmm_get_error_message(h_);
+        tmm_report r{};
+        r.struct_size = sizeof r;
+        ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+        split_runs += r.splits > 1;
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double dot = 0;
+            for (int64_t q = 0; q < k; ++q) {
+              const double x = ta == TMM_TRANS ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
+              const double y = tb == TMM_TRANS ? b[size_t(j * k + q)] : b[size_t(q * n + j)];
+              dot += x * y;
+            }
+            wrong += c[size_t(i * n + j)] != float(dot - 2.0 * c0[size_t(i * n + j)]);
+          }
+        }
+        EXPECT_EQ(wrong, 0) << m << "x" << n << "x" << k << " splits " << r.splits << " kernel "
+                            << r.kernel;
+      }
+    }
+  }
+  EXPECT_GE(split_runs, 12) << "split-K must have run on most of these shapes";
+}
+
+TEST_F(CudaBackend, ReportDescribesTheGpuCall) {
+  GemmCase g = random_case(300, 200, 100, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.5f);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_TILED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 16), TMM_SUCCESS);
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
+  EXPECT_EQ(r.device, 0);
+  EXPECT_EQ(r.algorithm, TMM_ALGO_TILED);
+  EXPECT_EQ(r.tile_size, 16);
+  EXPECT_EQ(r.splits, 1);
+  EXPECT_STREQ(r.kernel, "tiled_16");
+  EXPECT_GT(r.upload_ms, 0.0);
+  EXPECT_GT(r.download_ms, 0.0);
+  EXPECT_GE(r.total_ms, r.upload_ms + r.compute_ms + r.download_ms - 1e-3);
+  g.k = 0;
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_STREQ(r.kernel, "scale");
+}
+
+TEST_F(CudaBackend, AlphaInfinityFollowsOneRuleOnEveryGpuAlgorithm) {
+  for (tmm_algorithm a : {TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED, TMM_ALGO_BLOCKED,
+                          TMM_ALGO_AUTO}) {
+    for (int64_t k : {int64_t(5), int64_t(700), int64_t(6000)}) {  // 6000: split-K
+      tmm_test::expect_alpha_inf_rule(h_, a, k);
+    }
+  }
+}
+
+TEST_F(CudaBackend, DeviceCSharingAnElementWithAIsRejected) {
+  GemmCase g = random_case(32, 32, 32, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
+  DeviceCase d(g);
+  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, 1.0f, d.a, g.lda, d.b,
+                             g.ldb, 0.0f, d.a, g.lda),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("C shares elements with A"),
+            std::string::npos);
+}
+
 TEST_F(CudaBackend, TileSizeTheAlgorithmLacksIsNotSupported) {
   GemmCase g = random_case(16, 16, 16, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_TILED), TMM_SUCCESS);

@@ -9,7 +9,8 @@
  * Conventions
  *   - Every function returns a tmm_status; output parameters are written only on
  *     success. On failure nothing the caller owns is modified and the handle stays
- *     usable; tmm_get_error_message() says what went wrong.
+ *     usable (but see TMM_ERROR_CUDA for a lost CUDA context);
+ *     tmm_get_error_message() says what went wrong.
  *   - Matrices follow CBLAS: a layout (row or column major), a transpose flag per
  *     operand and a leading dimension per matrix.
  *   - The library never prints, never aborts and never exits.
@@ -17,8 +18,14 @@
  * Thread safety
  *   Different handles may be used concurrently from different threads. Calls on one
  *   handle from several threads are serialized by a lock inside the handle, so they
- *   are safe but do not run in parallel. tmm_destroy() must not race with other
+ *   are safe but do not run in parallel; each thread reads the message of its own
+ *   last failure (tmm_get_error_message). tmm_destroy() must not race with other
  *   calls on the same handle.
+ *
+ * ABI
+ *   The 1.x series only adds: functions, enum values, options, and fields at the end
+ *   of structs that start with a struct_size member (tmm_report). docs/ABI.md has the
+ *   policy; every function carries an ELF symbol version of the release that added it.
  */
 #ifndef TILEDMM_H
 #define TILEDMM_H
@@ -30,12 +37,22 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
-#  define TMM_API __declspec(dllexport)
-#elif defined(__GNUC__)
-#  define TMM_API __attribute__((visibility("default")))
+/* Export and import, as zstd does: the library is built with hidden visibility and
+ * marks its API visible; a Windows DLL build defines TMM_DLL_EXPORT=1 and its users
+ * TMM_DLL_IMPORT=1. */
+#ifndef TMM_VISIBLE
+#  if defined(__GNUC__) && (__GNUC__ >= 4) && !defined(__MINGW32__)
+#    define TMM_VISIBLE __attribute__((visibility("default")))
+#  else
+#    define TMM_VISIBLE
+#  endif
+#endif
+#if defined(TMM_DLL_EXPORT) && (TMM_DLL_EXPORT == 1)
+#  define TMM_API __declspec(dllexport) TMM_VISIBLE
+#elif defined(TMM_DLL_IMPORT) && (TMM_DLL_IMPORT == 1)
+#  define TMM_API __declspec(dllimport) TMM_VISIBLE
 #else
-#  define TMM_API
+#  define TMM_API TMM_VISIBLE
 #endif
 
 /* ==================================================================== *
@@ -71,7 +88,12 @@ typedef enum tmm_status {
   TMM_ERROR_NOT_SUPPORTED = 4,   /* valid, but not available on this backend or
                                     build (e.g. device pointers on the CPU backend) */
   TMM_ERROR_CUDA = 5,            /* the CUDA runtime reported an error; the message
-                                    carries its text */
+                                    carries its text. If the error destroyed the
+                                    process's CUDA context on the device (an illegal
+                                    address in a kernel, a launch failure: "sticky"
+                                    errors), every later call on every handle of that
+                                    device returns TMM_ERROR_CUDA too, saying so: only
+                                    a new process can use that device again. */
   TMM_ERROR_INTERNAL = 6         /* a bug in tiledmm; please report it */
 } tmm_status;
 
@@ -113,6 +135,30 @@ typedef struct tmm_timing {
                            not apply */
 } tmm_timing;
 
+/* The report of the last successful sgemm (tmm_get_last_report): where the time
+ * went and what ran. Growable: the caller sets struct_size = sizeof(tmm_report)
+ * before the call; the library writes at most that many bytes and sets struct_size
+ * to the number it wrote, so a program built against an older header keeps working
+ * with a newer library, and a newer program can tell which fields an older library
+ * filled. New fields are only ever appended. */
+typedef struct tmm_report {
+  size_t struct_size;      /* in: sizeof(tmm_report); out: bytes written */
+  double total_ms;         /* the whole call, copies included */
+  double upload_ms;        /* host to device copies (0 for device pointers and CPU) */
+  double compute_ms;       /* the kernel(s) */
+  double download_ms;      /* device to host copy (0 for device pointers and CPU) */
+  tmm_backend backend;     /* where it ran: TMM_BACKEND_CUDA or TMM_BACKEND_CPU */
+  int device;              /* CUDA device index (-1 on the CPU) */
+  tmm_algorithm algorithm; /* the algorithm that ran (never TMM_ALGO_AUTO) */
+  int tile_size;           /* the tile edge that ran (0 where it does not apply) */
+  int coarsening;          /* outputs per thread (as in tmm_timing) */
+  int splits;              /* slices of k run as separate blocks (split-K); 1 = none */
+  int host_threads;        /* CPU threads that computed (CPU backend), else 0 */
+  const char* kernel;      /* static name of the kernel that ran, e.g.
+                              "blocked_128x256"; "scale" when only C = beta * C
+                              ran, "none" when nothing ran (m or n = 0) */
+} tmm_report;
+
 /* What the device of a CUDA handle is. */
 typedef struct tmm_device_info {
   char name[256];
@@ -134,11 +180,13 @@ typedef struct tmm_device_info {
  * Never NULL; unknown values give a text that says so. */
 TMM_API const char* tmm_status_string(tmm_status status);
 
-/* The detail of the last failure on this handle (which argument, the CUDA error
- * text). "" when the last call succeeded. With handle NULL: the detail of the last
- * failed call on this thread that had no usable handle (tmm_create, or a call given
- * a NULL handle). The text stays valid until the next call on the same handle (or,
- * for NULL, on the same thread). Never NULL. */
+/* The detail of the calling thread's last failure on this handle (which argument,
+ * the CUDA error text); "" when this thread's last call on the handle succeeded.
+ * Each thread sees its own failures, so threads sharing a handle never read (or
+ * race on) each other's messages. With handle NULL: the detail of the last failed
+ * call on this thread that had no usable handle (tmm_create, or a call given a NULL
+ * handle). The text stays valid until this thread's next call on the same handle
+ * (or, for NULL, its next such call), or the handle's destruction. Never NULL. */
 TMM_API const char* tmm_get_error_message(tmm_handle handle);
 
 /* ==================================================================== *
@@ -150,7 +198,10 @@ TMM_API const char* tmm_get_error_message(tmm_handle handle);
 TMM_API tmm_status tmm_create(tmm_handle* out);
 
 /* Create a handle on a chosen backend. `device` is the CUDA device index (ignored
- * for the CPU backend). CUDA without a usable device gives TMM_ERROR_NO_DEVICE. */
+ * for the CPU backend). CUDA without a usable device, or with no device of that
+ * index, gives TMM_ERROR_NO_DEVICE. AUTO uses CUDA device `device` when CUDA is
+ * usable (TMM_ERROR_NO_DEVICE if that index does not exist, never another
+ * device), otherwise the CPU. */
 TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend,
                                            int device);
 
@@ -184,6 +235,33 @@ TMM_API tmm_status tmm_get_tile_size(tmm_handle handle, int* out);
 TMM_API tmm_status tmm_set_coarsening(tmm_handle handle, int coarsening);
 TMM_API tmm_status tmm_get_coarsening(tmm_handle handle, int* out);
 
+/* Options: the growable settings of a handle. Each is an int64_t; new options are
+ * appended with new numbers in later 1.x releases, and a number the loaded library
+ * does not know is TMM_ERROR_INVALID_VALUE (so a program can probe for one).
+ * The setters above are the same as TMM_OPTION_ALGORITHM, _TILE_SIZE, _COARSENING. */
+typedef enum tmm_option {
+  TMM_OPTION_ALGORITHM = 1,    /* a tmm_algorithm; default TMM_ALGO_AUTO */
+  TMM_OPTION_TILE_SIZE = 2,    /* as tmm_set_tile_size; default 0 (per shape) */
+  TMM_OPTION_COARSENING = 3,   /* as tmm_set_coarsening; default 0 (= 2) */
+  TMM_OPTION_HOST_THREADS = 4  /* CPU threads a call may use; default 0 = one per
+                                  core the system reports */
+} tmm_option;
+
+/* Set or read an option. Values outside the option's bounds, or not among the
+ * values it takes (tile sizes), are TMM_ERROR_INVALID_VALUE and leave the setting
+ * unchanged; a valid value the backend lacks is TMM_ERROR_NOT_SUPPORTED (as for
+ * tmm_set_algorithm). */
+TMM_API tmm_status tmm_set_option(tmm_handle handle, tmm_option option, int64_t value);
+TMM_API tmm_status tmm_get_option(tmm_handle handle, tmm_option option, int64_t* value);
+
+/* The smallest and largest value an option takes (no handle needed), and its
+ * default. Either pointer may be NULL. TMM_ERROR_INVALID_VALUE for an unknown option. */
+TMM_API tmm_status tmm_get_option_bounds(tmm_option option, int64_t* lower,
+                                         int64_t* upper, int64_t* default_value);
+
+/* The option's name ("host_threads"), static; NULL for an unknown option. */
+TMM_API const char* tmm_option_name(tmm_option option);
+
 /* ==================================================================== *
  *  SGEMM
  * ==================================================================== */
@@ -196,7 +274,20 @@ TMM_API tmm_status tmm_get_coarsening(tmm_handle handle, int* out);
  * each is at least max(1, number of columns) of the stored matrix in row-major,
  * max(1, number of rows) in column-major. A pointer may be NULL only when the
  * matrix it points to has no element the call needs. Elements between rows (or
- * columns) of C beyond its m x n part are never written. */
+ * columns) of C beyond its m x n part are never written.
+ *
+ * C must not share an element with A or B (BLAS leaves that undefined): such a call
+ * is TMM_ERROR_INVALID_VALUE. Submatrices of one array that interleave without
+ * sharing an element (as LAPACK's sgetrf passes them) are fine.
+ *
+ * Arithmetic: every algorithm forms each element as alpha * (sum over l of
+ * op(A)(i,l) * op(B)(l,j)) + beta * C(i,j) in FP32, in an order of summation that
+ * depends on the algorithm. alpha multiplies the sums, never A or B, so IEEE
+ * specials agree across algorithms: alpha = +-Inf gives +-Inf where the sum is
+ * non-zero and NaN where it is 0; Inf or NaN in A or B propagate as in a sum of
+ * products. alpha = 0 or k = 0 reads neither A nor B (C = beta * C), as in the
+ * reference BLAS. (The reference BLAS's own NN loop scales B by alpha first, so
+ * with alpha = Inf it can give NaN where tiledmm gives Inf.) */
 TMM_API tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout,
                              tmm_transpose trans_a, tmm_transpose trans_b,
                              int64_t m, int64_t n, int64_t k, float alpha,
@@ -234,6 +325,11 @@ TMM_API tmm_status tmm_get_last_time(tmm_handle handle, double* ms);
 
 /* The breakdown of the last successful sgemm. Same rules as tmm_get_last_time. */
 TMM_API tmm_status tmm_get_last_timing(tmm_handle handle, tmm_timing* out);
+
+/* The full report of the last successful sgemm (see tmm_report): set
+ * out->struct_size first. Same rules as tmm_get_last_time; a struct_size smaller
+ * than the 1.1 tmm_report is TMM_ERROR_INVALID_VALUE. */
+TMM_API tmm_status tmm_get_last_report(tmm_handle handle, tmm_report* out);
 
 /* The handle's CUDA device. CPU backend: TMM_ERROR_NOT_SUPPORTED. */
 TMM_API tmm_status tmm_get_device_info(tmm_handle handle, tmm_device_info* out);

@@ -1,6 +1,7 @@
 #include "cpu_backend.hpp"
 
 #include <chrono>
+#include <cmath>
 
 #include "../error.hpp"
 #include "cpu_kernels.hpp"
@@ -16,22 +17,31 @@ void CpuBackend::check_algorithm(Algorithm algorithm) const {
 
 void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings) {
   const auto start = std::chrono::steady_clock::now();
-  const bool naive = settings.algorithm == Algorithm::Naive;
+  // BLOCKED adds alpha * (partial sums over slices of k) into C; with alpha = +-Inf
+  // or NaN the slices would give NaN where the whole sum gives +-Inf, so such calls
+  // run the single-sum loop (see "Arithmetic" at tmm_sgemm).
+  const bool naive = settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha);
+  Timing t;
+  t.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
   if (is_empty(problem)) {
     // Nothing to compute, and nothing may be read.
-  } else if (naive && !is_scale_only(problem)) {
-    cpu_naive_gemm(problem);
-  } else if (naive) {
+  } else if (is_scale_only(problem)) {
     cpu_scale_c(problem);
+    t.kernel = "cpu_scale";
+    t.host_threads = 1;
+  } else if (naive) {
+    cpu_naive_gemm(problem);
+    t.kernel = "cpu_naive";
+    t.host_threads = 1;
   } else {
-    cpu_blocked_gemm(problem, workspaces_);
+    t.host_threads = cpu_blocked_gemm(problem, settings.host_threads, workspaces_, pool_);
+    t.kernel = "cpu_blocked";
   }
   const std::chrono::duration<double, std::milli> elapsed =
       std::chrono::steady_clock::now() - start;
-  timing_ = Timing{};
-  timing_.compute_ms = elapsed.count();
-  timing_.total_ms = elapsed.count();
-  timing_.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
+  t.compute_ms = elapsed.count();
+  t.total_ms = elapsed.count();
+  timing_ = t;
   has_timing_ = true;
 }
 

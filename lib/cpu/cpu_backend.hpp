@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../backend.hpp"
+#include "../worker_pool.hpp"
 #include "cpu_kernels.hpp"
 
 namespace tiledmm {
@@ -20,11 +21,13 @@ class CpuBackend final : public Backend {
   void* stream() const override;
   void synchronize() override {}
   DeviceInfo device_info() const override;
+  int device() const override { return -1; }
 
  private:
   Timing timing_;
   bool has_timing_ = false;
   std::vector<BlockedWorkspace> workspaces_;  // kept across calls
+  WorkerPool pool_;                           // started once, kept across calls
 };
 
 }  // namespace tiledmm

@@ -4,14 +4,17 @@
 // NR-column panels (it stays in L2), an MC x KC block of op(A) into MR-row panels
 // (L1), and a micro-kernel keeps an MR x NR block of C in registers while it walks
 // KC. Threads own interleaved MC-row blocks of C, so no two threads write the same
-// element. C is first scaled by beta, then each block adds alpha * op(A) * op(B).
+// element. Each thread first scales its rows of C by beta, then adds
+// alpha * (its partial products) block by block: alpha multiplies the accumulated
+// sums, never A or B, as in every other kernel (see tmm_sgemm in the header).
 //
 // All memory is allocated before C is touched, so an allocation failure leaves the
-// caller's C unchanged.
+// caller's C unchanged; the worker pool never fails once started (a thread it cannot
+// start has its share run by the caller).
 #include <algorithm>
-#include <system_error>
 #include <thread>
 
+#include "../worker_pool.hpp"
 #include "cpu_kernels.hpp"
 
 namespace tiledmm {
@@ -41,22 +44,21 @@ void pack_b(const GemmProblem& p, const Block& blk, float* out) {
   }
 }
 
-// alpha * op(A)[row.., depth..] into panels of kMR rows, zero past the edge.
+// op(A)[row.., depth..] into panels of kMR rows, zero past the edge.
 void pack_a(const GemmProblem& p, const Block& blk, float* out) {
   for (int64_t i0 = 0; i0 < blk.rows; i0 += kMR) {
     for (int64_t q = 0; q < blk.depths; ++q) {
       for (int64_t i = 0; i < kMR; ++i) {
         const int64_t row = i0 + i;
-        *out++ = row < blk.rows ? p.alpha * element_a(p, blk.row + row, blk.depth + q)
-                                : 0.0f;
+        *out++ = row < blk.rows ? element_a(p, blk.row + row, blk.depth + q) : 0.0f;
       }
     }
   }
 }
 
-// C[rows x cols] += A panel (kMR x depth) * B panel (depth x kNR).
-void micro_kernel(int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
-                  int64_t rows, int64_t cols) {
+// C[rows x cols] += alpha * A panel (kMR x depth) * B panel (depth x kNR).
+void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, float* c,
+                  int64_t ldc, int64_t rows, int64_t cols) {
   float acc[kMR][kNR] = {};
   for (int64_t q = 0; q < depth; ++q) {
     for (int64_t i = 0; i < kMR; ++i) {
@@ -65,10 +67,21 @@ void micro_kernel(int64_t depth, const float* a, const float* b, float* c, int64
     }
   }
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] += acc[i][j];
+    for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] += alpha * acc[i][j];
+}
+
+// C = beta * C on the rows this thread owns.
+void scale_rows(const GemmProblem& p, int thread, int threads) {
+  for (int64_t row = thread * kMC; row < p.m; row += threads * kMC) {
+    GemmProblem rows = p;
+    rows.c = p.c + row * p.ldc;
+    rows.m = std::min(kMC, p.m - row);
+    cpu_scale_c(rows);
+  }
 }
 
 void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws) {
+  scale_rows(p, thread, threads);
   for (int64_t col = 0; col < p.n; col += kNC) {
     for (int64_t depth = 0; depth < p.k; depth += kKC) {
       Block blk{0, col, depth, 0, std::min(kNC, p.n - col), std::min(kKC, p.k - depth)};
@@ -80,7 +93,7 @@ void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws)
         for (int64_t j = 0; j < blk.cols; j += kNR) {
           for (int64_t i = 0; i < blk.rows; i += kMR) {
             micro_kernel(blk.depths, ws.a.data() + i * blk.depths,
-                         ws.b.data() + j * blk.depths,
+                         ws.b.data() + j * blk.depths, p.alpha,
                          p.c + (row + i) * p.ldc + col + j, p.ldc,
                          std::min(kMR, blk.rows - i), std::min(kNR, blk.cols - j));
           }
@@ -90,41 +103,33 @@ void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws)
   }
 }
 
-int thread_count(const GemmProblem& p) {
+int thread_count(const GemmProblem& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
-  if (flops < 4.0e6) return 1;  // a thread start costs more than the product
+  if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
   const int64_t row_blocks = (p.m + kMC - 1) / kMC;
-  const int64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  return int(std::min(hw, row_blocks));
+  const int64_t cores = host_threads > 0 ? host_threads
+                                         : std::max(1u, std::thread::hardware_concurrency());
+  return int(std::min(cores, row_blocks));
 }
 
 }  // namespace
 
-void cpu_blocked_gemm(const GemmProblem& p, std::vector<BlockedWorkspace>& workspaces) {
-  const int threads = thread_count(p);
+int cpu_blocked_gemm(const GemmProblem& p, int host_threads,
+                     std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool) {
+  if (is_scale_only(p)) {
+    cpu_scale_c(p);
+    return 1;
+  }
+  const int threads = thread_count(p, host_threads);
+  // Everything that can fail happens here, before C is touched.
   if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
   for (BlockedWorkspace& ws : workspaces) {  // no-ops once the sizes are reached
     ws.a.resize(kMC * kKC);
     ws.b.resize(((kNC + kNR - 1) / kNR) * kNR * kKC);
   }
-  std::vector<std::thread> pool;
-  pool.reserve(threads);  // so that emplace_back below cannot fail to allocate
-
-  cpu_scale_c(p);
-  if (p.k == 0 || p.alpha == 0.0f) return;
-  // A thread that cannot be started has its share done here instead: C is already
-  // being written, so failing now would leave it half computed.
-  std::vector<int> inline_shares{0};
-  inline_shares.reserve(threads);
-  for (int t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(worker, std::cref(p), t, threads, std::ref(workspaces[t]));
-    } catch (const std::system_error&) {
-      inline_shares.push_back(t);
-    }
-  }
-  for (int t : inline_shares) worker(p, t, threads, workspaces[t]);
-  for (std::thread& t : pool) t.join();
+  auto task = [&](int t) { worker(p, t, threads, workspaces[size_t(t)]); };
+  pool.run(threads, task);  // never fails: threads it cannot start run inline
+  return threads;
 }
 
 }  // namespace tiledmm

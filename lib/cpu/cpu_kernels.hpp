@@ -8,6 +8,8 @@
 
 namespace tiledmm {
 
+class WorkerPool;
+
 // op(A) and op(B) elements in the canonical row-major form.
 inline float element_a(const GemmProblem& p, int64_t i, int64_t q) {
   return p.trans_a ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
@@ -28,8 +30,10 @@ struct BlockedWorkspace {
   std::vector<float> a, b;
 };
 
-// Cache-blocked, packed and multi-threaded over blocks of rows of C. Grows
-// `workspaces` as needed before it touches C.
-void cpu_blocked_gemm(const GemmProblem& p, std::vector<BlockedWorkspace>& workspaces);
+// Cache-blocked, packed and multi-threaded over blocks of rows of C, on up to
+// `host_threads` threads of `pool` (0 = one per core). Grows `workspaces` as needed
+// before it touches C; once it touches C it cannot fail. Returns the threads used.
+int cpu_blocked_gemm(const GemmProblem& p, int host_threads,
+                      std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool);
 
 }  // namespace tiledmm

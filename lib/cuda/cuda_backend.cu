@@ -89,8 +89,7 @@ void check_device_pointer(const void* ptr, const char* name) {
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) cudaGetLastError();
   require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered,
-          Status::InvalidValue,
-          std::string(name) + " is not a device, managed or registered host pointer");
+          Status::InvalidValue, name, " is not a device, managed or registered host pointer");
 }
 
 // rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements.
@@ -153,6 +152,7 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
+    check_context(device_);
     DeviceGuard guard(device_);
     const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
@@ -188,7 +188,7 @@ class CudaBackend final : public Backend {
     check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
 
-    Timing t = describe(config);
+    Timing t = describe(config, p);
     t.upload_ms = elapsed_ms(ev.start, ev.uploaded);
     t.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
     t.download_ms = elapsed_ms(ev.computed, ev.stop);
@@ -197,6 +197,8 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_device(const GemmProblem& p, const Settings& settings) override {
+    check_no_alias(p);
+    check_context(device_);
     DeviceGuard guard(device_);
     const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
     if (!is_empty(p)) {
@@ -211,12 +213,13 @@ class CudaBackend final : public Backend {
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
-    commit(describe(config), /*pending=*/true);
+    commit(describe(config, p), /*pending=*/true);
   }
 
   Timing last_timing() override {
     require(current_ >= 0, Status::InvalidValue, "no sgemm has succeeded on this handle yet");
     if (pending_) {
+      check_context(device_);
       DeviceGuard guard(device_);
       EventSet& ev = state_->events[current_];
       check_cuda(cudaEventSynchronize(ev.computed.get()), "sgemm");
@@ -229,29 +232,34 @@ class CudaBackend final : public Backend {
 
   void set_stream(void* stream) override {
     if (stream != nullptr) {  // a destroyed or foreign handle must fail here, not later
+      check_context(device_);
       DeviceGuard guard(device_);
       unsigned flags = 0;
       const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
       if (err != cudaSuccess) cudaGetLastError();
-      require(err == cudaSuccess, Status::InvalidValue,
-              std::string("stream is not a valid CUDA stream: ") + cudaGetErrorName(err));
+      require(err == cudaSuccess, Status::InvalidValue, "stream is not a valid CUDA stream: ",
+              cudaGetErrorName(err));
     }
     stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
   }
   void* stream() const override { return stream_; }
 
   void synchronize() override {
+    check_context(device_);
     DeviceGuard guard(device_);
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
   DeviceInfo device_info() const override { return info_; }
+  int device() const override { return device_; }
 
  private:
-  static Timing describe(const KernelConfig& config) {
+  static Timing describe(const KernelConfig& config, const GemmProblem& p) {
     Timing t;
     t.algorithm = config.algorithm;
     t.tile_size = config.tile_size;
+    t.splits = config.splits;
+    t.kernel = kernel_name(config, p);
     t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening
                    : config.algorithm == Algorithm::Blocked ? blocked_outputs_per_thread(config.tile_size)
                                                             : 0;
@@ -296,9 +304,9 @@ int cuda_device_count() {
 std::unique_ptr<Backend> make_cuda_backend(int device) {
   const int count = cuda_device_count();
   require(count > 0, Status::NoDevice, "no usable CUDA device or driver");
-  require(device >= 0 && device < count, Status::NoDevice,
-          "CUDA device " + std::to_string(device) + " does not exist (" +
-              std::to_string(count) + " device(s))");
+  require(device >= 0 && device < count, Status::NoDevice, "CUDA device ", device,
+          " does not exist (", count, " device(s))");
+  check_context(device);
   return std::make_unique<CudaBackend>(device);
 }
 

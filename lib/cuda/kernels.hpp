@@ -59,7 +59,15 @@ void launch_blocked(const GemmProblem& p, const BlockedPlan& plan, float* worksp
 void launch_scale(const GemmProblem& p, cudaStream_t stream);
 
 // Throws Error(Cuda) naming `what` if `err` is not cudaSuccess
-// (Error(OutOfMemory) for allocation failures).
+// (Error(OutOfMemory) for allocation failures). A sticky error (one that destroys
+// the context) is also remembered for the current device: see check_context().
 void check_cuda(cudaError_t err, const char* what);
+
+// Throws Error(Cuda) if an earlier sticky error destroyed `device`'s context in this
+// process: every call on that device would fail anyway, with less clear messages.
+void check_context(int device);
+
+// The static name of the kernel `config` runs for `p` ("blocked_128x256", "scale").
+const char* kernel_name(const KernelConfig& config, const GemmProblem& p);
 
 }  // namespace tiledmm
