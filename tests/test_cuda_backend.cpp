@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <vector>
 
@@ -354,14 +356,21 @@ TEST_F(CudaBackend, BuffersGrowOnlyAndAreReused) {
 
 TEST_F(CudaBackend, OutOfMemoryIsRecoverable) {
   // 300000^2 floats is 360 GB: more than any GPU here. The library allocates
-  // before it reads anything, so small host buffers are enough to provoke it.
+  // before it reads or writes anything, so address space reserved without access
+  // (PROT_NONE: any touch would crash the test) is enough to provoke it.
   const int64_t huge = 300000;
-  std::vector<float> small(16, 1.0f);
+  const size_t bytes = size_t(huge) * size_t(huge) * sizeof(float);
+  void* space[3];
+  for (void*& p : space) {
+    p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+  }
   EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, huge, huge, huge, 1,
-                      small.data(), huge, small.data(), huge, 0, small.data(), huge),
+                      static_cast<float*>(space[0]), huge, static_cast<float*>(space[1]), huge, 0,
+                      static_cast<float*>(space[2]), huge),
             TMM_ERROR_OUT_OF_MEMORY);
   EXPECT_NE(std::string(tmm_get_error_message(h_)).find("MiB"), std::string::npos);
-  for (float x : small) EXPECT_EQ(x, 1.0f);
+  for (void* p : space) munmap(p, bytes);
   GemmCase g = random_case(65, 33, 17, TMM_COL_MAJOR, TMM_TRANS, TMM_TRANS, 0.5f);
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
   EXPECT_TRUE(tmm_test::check_case(g));
