@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <new>
@@ -16,6 +15,7 @@
 #include "backend.hpp"
 #include "error.hpp"
 #include "gemm_problem.hpp"
+#include "kernel_registry.hpp"
 #include "tiledmm/tiledmm.h"
 
 struct tmm_context_s {
@@ -204,10 +204,6 @@ const OptionSpec& option_spec(int id) {
   return *o;
 }
 
-bool one_of(int64_t v, std::initializer_list<int64_t> allowed) {
-  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
-}
-
 void set_option(tmm_context_s& c, int id, int64_t value) {
   const OptionSpec& o = option_spec(id);
   tiledmm::require(value >= o.lower && value <= o.upper, Status::InvalidValue, o.name,
@@ -219,14 +215,16 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
       c.settings.algorithm = a;
       return;
     }
-    case TMM_OPTION_TILE_SIZE:
-      tiledmm::require(one_of(value, {0, 8, 16, 32, 64, 128, 256}), Status::InvalidValue,
-                       "tile size must be 0, 8, 16, 32, 64, 128 or 256 (got ", value, ")");
+    case TMM_OPTION_TILE_SIZE:  // some kernel in the registry must take it
+      tiledmm::require(tiledmm::is_known_tile(int(value)), Status::InvalidValue,
+                       "tile size must be 0 or a tile size of a kernel (tmm_get_kernel_info) "
+                       "(got ", value, ")");
       c.settings.tile_size = int(value);
       return;
     case TMM_OPTION_COARSENING:
-      tiledmm::require(one_of(value, {0, 1, 2, 4}), Status::InvalidValue,
-                       "coarsening must be 0, 1, 2 or 4 (got ", value, ")");
+      tiledmm::require(tiledmm::is_known_coarsening(int(value)), Status::InvalidValue,
+                       "coarsening must be 0 or a coarsening of a COARSENED kernel (got ", value,
+                       ")");
       c.settings.coarsening = int(value);
       return;
     case TMM_OPTION_HOST_THREADS:
@@ -250,6 +248,8 @@ int64_t get_option(const tmm_context_s& c, int id) {
 // The size of tmm_report in 1.1, the first release that had it: the least a
 // caller may pass.
 constexpr size_t kReportSize11 = offsetof(tmm_report, kernel) + sizeof(const char*);
+constexpr size_t kKernelInfoSize11 =
+    offsetof(tmm_kernel_info, max_compute_capability) + sizeof(int);
 
 }  // namespace
 
@@ -442,6 +442,29 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.host_threads = t.host_threads;
     r.kernel = t.kernel;
     std::memcpy(out, &r, r.struct_size);
+  });
+}
+
+tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
+  return guarded(g_thread_error, [&] {
+    require_out(out, "out");
+    tiledmm::require(out->struct_size >= kKernelInfoSize11, Status::InvalidValue,
+                     "out->struct_size must be set to sizeof(tmm_kernel_info) (got ",
+                     uint64_t(out->struct_size), ")");
+    const tiledmm::KernelEntry* k = index >= 0 ? tiledmm::kernel_at(size_t(index)) : nullptr;
+    tiledmm::require(k != nullptr, Status::InvalidValue, "no kernel of index ", index);
+    tmm_kernel_info info{};
+    info.struct_size = std::min(out->struct_size, sizeof(tmm_kernel_info));
+    info.name = k->name;
+    info.description = k->description;
+    info.backend = k->backend == tiledmm::BackendKind::Cuda ? TMM_BACKEND_CUDA : TMM_BACKEND_CPU;
+    info.algorithm = from_algorithm(k->algorithm);
+    info.tile_size = k->tile;
+    info.coarsening = k->coarsening;
+    info.is_default = k->is_default ? 1 : 0;
+    info.min_compute_capability = k->min_cc;
+    info.max_compute_capability = k->max_cc;
+    std::memcpy(out, &info, info.struct_size);
   });
 }
 

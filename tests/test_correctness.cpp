@@ -150,4 +150,56 @@ INSTANTIATE_TEST_SUITE_P(AllConfigs, Correctness,
                                             ::testing::Values(TMM_NO_TRANS, TMM_TRANS)),
                          param_name);
 
+// Every kernel in the registry (tmm_get_kernel_info), selected by its own settings,
+// on shapes with ragged edges, both layouts and all transposes: a kernel added to the
+// registry is tested here without a line changed. The report must name the kernel.
+TEST(Registry, EveryKernelMatchesTheReferenceAndIsTheOneThatRan) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int ran = 0;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    if (info.backend == TMM_BACKEND_CUDA && !tmm_test::cuda_available()) {
+      if (tmm_test::gpu_required()) ADD_FAILURE() << "TMM_REQUIRE_GPU=1 but no GPU for " << info.name;
+      continue;
+    }
+    tmm_handle h = nullptr;
+    ASSERT_EQ(tmm_create_with_backend(&h, info.backend, 0), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, info.algorithm), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, info.tile_size), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_COARSENING, info.coarsening), TMM_SUCCESS);
+    int variant = 0;
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          tmm_test::GemmCase g;
+          g.layout = layout;
+          g.ta = ta;
+          g.tb = tb;
+          g.m = 67 + variant;
+          g.n = 45 + 3 * variant;
+          g.k = 129 + 7 * variant;
+          g.alpha = 0.75f;
+          g.beta = variant % 2 ? 0.0f : -1.5f;
+          g.pad = variant % 3;
+          tmm_test::fill_case(g, seed + uint32_t(i * 16 + variant));
+          ++variant;
+          SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
+          ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+          EXPECT_TRUE(tmm_test::check_case(g));
+          tmm_report r{};
+          r.struct_size = sizeof r;
+          ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+          EXPECT_STREQ(r.kernel, info.name);
+        }
+      }
+    }
+    tmm_destroy(h);
+    ++ran;
+  }
+  EXPECT_GE(ran, 2) << "at least the CPU kernels";
+}
+
 }  // namespace

@@ -6,10 +6,16 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "cuda/blocked_shapes.hpp"
+#include "device_profile.hpp"
 #include "error.hpp"
 #include "gemm_problem.hpp"
+#include "kernel_registry.hpp"
+#include "planner.hpp"
 #include "worker_pool.hpp"
 
 namespace tiledmm {
@@ -107,6 +113,195 @@ TEST(Problem, ColumnMajorSwapsOperandsAndRemembersTheLayout) {
   EXPECT_EQ(p.b, &a);
   EXPECT_FALSE(p.trans_a);
   EXPECT_TRUE(p.trans_b);
+}
+
+// ---- The planner, on device profiles this machine need not have --------------
+
+DeviceProfile h100() {  // H100 SXM: 132 SMs, 1.98 GHz, 3.35 TB/s, 228 KiB per SM
+  DeviceProfile d;
+  d.multiprocessors = 132;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.clock_hz = 1.98e9;
+  d.memory_bandwidth = 3.35e12;
+  d.shared_memory_per_sm = 233472;
+  d.shared_memory_per_block_optin = 232448;
+  d.max_threads_per_sm = 2048;
+  d.registers_per_sm = 65536;
+  return d;
+}
+
+DeviceProfile a100() {  // A100 SXM: 108 SMs, 1.41 GHz, 64 FP32 lanes per SM
+  DeviceProfile d = h100();
+  d.multiprocessors = 108;
+  d.cc_major = 8;
+  d.clock_hz = 1.41e9;
+  d.memory_bandwidth = 2.04e12;
+  d.shared_memory_per_sm = 167936;
+  d.shared_memory_per_block_optin = 166912;
+  return d;
+}
+
+DeviceProfile consumer80() {  // an 80-SM Ampere consumer part (RTX 3080 Ti class)
+  DeviceProfile d = h100();
+  d.multiprocessors = 80;
+  d.cc_major = 8;
+  d.cc_minor = 6;
+  d.clock_hz = 1.67e9;
+  d.memory_bandwidth = 0.91e12;
+  d.shared_memory_per_sm = 102400;
+  d.shared_memory_per_block_optin = 101376;
+  d.max_threads_per_sm = 1536;
+  return d;
+}
+
+GemmProblem shape(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p{};
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = 1.0f;
+  p.lda = k;
+  p.ldb = n;
+  p.ldc = n;
+  return p;
+}
+
+const BlockedShapeInfo& info(int tile) {
+  for (const BlockedShapeInfo& s : kBlockedShapes)
+    if (s.tile == tile) return s;
+  throw std::runtime_error("no such tile");
+}
+
+int64_t blocks_of(const GemmProblem& p, const BlockedPlan& plan) {
+  const BlockedShapeInfo& s = info(plan.tile);
+  return ((p.m + s.rows - 1) / s.rows) * ((p.n + s.cols - 1) / s.cols) * plan.splits;
+}
+
+struct Profile {
+  const char* name;
+  DeviceProfile device;
+};
+
+std::vector<Profile> profiles() { return {{"H100", h100()}, {"A100", a100()}, {"80-SM", consumer80()}}; }
+
+std::vector<GemmProblem> shapes() {
+  std::vector<GemmProblem> all;
+  for (int64_t m : {1, 64, 200, 1000, 4096, 8192, 20000})
+    for (int64_t n : {1, 100, 512, 4096, 9000})
+      for (int64_t k : {1, 300, 2048, 16384}) all.push_back(shape(m, n, k));
+  return all;
+}
+
+TEST(Planner, FillsTheSmsWhenTheShapeHasTheWork) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const BlockedPlan plan = plan_blocked(p, prof.device, 0);
+      // Work that could occupy every SM (enough 64 x 64 tiles, or k to split) must
+      // not leave more than half of them idle.
+      const int64_t tiles64 = ((p.m + 63) / 64) * ((p.n + 63) / 64);
+      const int64_t could = std::min<int64_t>(prof.device.multiprocessors,
+                                              tiles64 * std::max<int64_t>(1, p.k / 512));
+      EXPECT_GE(2 * blocks_of(p, plan), could)
+          << prof.name << " " << p.m << "x" << p.n << "x" << p.k << ": tile " << plan.tile
+          << " splits " << plan.splits;
+    }
+  }
+}
+
+TEST(Planner, SplitsKWhenTilesAreFewerThanSms) {
+  for (const Profile& prof : profiles()) {
+    const GemmProblem few_tiles = shape(256, 256, 16384);  // 2 to 16 tiles, deep k
+    const BlockedPlan plan = plan_blocked(few_tiles, prof.device, 0);
+    EXPECT_GT(plan.splits, 1) << prof.name;
+    EXPECT_GE((few_tiles.k + plan.splits - 1) / plan.splits, 512) << "each slice keeps work";
+    const BlockedPlan big = plan_blocked(shape(8192, 8192, 8192), prof.device, 0);
+    EXPECT_EQ(big.splits, 1) << prof.name << ": thousands of tiles need no split";
+    const BlockedPlan shallow = plan_blocked(shape(256, 256, 600), prof.device, 0);
+    EXPECT_EQ(shallow.splits, 1) << prof.name << ": k too short to split";
+  }
+}
+
+TEST(Planner, ChosenShapeFitsTheDevicesSharedMemory) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      for (int forced : {0, 64, 128, 256}) {
+        const BlockedPlan plan = plan_blocked(p, prof.device, forced);
+        if (forced) {
+          EXPECT_EQ(plan.tile, forced);
+        }
+        const BlockedShapeInfo& s = info(plan.tile);
+        EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin);
+        EXPECT_GE(resident_blocks(plan.tile, prof.device), 1);
+        EXPECT_LE(int64_t(resident_blocks(plan.tile, prof.device)) * (s.shared_bytes + 1024),
+                  prof.device.shared_memory_per_sm);
+      }
+    }
+  }
+}
+
+TEST(Planner, NeverPicksAShapeTheDeviceCannotHold) {
+  DeviceProfile tiny = consumer80();
+  tiny.shared_memory_per_sm = 20 * 1024;  // room for the 64 x 64 (17 KiB) tile only
+  tiny.shared_memory_per_block_optin = 20 * 1024;
+  for (const GemmProblem& p : shapes()) EXPECT_EQ(plan_blocked(p, tiny, 0).tile, 64);
+  EXPECT_THROW(plan_blocked(shape(4096, 4096, 4096), tiny, 256), Error);
+  tiny.shared_memory_per_sm = tiny.shared_memory_per_block_optin = 8 * 1024;
+  EXPECT_THROW(plan_blocked(shape(4096, 4096, 4096), tiny, 0), Error);
+}
+
+TEST(Planner, SlowerDevicesMoveTheLatencyBoundLimitDown) {
+  // 2048^3 (17 GFLOP) is far above the latency-bound limit everywhere: the wide tile.
+  for (const Profile& prof : profiles())
+    EXPECT_EQ(plan_blocked(shape(4096, 4096, 4096), prof.device, 0).tile, 256) << prof.name;
+  // 512^3 (0.27 GFLOP) is latency-bound everywhere: the small tile, no split.
+  for (const Profile& prof : profiles()) {
+    const BlockedPlan plan = plan_blocked(shape(512, 512, 512), prof.device, 0);
+    EXPECT_EQ(plan.tile, 64) << prof.name;
+  }
+}
+
+// ---- The registry ----------------------------------------------------------------
+
+TEST(Registry, NamesAreUniqueAndEverySettingFindsItsRow) {
+  std::set<std::string> names;
+  size_t rows = 0;
+  for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i, ++rows) {
+    EXPECT_TRUE(names.insert(k->name).second) << "duplicate " << k->name;
+    EXPECT_NE(std::string(k->description), "");
+    EXPECT_LE(k->min_cc, k->max_cc);
+    if (k->backend == BackendKind::Cuda) {
+      EXPECT_NE(k->launch, nullptr) << k->name;
+      EXPECT_EQ(find_kernel(k->backend, k->algorithm, k->tile, k->coarsening), k) << k->name;
+      EXPECT_TRUE(is_known_tile(k->tile));
+    }
+  }
+  EXPECT_EQ(rows, cpu_kernel_table().count + cuda_kernel_table().count);
+  EXPECT_EQ(kernel_at(rows), nullptr);
+}
+
+TEST(Registry, EachAlgorithmHasOneDefaultExceptThePlannedOne) {
+  for (BackendKind b : {BackendKind::Cpu, BackendKind::Cuda}) {
+    for (Algorithm a : {Algorithm::Naive, Algorithm::Tiled, Algorithm::Coarsened}) {
+      int rows = 0, defaults = 0;
+      for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i) {
+        if (k->backend != b || k->algorithm != a) continue;
+        ++rows;
+        defaults += k->is_default;
+      }
+      if (rows > 0) {
+        EXPECT_EQ(defaults, 1) << int(a);
+      }
+    }
+  }
+#if TILEDMM_WITH_CUDA
+  // BLOCKED's CUDA rows are the planner's shapes, one each.
+  for (const BlockedShapeInfo& s : kBlockedShapes) {
+    const KernelEntry* k = find_kernel(BackendKind::Cuda, Algorithm::Blocked, s.tile, 0);
+    ASSERT_NE(k, nullptr) << s.tile;
+    EXPECT_EQ(k->outputs_per_thread, s.outputs_per_thread);
+  }
+#endif
 }
 
 }  // namespace

@@ -159,6 +159,21 @@ typedef struct tmm_report {
                               ran, "none" when nothing ran (m or n = 0) */
 } tmm_report;
 
+/* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
+ * select it. Growable like tmm_report (set struct_size first). */
+typedef struct tmm_kernel_info {
+  size_t struct_size;      /* in: sizeof(tmm_kernel_info); out: bytes written */
+  const char* name;        /* as in tmm_report.kernel, e.g. "blocked_128x256" */
+  const char* description; /* one line */
+  tmm_backend backend;     /* TMM_BACKEND_CUDA or TMM_BACKEND_CPU */
+  tmm_algorithm algorithm; /* the algorithm setting that selects it */
+  int tile_size;           /* the tile size setting that selects it (0: none) */
+  int coarsening;          /* the coarsening setting that selects it (0: none) */
+  int is_default;          /* 1 when tile size and coarsening 0 select it */
+  int min_compute_capability; /* CUDA: major * 10 + minor it needs at least; CPU: 0 */
+  int max_compute_capability; /* and at most (999: no limit) */
+} tmm_kernel_info;
+
 /* What the device of a CUDA handle is. */
 typedef struct tmm_device_info {
   char name[256];
@@ -222,7 +237,8 @@ TMM_API tmm_status tmm_get_backend(tmm_handle handle, tmm_backend* out);
 TMM_API tmm_status tmm_set_algorithm(tmm_handle handle, tmm_algorithm algorithm);
 TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
 
-/* Tile edge on CUDA: 8, 16 or 32 for TILED, COARSENED (and the block edge of
+/* Tile edge on CUDA (tmm_get_kernel_info lists each kernel's): 8, 16 or 32 for
+ * TILED, COARSENED (and the block edge of
  * NAIVE); 64, 128 or 256 for BLOCKED (a 64 x 64, 128 x 128 or 128 x 256 tile of C
  * per block; 0 lets BLOCKED also split k over several blocks where that helps).
  * 0 selects the default for the shape; AUTO ignores the setting. Any other value
@@ -261,6 +277,11 @@ TMM_API tmm_status tmm_get_option_bounds(tmm_option option, int64_t* lower,
 
 /* The option's name ("host_threads"), static; NULL for an unknown option. */
 TMM_API const char* tmm_option_name(tmm_option option);
+
+/* The library's kernels, index 0, 1, ... until TMM_ERROR_INVALID_VALUE: each with
+ * the settings that select it (TMM_OPTION_ALGORITHM, _TILE_SIZE, _COARSENING; BLOCKED
+ * on CUDA also splits k where that helps). No handle needed; set out->struct_size. */
+TMM_API tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out);
 
 /* ==================================================================== *
  *  SGEMM

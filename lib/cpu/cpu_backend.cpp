@@ -4,15 +4,30 @@
 #include <cmath>
 
 #include "../error.hpp"
+#include "../kernel_registry.hpp"
 #include "cpu_kernels.hpp"
 
 namespace tiledmm {
 
+namespace {
+
+// The CPU rows of the kernel registry (lib/kernel_registry.hpp). The CPU backend
+// calls its two kernels directly; the rows name them for the report, the tests and
+// tmm_get_kernel_info.
+const KernelEntry kCpuKernels[] = {
+    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive, 0, 0,
+     0, 0, 0, true, nullptr, nullptr},
+    {"cpu_blocked", "cache-blocked, packed, multi-threaded (host_threads)", BackendKind::Cpu,
+     Algorithm::Blocked, 0, 0, 0, 0, 0, true, nullptr, nullptr},
+};
+
+}  // namespace
+
+KernelTable cpu_kernel_table() { return {kCpuKernels, sizeof kCpuKernels / sizeof kCpuKernels[0]}; }
+
 void CpuBackend::check_algorithm(Algorithm algorithm) const {
-  require(algorithm == Algorithm::Auto || algorithm == Algorithm::Naive ||
-              algorithm == Algorithm::Blocked,
-          Status::NotSupported,
-          "the CPU backend has only the NAIVE, BLOCKED and AUTO algorithms");
+  require(algorithm == Algorithm::Auto || find_kernel(BackendKind::Cpu, algorithm, 0, 0),
+          Status::NotSupported, "the CPU backend has only the NAIVE, BLOCKED and AUTO algorithms");
 }
 
 void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings) {

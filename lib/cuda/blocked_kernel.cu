@@ -25,6 +25,7 @@
 //
 // Order. Blocks are numbered in groups of GROUP_M tile rows, so that blocks running
 // at the same time share rows of A and columns of B in L2.
+#include "blocked_shapes.hpp"
 #include "kernel_common.cuh"
 #include "kernels.hpp"
 
@@ -285,7 +286,7 @@ bool vectorizable(const GemmProblem& p) {
 }
 
 template <class S, bool KA, bool KB, bool Vec>
-void launch(const GemmProblem& p, const BlockedPlan& plan, float* workspace,
+void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace,
             cudaStream_t stream) {
   static_assert(!Vec || S::BM % 4 == 0, "vector paths need tiles of whole float4");
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
@@ -302,20 +303,16 @@ void launch(const GemmProblem& p, const BlockedPlan& plan, float* workspace,
 }
 
 template <class S, bool Vec>
-void launch_for_transposes(const GemmProblem& p, const BlockedPlan& plan, float* ws,
+void launch_for_transposes(const GemmProblem& p, const KernelPlan& plan, float* ws,
                            cudaStream_t stream) {
   // A is K-contiguous unless transposed; B is K-contiguous only when transposed.
-  if (p.trans_a) {
-    p.trans_b ? launch<S, false, true, Vec>(p, plan, ws, stream)
-              : launch<S, false, false, Vec>(p, plan, ws, stream);
-  } else {
-    p.trans_b ? launch<S, true, true, Vec>(p, plan, ws, stream)
-              : launch<S, true, false, Vec>(p, plan, ws, stream);
-  }
+  with_transposes(p, [&](auto ta, auto tb) {
+    launch<S, !decltype(ta)::value, decltype(tb)::value, Vec>(p, plan, ws, stream);
+  });
 }
 
 template <class S>
-void launch_for_shape(const GemmProblem& p, const BlockedPlan& plan, float* ws,
+void launch_for_shape(const GemmProblem& p, const KernelPlan& plan, float* ws,
                       cudaStream_t stream) {
   vectorizable(p) ? launch_for_transposes<S, true>(p, plan, ws, stream)
                   : launch_for_transposes<S, false>(p, plan, ws, stream);
@@ -344,56 +341,28 @@ using Shape64 = BlockShape<2, 1, 2, 2, 16, 4>;   //  64 x  64,  64 threads, 4 bl
 
 int64_t partial_ld(const GemmProblem& p) { return (p.n + 3) / 4 * 4; }
 
-int blocked_outputs_per_thread(int tile) {
-  return tile == 256 ? Shape256::TM * Shape256::TN
-                     : tile == 128 ? Shape128::TM * Shape128::TN : Shape64::TM * Shape64::TN;
+// The shapes as the planner knows them (blocked_shapes.hpp) are these shapes.
+template <class S>
+constexpr bool matches(const BlockedShapeInfo& info) {
+  return info.rows == S::BM && info.cols == S::BN && info.threads == S::THREADS &&
+         info.min_blocks_per_sm == S::MIN_BLOCKS && info.outputs_per_thread == S::TM * S::TN &&
+         info.shared_bytes == 2 * S::BK * ((S::BM + 4) + (S::BN + 4)) * 4;
 }
+static_assert(matches<Shape256>(kBlockedShapes[0]), "planner row 0 is the 128 x 256 shape");
+static_assert(matches<Shape128>(kBlockedShapes[1]), "planner row 1 is the 128 x 128 shape");
+static_assert(matches<Shape64>(kBlockedShapes[2]), "planner row 2 is the 64 x 64 shape");
+static_assert(kBlockedShapes[0].shared_bytes <= 48 * 1024 &&
+                  kBlockedShapes[1].shared_bytes <= 48 * 1024 &&
+                  kBlockedShapes[2].shared_bytes <= 48 * 1024,
+              "static shared memory is limited to 48 KiB per block");
 
-size_t blocked_workspace(const GemmProblem& p, const BlockedPlan& plan) {
+size_t blocked_workspace(const GemmProblem& p, const KernelPlan& plan) {
   return plan.splits > 1 ? size_t(plan.splits) * size_t(p.m) * size_t(partial_ld(p)) : 0;
 }
 
-// Models the time of each candidate tile and number of splits: whole waves of
-// blocks over the GPU's block slots at each configuration's measured rate, and for
-// split-K the traffic of the partial sums and one more launch.
-BlockedPlan plan_blocked(const GemmProblem& p, int multiprocessors, int forced_tile) {
-  struct Candidate {
-    int tile, rows, cols, slots_per_sm;
-    double tflops;  // measured on the H100 at large sizes (only ratios matter)
-  };
-  const Candidate candidates[] = {{256, Shape256::BM, Shape256::BN, Shape256::MIN_BLOCKS, 49.5},
-                                  {128, Shape128::BM, Shape128::BN, Shape128::MIN_BLOCKS, 45.0},
-                                  {64, Shape64::BM, Shape64::BN, Shape64::MIN_BLOCKS, 42.0}};
-  const double bandwidth = 2.5e12;  // bytes/s for the split-K partial sums
-  const double launch_s = 3e-6;     // one extra launch for the reduction
-  // Below about 1.6 GFLOP the run is latency-bound and the model above does not
-  // hold: the 64 x 64 tile, four blocks per SM, was fastest at every such size
-  // measured (256^3 to 1024^3 on the H100).
-  if (forced_tile == 0 && 2.0 * double(p.m) * double(p.n) * double(p.k) < 1.6e9) forced_tile = 64;
-  BlockedPlan best{forced_tile ? forced_tile : 256, 1};
-  double best_time = 1e300;
-  for (const Candidate& c : candidates) {
-    if (forced_tile != 0 && c.tile != forced_tile) continue;
-    const int64_t blocks = ceil_div(p.m, c.rows) * ceil_div(p.n, c.cols);
-    const int64_t slots = int64_t(multiprocessors) * c.slots_per_sm;
-    const double per_block_rate = c.tflops * 1e12 / (132.0 * c.slots_per_sm);
-    for (int splits = 1; splits <= 16; ++splits) {
-      const int64_t k_per_split = ceil_div(p.k, splits);
-      if (splits > 1 && k_per_split < 512) break;  // too little work per block
-      const int64_t waves = ceil_div(blocks * splits, slots);
-      double t = double(waves) * 2.0 * c.rows * c.cols * double(k_per_split) / per_block_rate;
-      if (splits > 1) t += launch_s + double(splits + 2) * 4.0 * double(p.m * p.n) / bandwidth;
-      if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
-        best_time = t;
-        best = {c.tile, splits};
-      }
-    }
-  }
-  return best;
-}
-
-void launch_blocked(const GemmProblem& p, const BlockedPlan& plan, float* workspace,
-                    cudaStream_t stream) {
+void launch_blocked(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+                    void* stream_ptr) {
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
   switch (plan.tile) {
     case 256: launch_for_shape<Shape256>(p, plan, workspace, stream); break;
     case 128: launch_for_shape<Shape128>(p, plan, workspace, stream); break;

@@ -75,11 +75,9 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
 
 template <int T, int C>
 void launch_for_config(const GemmProblem& p, cudaStream_t stream) {
-  if (p.trans_a) {
-    p.trans_b ? launch<T, C, true, true>(p, stream) : launch<T, C, true, false>(p, stream);
-  } else {
-    p.trans_b ? launch<T, C, false, true>(p, stream) : launch<T, C, false, false>(p, stream);
-  }
+  with_transposes(p, [&](auto ta, auto tb) {
+    launch<T, C, decltype(ta)::value, decltype(tb)::value>(p, stream);
+  });
 }
 
 template <int T>
@@ -94,11 +92,12 @@ void launch_for_tile(const GemmProblem& p, int coarsening, cudaStream_t stream) 
 
 }  // namespace
 
-void launch_coarsened(const GemmProblem& p, int tile, int coarsening, cudaStream_t stream) {
-  switch (tile) {
-    case 8: launch_for_tile<8>(p, coarsening, stream); break;
-    case 16: launch_for_tile<16>(p, coarsening, stream); break;
-    case 32: launch_for_tile<32>(p, coarsening, stream); break;
+void launch_coarsened(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  switch (plan.tile) {
+    case 8: launch_for_tile<8>(p, plan.coarsening, stream); break;
+    case 16: launch_for_tile<16>(p, plan.coarsening, stream); break;
+    case 32: launch_for_tile<32>(p, plan.coarsening, stream); break;
     default: throw Error(Status::Internal, "coarsened kernel: unsupported tile size");
   }
   check_cuda(cudaGetLastError(), "coarsened kernel launch");

@@ -114,6 +114,29 @@ void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64
 
 int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
 
+int attribute(cudaDeviceAttr what, int device) {
+  int value = 0;
+  check_cuda(cudaDeviceGetAttribute(&value, what, device), "cudaDeviceGetAttribute");
+  return value;
+}
+
+// What the planner needs, read once per handle. CUDA 13 gives clocks and the memory
+// bus only as attributes (cudaDeviceProp lost them).
+DeviceProfile read_profile(int device) {
+  DeviceProfile d;
+  d.multiprocessors = attribute(cudaDevAttrMultiProcessorCount, device);
+  d.cc_major = attribute(cudaDevAttrComputeCapabilityMajor, device);
+  d.cc_minor = attribute(cudaDevAttrComputeCapabilityMinor, device);
+  d.clock_hz = 1e3 * attribute(cudaDevAttrClockRate, device);
+  d.memory_bandwidth = 2.0 * 1e3 * attribute(cudaDevAttrMemoryClockRate, device) *
+                       attribute(cudaDevAttrGlobalMemoryBusWidth, device) / 8.0;
+  d.shared_memory_per_sm = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  d.shared_memory_per_block_optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  d.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  d.registers_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device);
+  return d;
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int device) : device_(device) {
@@ -131,6 +154,7 @@ class CudaBackend final : public Backend {
     info_.shared_memory_per_block = prop.sharedMemPerBlock;
     info_.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
     info_.l2_cache = uint64_t(prop.l2CacheSize);
+    profile_ = read_profile(device);
   }
 
   ~CudaBackend() override {
@@ -148,13 +172,15 @@ class CudaBackend final : public Backend {
   void check_algorithm(Algorithm algorithm) const override {
     Settings s;
     s.algorithm = algorithm;
-    choose_config(GemmProblem{}, s, 1);  // throws NotSupported if no kernel exists
+    GemmProblem p{};
+    p.m = p.n = p.k = 1;
+    choose_kernel(p, s, profile_);  // throws NotSupported if no kernel exists
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
     check_context(device_);
     DeviceGuard guard(device_);
-    const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
+    const KernelChoice config = choose_kernel(p, settings, profile_);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
     const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
@@ -200,7 +226,7 @@ class CudaBackend final : public Backend {
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
-    const KernelConfig config = choose_config(p, settings, info_.multiprocessors);
+    const KernelChoice config = choose_kernel(p, settings, profile_);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -254,20 +280,18 @@ class CudaBackend final : public Backend {
   int device() const override { return device_; }
 
  private:
-  static Timing describe(const KernelConfig& config, const GemmProblem& p) {
+  static Timing describe(const KernelChoice& choice, const GemmProblem& p) {
     Timing t;
-    t.algorithm = config.algorithm;
-    t.tile_size = config.tile_size;
-    t.splits = config.splits;
-    t.kernel = kernel_name(config, p);
-    t.coarsening = config.algorithm == Algorithm::Coarsened ? config.coarsening
-                   : config.algorithm == Algorithm::Blocked ? blocked_outputs_per_thread(config.tile_size)
-                                                            : 0;
+    t.algorithm = choice.kernel->algorithm;
+    t.tile_size = choice.kernel->tile;
+    t.coarsening = choice.kernel->outputs_per_thread;
+    t.splits = choice.plan.splits;
+    t.kernel = kernel_name(choice, p);
     return t;
   }
 
-  float* reserve_workspace(const KernelConfig& config, const GemmProblem& p) {
-    const size_t elements = is_empty(p) ? 0 : workspace_elements(config, p);
+  float* reserve_workspace(const KernelChoice& config, const GemmProblem& p) {
+    const size_t elements = workspace_elements(config, p);
     return elements ? state_->workspace.reserve(elements) : nullptr;
   }
 
@@ -284,6 +308,7 @@ class CudaBackend final : public Backend {
   int device_;
   std::unique_ptr<DeviceState> state_;
   cudaStream_t stream_ = nullptr;  // the own stream, or one the caller set
+  DeviceProfile profile_;          // read once, for the planner
   int current_ = -1;               // event set of the last successful call
   bool pending_ = false;           // its compute time is not read yet
   Timing timing_;

@@ -1,108 +1,80 @@
-// Choosing a kernel for a shape, and running it.
+// Choosing a kernel for a call from the registry's CUDA rows, running it, and the
+// CUDA error rules (sticky errors included).
 //
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
-// the shape and the number of SMs.
+// the shape and the device's profile.
 #include <atomic>
-#include <initializer_list>
 #include <string>
 
+#include "../planner.hpp"
 #include "kernel_common.cuh"
 #include "kernels.hpp"
 
 namespace tiledmm {
 namespace {
 
-bool one_of(int v, std::initializer_list<int> allowed) {
-  for (int a : allowed)
-    if (v == a) return true;
-  return false;
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Naive: return "NAIVE";
+    case Algorithm::Tiled: return "TILED";
+    case Algorithm::Coarsened: return "COARSENED";
+    case Algorithm::Blocked: return "BLOCKED";
+    default: return "AUTO";
+  }
 }
 
-void require_tile(bool ok, const char* algorithm, const char* allowed, int tile) {
-  require(ok, Status::NotSupported, "tile size ", tile, " is not available for ", algorithm,
-          " (", allowed, ")");
-}
-
-KernelConfig blocked_config(const GemmProblem& p, int multiprocessors, int forced_tile) {
-  const BlockedPlan plan = plan_blocked(p, multiprocessors, forced_tile);
-  return {Algorithm::Blocked, plan.tile, 1, plan.splits};
+[[noreturn]] void no_such_tile(Algorithm a, int tile) {
+  fail(Status::NotSupported, "tile size ", tile, " is not available for ", algorithm_name(a), " (",
+       tiles_of(BackendKind::Cuda, a), ")");
 }
 
 }  // namespace
 
-KernelConfig choose_config(const GemmProblem& p, const Settings& s, int multiprocessors) {
-  const int tile = s.tile_size;
-  switch (s.algorithm) {
-    case Algorithm::Auto:  // the fastest kernel; the tile and coarsening settings are ignored
-      return blocked_config(p, multiprocessors, 0);
-    case Algorithm::Naive:
-      require_tile(one_of(tile, {0, 8, 16, 32}), "NAIVE", "8, 16, 32", tile);
-      return {Algorithm::Naive, tile ? tile : 16, 1};
-    case Algorithm::Tiled:
-      require_tile(one_of(tile, {0, 8, 16, 32}), "TILED", "8, 16, 32", tile);
-      return {Algorithm::Tiled, tile ? tile : 32, 1};
-    case Algorithm::Coarsened:
-      require_tile(one_of(tile, {0, 8, 16, 32}), "COARSENED", "8, 16, 32", tile);
-      return {Algorithm::Coarsened, tile ? tile : 32, s.coarsening ? s.coarsening : 2};
-    case Algorithm::Blocked:
-      require_tile(one_of(tile, {0, 64, 128, 256}), "BLOCKED", "64, 128, 256", tile);
-      return blocked_config(p, multiprocessors, tile);
+KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device) {
+  // AUTO runs BLOCKED with the planner's tile; the tile and coarsening settings are
+  // ignored.
+  const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
+  const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
+  KernelChoice choice{nullptr, KernelPlan{}};
+  if (algorithm == Algorithm::Blocked) {
+    if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
+      no_such_tile(algorithm, tile);
+    const BlockedPlan plan = plan_blocked(p, device, tile);
+    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, plan.tile, 0);
+    choice.plan.splits = plan.splits;
+  } else {
+    const int coarsening = algorithm == Algorithm::Coarsened ? s.coarsening : 0;
+    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, tile, coarsening);
+    if (choice.kernel == nullptr) no_such_tile(algorithm, tile);
   }
-  throw Error(Status::InvalidValue, "unknown algorithm");
+  require(choice.kernel != nullptr, Status::Internal, "planner chose a kernel not in the registry");
+  require(runs_on(*choice.kernel, device.compute_capability()), Status::NotSupported, "kernel ",
+          choice.kernel->name, " does not run on compute capability ", device.cc_major, ".",
+          device.cc_minor);
+  choice.plan.tile = choice.kernel->tile;
+  choice.plan.coarsening = choice.kernel->coarsening;
+  return choice;
 }
 
-size_t workspace_elements(const KernelConfig& config, const GemmProblem& p) {
-  if (config.algorithm != Algorithm::Blocked || is_scale_only(p)) return 0;
-  return blocked_workspace(p, {config.tile_size, config.splits});
+size_t workspace_elements(const KernelChoice& c, const GemmProblem& p) {
+  if (is_empty(p) || is_scale_only(p) || c.kernel->workspace == nullptr) return 0;
+  return c.kernel->workspace(p, c.plan);
 }
 
-void launch_gemm(const KernelConfig& config, const GemmProblem& p, float* workspace,
+void launch_gemm(const KernelChoice& c, const GemmProblem& p, float* workspace,
                  cudaStream_t stream) {
   if (is_scale_only(p)) {
     launch_scale(p, stream);
     return;
   }
-  switch (config.algorithm) {
-    case Algorithm::Naive: launch_naive(p, config.tile_size, stream); return;
-    case Algorithm::Tiled: launch_tiled(p, config.tile_size, stream); return;
-    case Algorithm::Coarsened:
-      launch_coarsened(p, config.tile_size, config.coarsening, stream);
-      return;
-    case Algorithm::Blocked:
-      launch_blocked(p, {config.tile_size, config.splits}, workspace, stream);
-      return;
-    default: break;
-  }
-  throw Error(Status::Internal, "launch_gemm: unresolved algorithm");
+  c.kernel->launch(p, c.plan, workspace, stream);
 }
 
-const char* kernel_name(const KernelConfig& c, const GemmProblem& p) {
+const char* kernel_name(const KernelChoice& c, const GemmProblem& p) {
   if (is_empty(p)) return "none";
   if (is_scale_only(p)) return "scale";
-  const int t = c.tile_size;
-  const int i = t == 8 ? 0 : t == 16 ? 1 : 2;
-  switch (c.algorithm) {
-    case Algorithm::Naive: {
-      static const char* const names[3] = {"naive_8", "naive_16", "naive_32"};
-      return names[i];
-    }
-    case Algorithm::Tiled: {
-      static const char* const names[3] = {"tiled_8", "tiled_16", "tiled_32"};
-      return names[i];
-    }
-    case Algorithm::Coarsened: {
-      static const char* const names[3][3] = {
-          {"coarsened_8_x1", "coarsened_8_x2", "coarsened_8_x4"},
-          {"coarsened_16_x1", "coarsened_16_x2", "coarsened_16_x4"},
-          {"coarsened_32_x1", "coarsened_32_x2", "coarsened_32_x4"}};
-      return names[i][c.coarsening == 1 ? 0 : c.coarsening == 2 ? 1 : 2];
-    }
-    case Algorithm::Blocked:
-      return t == 64 ? "blocked_64x64" : t == 128 ? "blocked_128x128" : "blocked_128x256";
-    default: break;
-  }
-  return "unknown";
+  return c.kernel->name;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "../gemm_problem.hpp"
 
@@ -44,5 +45,17 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
 }
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Calls f(TransA, TransB) with the problem's transposes as compile-time constants
+// (std::true_type / std::false_type), so a kernel file instantiates its four
+// variants in one place: f(ta, tb) uses decltype(ta)::value as a template argument.
+template <class F>
+void with_transposes(const GemmProblem& p, F&& f) {
+  if (p.trans_a) {
+    p.trans_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
+  } else {
+    p.trans_b ? f(std::false_type{}, std::true_type{}) : f(std::false_type{}, std::false_type{});
+  }
+}
 
 }  // namespace tiledmm

@@ -34,14 +34,11 @@ void launch(const GemmProblem& p, int edge, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_naive(const GemmProblem& p, int block_edge, cudaStream_t stream) {
-  if (p.trans_a) {
-    p.trans_b ? launch<true, true>(p, block_edge, stream)
-              : launch<true, false>(p, block_edge, stream);
-  } else {
-    p.trans_b ? launch<false, true>(p, block_edge, stream)
-              : launch<false, false>(p, block_edge, stream);
-  }
+void launch_naive(const GemmProblem& p, const KernelPlan& plan, float*, void* stream) {
+  with_transposes(p, [&](auto ta, auto tb) {
+    launch<decltype(ta)::value, decltype(tb)::value>(p, plan.tile,
+                                                      static_cast<cudaStream_t>(stream));
+  });
   check_cuda(cudaGetLastError(), "naive kernel launch");
 }
 

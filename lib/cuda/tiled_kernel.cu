@@ -64,17 +64,16 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
 
 template <int T>
 void launch_for_tile(const GemmProblem& p, cudaStream_t stream) {
-  if (p.trans_a) {
-    p.trans_b ? launch<T, true, true>(p, stream) : launch<T, true, false>(p, stream);
-  } else {
-    p.trans_b ? launch<T, false, true>(p, stream) : launch<T, false, false>(p, stream);
-  }
+  with_transposes(p, [&](auto ta, auto tb) {
+    launch<T, decltype(ta)::value, decltype(tb)::value>(p, stream);
+  });
 }
 
 }  // namespace
 
-void launch_tiled(const GemmProblem& p, int tile, cudaStream_t stream) {
-  switch (tile) {
+void launch_tiled(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  switch (plan.tile) {
     case 8: launch_for_tile<8>(p, stream); break;
     case 16: launch_for_tile<16>(p, stream); break;
     case 32: launch_for_tile<32>(p, stream); break;

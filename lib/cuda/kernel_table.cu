@@ -1,0 +1,51 @@
+// The CUDA rows of the kernel registry (lib/kernel_registry.hpp): every CUDA kernel,
+// what selects it, the compute capabilities it runs on and its launcher. A new
+// kernel is its own file, its launcher's declaration and one row here.
+#include "../kernel_registry.hpp"
+#include "kernels.hpp"
+
+namespace tiledmm {
+
+// Launchers, each defined in its kernel's file.
+void launch_naive(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_tiled(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_coarsened(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_blocked(const GemmProblem&, const KernelPlan&, float*, void*);
+size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
+
+namespace {
+
+constexpr int kAnyCc = 999;  // no upper bound
+constexpr BackendKind kCuda = BackendKind::Cuda;
+
+// clang-format off
+const KernelEntry kCudaKernels[] = {
+  // name, description, backend, algorithm, tile, coarsening, outputs/thread, cc range, default, launcher, workspace
+  {"naive_8", "one thread per element of C, 8 x 8 blocks", kCuda, Algorithm::Naive, 8, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
+  {"naive_16", "one thread per element of C, 16 x 16 blocks", kCuda, Algorithm::Naive, 16, 0, 0, 50, kAnyCc, true, launch_naive, nullptr},
+  {"naive_32", "one thread per element of C, 32 x 32 blocks", kCuda, Algorithm::Naive, 32, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
+  {"tiled_8", "shared-memory tiles of 8 x 8", kCuda, Algorithm::Tiled, 8, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
+  {"tiled_16", "shared-memory tiles of 16 x 16", kCuda, Algorithm::Tiled, 16, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
+  {"tiled_32", "shared-memory tiles of 32 x 32", kCuda, Algorithm::Tiled, 32, 0, 0, 50, kAnyCc, true, launch_tiled, nullptr},
+  {"coarsened_8_x1", "8 x 8 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 8, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_8_x2", "8 x 8 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 8, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_8_x4", "8 x 8 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 8, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x1", "16 x 16 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 16, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x2", "16 x 16 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 16, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x4", "16 x 16 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 16, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_32_x1", "32 x 32 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 32, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_32_x2", "32 x 32 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 32, 2, 2, 50, kAnyCc, true, launch_coarsened, nullptr},
+  {"coarsened_32_x4", "32 x 32 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 32, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"blocked_64x64", "register-blocked strict FP32, 64 x 64 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 64, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  {"blocked_128x128", "register-blocked strict FP32, 128 x 128 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 128, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  {"blocked_128x256", "register-blocked strict FP32, 128 x 256 tile, 16 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 256, 0, 128, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+};
+// clang-format on
+
+}  // namespace
+
+KernelTable cuda_kernel_table() {
+  return {kCudaKernels, sizeof kCudaKernels / sizeof kCudaKernels[0]};
+}
+
+}  // namespace tiledmm

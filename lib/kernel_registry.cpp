@@ -1,0 +1,73 @@
+#include "kernel_registry.hpp"
+
+#include <string>
+
+namespace tiledmm {
+
+#if !TILEDMM_WITH_CUDA
+KernelTable cuda_kernel_table() { return {nullptr, 0}; }
+#endif
+
+const KernelEntry* kernel_at(size_t index) {
+  const KernelTable cpu = cpu_kernel_table(), cuda = cuda_kernel_table();
+  if (index < cpu.count) return cpu.rows + index;
+  index -= cpu.count;
+  return index < cuda.count ? cuda.rows + index : nullptr;
+}
+
+namespace {
+
+KernelTable table_of(BackendKind backend) {
+  return backend == BackendKind::Cpu ? cpu_kernel_table() : cuda_kernel_table();
+}
+
+const KernelEntry* exact(BackendKind backend, Algorithm algorithm, int tile, int coarsening) {
+  for (const KernelEntry& k : table_of(backend))
+    if (k.algorithm == algorithm && k.tile == tile && k.coarsening == coarsening) return &k;
+  return nullptr;
+}
+
+const KernelEntry* default_of(BackendKind backend, Algorithm algorithm) {
+  for (const KernelEntry& k : table_of(backend))
+    if (k.algorithm == algorithm && k.is_default) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+// Rows are unique by (algorithm, tile, coarsening). A 0 setting takes the default
+// row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile,
+                               int coarsening) {
+  const KernelEntry* d = default_of(backend, algorithm);
+  if (tile == 0 && d == nullptr) return nullptr;
+  return exact(backend, algorithm, tile != 0 ? tile : d->tile,
+               coarsening != 0 ? coarsening : (d ? d->coarsening : 0));
+}
+
+std::string tiles_of(BackendKind backend, Algorithm algorithm) {
+  std::string list;
+  int last = -1;
+  for (const KernelEntry& k : table_of(backend)) {
+    if (k.algorithm != algorithm || k.tile == 0 || k.tile == last) continue;
+    list += (list.empty() ? "" : ", ") + std::to_string(k.tile);
+    last = k.tile;
+  }
+  return list.empty() ? "none" : list;
+}
+
+bool is_known_tile(int tile) {
+  if (tile == 0) return true;
+  for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
+    if (k->tile == tile) return true;
+  return false;
+}
+
+bool is_known_coarsening(int coarsening) {
+  if (coarsening == 0) return true;
+  for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
+    if (k->algorithm == Algorithm::Coarsened && k->coarsening == coarsening) return true;
+  return false;
+}
+
+}  // namespace tiledmm

@@ -1,0 +1,77 @@
+// The kernel registry: every kernel tiledmm has, as one table per backend, each row
+// saying what selects the kernel, where it runs and how to launch it. The C
+// boundary (valid tile sizes, tmm_get_kernel_info), dispatch, the report and the
+// tests all read it, so a new kernel is its own file plus one row (and, for a new
+// user-selectable algorithm, its enum value).
+//
+//   CPU rows:  lib/cpu/cpu_backend.cpp (cpu_kernel_table)
+//   CUDA rows: lib/cuda/kernel_table.cu (cuda_kernel_table)
+#pragma once
+
+#include <cstddef>
+
+#include "backend.hpp"
+#include "gemm_problem.hpp"
+
+namespace tiledmm {
+
+// A resolved choice: the variant's tile and coarsening, and BLOCKED's split-K factor.
+struct KernelPlan {
+  int tile = 0;
+  int coarsening = 0;
+  int splits = 1;
+};
+
+// Enqueues the kernel on a CUDA stream (a cudaStream_t; void* keeps this header
+// free of CUDA). `workspace` holds at least `workspace(p, plan)` floats.
+using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+                                void* stream);
+using WorkspaceFloats = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
+
+struct KernelEntry {
+  const char* name;         // reported in tmm_report.kernel; unique
+  const char* description;  // one line
+  BackendKind backend;
+  Algorithm algorithm;
+  int tile;                 // the tile_size setting that selects it (0: none)
+  int coarsening;           // the coarsening setting that selects it (0: none)
+  int outputs_per_thread;   // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc, max_cc;       // compute capabilities it runs on, major * 10 + minor
+  bool is_default;          // what tile_size (and coarsening) 0 select
+  KernelLauncher launch;    // CUDA rows; nullptr on the CPU
+  WorkspaceFloats workspace;  // nullptr: needs none
+};
+
+struct KernelTable {
+  const KernelEntry* rows;
+  size_t count;
+  const KernelEntry* begin() const { return rows; }
+  const KernelEntry* end() const { return rows + count; }
+};
+
+KernelTable cpu_kernel_table();
+KernelTable cuda_kernel_table();  // empty in a build without CUDA
+
+// Row `index` of the CPU rows followed by the CUDA rows; nullptr past the end.
+const KernelEntry* kernel_at(size_t index);
+
+// The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
+// algorithm's default row.
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile,
+                               int coarsening);
+
+// The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
+// Builds a string: only on failure paths.
+std::string tiles_of(BackendKind backend, Algorithm algorithm);
+
+// True when some row takes this tile size (the tile_size option's valid values, with 0).
+bool is_known_tile(int tile);
+
+// True when some row takes this coarsening (with 0).
+bool is_known_coarsening(int coarsening);
+
+inline bool runs_on(const KernelEntry& k, int compute_capability) {
+  return compute_capability >= k.min_cc && compute_capability <= k.max_cc;
+}
+
+}  // namespace tiledmm

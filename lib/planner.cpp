@@ -1,0 +1,74 @@
+#include "planner.hpp"
+
+#include <algorithm>
+
+#include "cuda/blocked_shapes.hpp"
+#include "error.hpp"
+
+namespace tiledmm {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const BlockedShapeInfo* shape_of(int tile) {
+  for (const BlockedShapeInfo& s : kBlockedShapes)
+    if (s.tile == tile) return &s;
+  return nullptr;
+}
+
+// The CUDA driver keeps 1 KiB of each block's shared memory for itself.
+constexpr int64_t kReservedSharedPerBlock = 1024;
+// Below this time at the device's peak a product is latency-bound and the wave model
+// does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
+// size measured on the H100 (256^3 to 1024^3, under 1.6 GFLOP there).
+constexpr double kLatencyBoundSeconds = 25e-6;
+constexpr double kLaunchSeconds = 3e-6;  // one more launch: the split-K reduction
+constexpr int kMaxSplits = 32;
+constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
+
+}  // namespace
+
+int resident_blocks(int tile, const DeviceProfile& d) {
+  const BlockedShapeInfo* s = shape_of(tile);
+  if (s == nullptr) return 0;
+  if (s->shared_bytes > d.shared_memory_per_block_optin) return 0;
+  const int64_t by_threads = d.max_threads_per_sm / s->threads;
+  const int64_t by_shared = d.shared_memory_per_sm / (s->shared_bytes + kReservedSharedPerBlock);
+  return int(std::min<int64_t>({s->min_blocks_per_sm, by_threads, by_shared}));
+}
+
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  if (forced_tile == 0 && flops < kLatencyBoundSeconds * d.fp32_peak() &&
+      resident_blocks(64, d) > 0)
+    forced_tile = 64;
+  const double peak_per_sm = d.fp32_peak() / std::max(1, d.multiprocessors);
+  const double split_bandwidth = 0.75 * d.memory_bandwidth;  // what a reduction reaches
+  BlockedPlan best{0, 1};
+  double best_time = 1e300;
+  for (const BlockedShapeInfo& s : kBlockedShapes) {
+    if (forced_tile != 0 && s.tile != forced_tile) continue;
+    const int resident = resident_blocks(s.tile, d);
+    if (resident == 0) continue;
+    const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
+    const int64_t slots = int64_t(d.multiprocessors) * resident;
+    const double per_block_rate = s.efficiency * peak_per_sm / resident;
+    for (int splits = 1; splits <= kMaxSplits; ++splits) {
+      const int64_t depth = ceil_div(p.k, splits);
+      if (splits > 1 && depth < kMinDepthPerSplit) break;
+      const int64_t waves = ceil_div(blocks * splits, slots);
+      double t = double(waves) * 2.0 * s.rows * s.cols * double(depth) / per_block_rate;
+      if (splits > 1)
+        t += kLaunchSeconds + double(splits + 2) * 4.0 * double(p.m * p.n) / split_bandwidth;
+      if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
+        best_time = t;
+        best = {s.tile, splits};
+      }
+    }
+  }
+  require(best.tile != 0, Status::NotSupported, "no BLOCKED tile",
+          forced_tile ? " of the size asked for" : "", " fits this device's shared memory");
+  return best;
+}
+
+}  // namespace tiledmm

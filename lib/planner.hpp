@@ -1,0 +1,29 @@
+// The planner of BLOCKED: which tile of C a block owns, and into how many slices
+// k is split (split-K), for a shape on a device described by its DeviceProfile.
+// Host C++ with no CUDA, so tests/test_internals.cpp checks it on device profiles
+// this machine does not have.
+#pragma once
+
+#include "device_profile.hpp"
+#include "gemm_problem.hpp"
+
+namespace tiledmm {
+
+// How BLOCKED runs a shape: its tile of C per block, and how many slices of k run
+// as separate blocks (1 = none).
+struct BlockedPlan {
+  int tile;
+  int splits;
+};
+
+// Blocks of `tile` one SM of `device` holds at once: the least of what the shape's
+// register cap, the SM's threads and its shared memory allow (0: it does not fit).
+int resident_blocks(int tile, const DeviceProfile& device);
+
+// The plan for `p` on `device`; forced_tile != 0 fixes the tile (split-K is still
+// chosen). Models time as waves of blocks at each shape's measured efficiency of
+// the device's FP32 peak, plus the traffic and launch of the split-K reduction.
+// Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
+
+}  // namespace tiledmm
