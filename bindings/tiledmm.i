@@ -1,13 +1,27 @@
 /* tiledmm.i: the part of the SWIG interface that Java and C# share.
  *
- * Naming rule: this generated layer keeps the C names (tmm_sgemm, TMM_ROW_MAJOR), so
- * it maps one to one onto include/tiledmm/tiledmm.h and nobody calls it directly.
- * The idiomatic classes written over it follow each language's rules: Java
- * lowerCamelCase in package org.tiledmm, C# PascalCase in namespace TiledMM.
+ * Naming rule. This generated layer keeps the C names (tmm_sgemm, TMM_ROW_MAJOR), so
+ * it maps one to one onto include/tiledmm/tiledmm.h; it is package-private (Java) or
+ * internal (C#) and nobody outside the binding calls it. The public classes written
+ * over it follow one rule per language, stated at the top of tiledmm_java.i and
+ * tiledmm_csharp.i:
+ *   - Java (package org.tiledmm): JavaBeans. Types in UpperCamelCase with "Tiledmm"
+ *     as one word (TiledmmException); a property is getX()/setX(), also when static
+ *     (Engine.getVersion()); actions are lowerCamelCase verbs (sgemm, synchronize,
+ *     close); enum constants UPPER_SNAKE_CASE.
+ *   - C# (namespace TiledMM): the .NET Framework Design Guidelines. PascalCase types,
+ *     properties and methods, with the two-letter acronym of the product kept upper
+ *     case everywhere (TiledMM, TiledMMException); a property for a value, a method
+ *     for an action.
+ *   - The handle is called Engine in both languages.
+ * The 1.0 names that broke these rules stay, deprecated (@Deprecated / [Obsolete]),
+ * for the 1.x series, each pointing at its new name.
  *
- * Only the symbols whitelisted below are wrapped; everything else in the header is
- * ignored. Enums are plain int constants here: each language defines its own enum
- * types over them.
+ * Only whitelisted symbols are wrapped; everything else in the header is ignored.
+ * The list below is what both languages wrap; each language file whitelists, before
+ * it includes this file, the few entry points that only it uses (how it passes
+ * arrays, how it releases a handle). Enums are plain int constants here: each
+ * language defines its own enum types over them.
  */
 
 %{
@@ -22,13 +36,12 @@
 %pointer_functions(int, tmmb_int_cell);
 %pointer_functions(double, tmmb_double_cell);
 
-/* The whitelist. */
+/* The whitelist shared by both languages. */
 %rename("$ignore", regextarget=1, fullname=1) "^.*$";
 %rename("%s") tmm_version;
 %rename("%s") tmm_status_string;
 %rename("%s") tmm_get_error_message;
 %rename("%s") tmm_create_with_backend;
-%rename("%s") tmm_destroy;
 %rename("%s") tmm_set_algorithm;
 %rename("%s") tmm_set_tile_size;
 %rename("%s") tmm_get_tile_size;
@@ -48,7 +61,6 @@
 /* The enum-valued getters, reshaped to int cells (tmm_algorithm*, tmm_backend*). */
 %rename("%s") tmmb_get_algorithm;
 %rename("%s") tmmb_get_backend;
-%rename("%s") tmmb_sgemm;
 %rename("%s", regextarget=1) "^tmmb_(handle|int|double)_cell";
 
 /* Struct fields are read by the wrappers, never written. */
@@ -59,29 +71,29 @@
 
 %inline %{
 /* tmm_get_algorithm / tmm_get_backend with an int cell instead of an enum pointer. */
-static tmm_status tmmb_get_algorithm(tmm_handle h, int* out) {
+static tmm_status tmmb_get_algorithm(tmm_handle handle, int* out) {
   tmm_algorithm a;
-  tmm_status s = tmm_get_algorithm(h, out ? &a : NULL);
+  tmm_status s = tmm_get_algorithm(handle, out ? &a : NULL);
   if (s == TMM_SUCCESS) *out = (int)a;
   return s;
 }
-static tmm_status tmmb_get_backend(tmm_handle h, int* out) {
+static tmm_status tmmb_get_backend(tmm_handle handle, int* out) {
   tmm_backend b;
-  tmm_status s = tmm_get_backend(h, out ? &b : NULL);
+  tmm_status s = tmm_get_backend(handle, out ? &b : NULL);
   if (s == TMM_SUCCESS) *out = (int)b;
   return s;
 }
 
-/* tmm_sgemm on arrays given with offsets. The language layers map the three
- * array parameters without copying (pinned or critical access) and check every
- * length and offset before they call this. Enums travel as ints. */
-static tmm_status tmmb_sgemm(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m,
-                             int64_t n, int64_t k, float alpha, const float* array_a,
-                             int64_t offset_a, int64_t lda, const float* array_b,
-                             int64_t offset_b, int64_t ldb, float beta, float* array_c,
-                             int64_t offset_c, int64_t ldc) {
-  return tmm_sgemm(h, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b, m, n,
-                   k, alpha, array_a ? array_a + offset_a : NULL, lda,
+/* tmm_sgemm on memory given as a base and an element offset, enums as ints. The
+ * language layers decide how the memory gets here (C#: pinned arrays; Java: direct
+ * buffers) and check every length and offset before they call this. */
+static tmm_status tmmb_sgemm(tmm_handle handle, int layout, int trans_a, int trans_b,
+                             int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* array_a, int64_t offset_a, int64_t lda,
+                             const float* array_b, int64_t offset_b, int64_t ldb, float beta,
+                             float* array_c, int64_t offset_c, int64_t ldc) {
+  return tmm_sgemm(handle, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b,
+                   m, n, k, alpha, array_a ? array_a + offset_a : NULL, lda,
                    array_b ? array_b + offset_b : NULL, ldb, beta,
                    array_c ? array_c + offset_c : NULL, ldc);
 }

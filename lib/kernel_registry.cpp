@@ -56,15 +56,19 @@ std::string tiles_of(BackendKind backend, Algorithm algorithm) {
   return list.empty() ? "none" : list;
 }
 
+// The 1.0 values stay valid in every build (a CPU-only build too, where no CUDA row
+// exists): they are part of the 1.x contract. New kernels add theirs.
 bool is_known_tile(int tile) {
-  if (tile == 0) return true;
+  for (int v : {0, 8, 16, 32, 64, 128, 256})
+    if (tile == v) return true;
   for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
     if (k->tile == tile) return true;
   return false;
 }
 
 bool is_known_coarsening(int coarsening) {
-  if (coarsening == 0) return true;
+  for (int v : {0, 1, 2, 4})
+    if (coarsening == v) return true;
   for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
     if (k->algorithm == Algorithm::Coarsened && k->coarsening == coarsening) return true;
   return false;

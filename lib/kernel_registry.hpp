@@ -64,10 +64,11 @@ const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int til
 // Builds a string: only on failure paths.
 std::string tiles_of(BackendKind backend, Algorithm algorithm);
 
-// True when some row takes this tile size (the tile_size option's valid values, with 0).
+// The tile_size option's valid values: 0, 1.0's sizes (valid in every build) and any
+// a row takes.
 bool is_known_tile(int tile);
 
-// True when some row takes this coarsening (with 0).
+// The coarsening option's valid values: 0, 1.0's (1, 2, 4) and any a row takes.
 bool is_known_coarsening(int coarsening);
 
 inline bool runs_on(const KernelEntry& k, int compute_capability) {

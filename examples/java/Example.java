@@ -5,8 +5,8 @@
 // --overhead times repeated calls at 64^3 and 1024^3 (wall clock per call), to compare
 // with the same loop in C (sgemm_basic --overhead) and C# (Example.exe --overhead).
 import java.util.Random;
+import org.tiledmm.Engine;
 import org.tiledmm.Layout;
-import org.tiledmm.Tiledmm;
 import org.tiledmm.Transpose;
 
 public final class Example {
@@ -17,7 +17,7 @@ public final class Example {
     for (int i = 0; i < a.length; i++) a[i] = random.nextFloat() - 0.5f;
     for (int i = 0; i < b.length; i++) b[i] = random.nextFloat() - 0.5f;
 
-    try (Tiledmm mm = new Tiledmm()) {
+    try (Engine mm = new Engine()) {
       mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k, 1f, a, k, b, n,
           0f, c, n);
       double maxError = 0;
@@ -28,8 +28,8 @@ public final class Example {
           maxError = Math.max(maxError, Math.abs(ref - c[i * n + j]));
         }
       }
-      System.out.printf("tiledmm %d on %s: %dx%dx%d, %s; max error %.2e%n", Tiledmm.version(),
-          mm.backend(), m, n, k, mm.lastTiming(), maxError);
+      System.out.printf("tiledmm %d on %s: %dx%dx%d, %s; max error %.2e%n", Engine.getVersion(),
+          mm.getBackend(), m, n, k, mm.getLastTiming(), maxError);
       if (maxError > 1e-3) {
         System.err.println("result is wrong");
         System.exit(1);
@@ -40,7 +40,7 @@ public final class Example {
     }
   }
 
-  static void overhead(Tiledmm mm, int size) {
+  static void overhead(Engine mm, int size) {
     float[] a = new float[size * size], b = new float[size * size], c = new float[size * size];
     java.util.Arrays.fill(a, 0.5f);
     java.util.Arrays.fill(b, 0.25f);
@@ -52,7 +52,7 @@ public final class Example {
     System.out.printf("java  %4d^3: %10.2f us per call (%d calls)%n", size, us, calls);
   }
 
-  static void run(Tiledmm mm, int s, float[] a, float[] b, float[] c) {
+  static void run(Engine mm, int s, float[] a, float[] b, float[] c) {
     mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, s, s, s, 1f, a, s, b, s, 0f,
         c, s);
   }

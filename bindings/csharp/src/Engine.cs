@@ -1,6 +1,7 @@
 // TiledMM.Engine: a tiledmm handle for C#. Every call checks its arguments, then
 // calls the SWIG-generated layer (internal), and turns a failing status into a
-// TiledmmException carrying the library's message.
+// TiledMMException carrying the library's message. Names follow the .NET design
+// guidelines (see bindings/csharp/tiledmm_csharp.i).
 using System;
 using System.IO;
 
@@ -16,12 +17,13 @@ namespace TiledMM
     /// Arrays that are too short, negative offsets and null arrays that the call needs
     /// raise ArgumentException before any native code runs; a disposed engine raises
     /// ObjectDisposedException. Methods are thread-safe; calls on one engine are
-    /// serialised. An engine left to the garbage collector is released by its
-    /// finalizer; Dispose may be called any number of times.
+    /// serialised. The native handle is held by a SafeHandle: an engine left to the
+    /// garbage collector is released by it, and Dispose may be called any number of
+    /// times.
     /// </summary>
     public sealed class Engine : IDisposable
     {
-        private SWIGTYPE_p_tmm_context_s handle;
+        private readonly NativeHandle handle;
         private readonly object gate = new object();
 
         private static volatile bool nativeLoaded;
@@ -34,7 +36,7 @@ namespace TiledMM
             if (nativeLoaded) return;
             try
             {
-                TiledmmNative.tmm_version();
+                TiledMMNative.tmm_version();
                 nativeLoaded = true;
             }
             catch (Exception e) when (e is DllNotFoundException || e is TypeInitializationException)
@@ -56,75 +58,66 @@ namespace TiledMM
         public Engine(Backend backend, int device)
         {
             EnsureNative();
-            SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
+            var owner = new NativeHandle();
+            SWIGTYPE_p_p_tmm_context_s cell = TiledMMNative.new_tmmb_handle_cell();
             try
             {
-                int status = TiledmmNative.tmm_create_with_backend(cell, (int)backend, device);
-                if (status != 0) throw Error(status, TiledmmNative.tmm_get_error_message(null));
-                handle = TiledmmNative.tmmb_handle_cell_value(cell);
+                int status = TiledMMNative.tmm_create_with_backend(cell, (int)backend, device);
+                if (status != 0)
+                {
+                    owner.Dispose();  // still empty: nothing to release
+                    throw Error(status, TiledMMNative.tmm_get_error_message(NativeHandle.Null));
+                }
+                owner.Adopt(TiledMMNative.tmmb_handle_cell_value(cell));
             }
             finally
             {
-                TiledmmNative.delete_tmmb_handle_cell(cell);
+                TiledMMNative.delete_tmmb_handle_cell(cell);
             }
-        }
-
-        ~Engine()
-        {
-            if (handle != null) Release();  // a constructor that threw left no handle
+            handle = owner;
         }
 
         /// <summary>Releases the native handle; calling it again does nothing.</summary>
         public void Dispose()
         {
-            Release();
-            GC.SuppressFinalize(this);
-        }
-
-        private void Release()
-        {
-            lock (gate)
-            {
-                if (handle != null) TiledmmNative.tmm_destroy(handle);
-                handle = null;
-            }
+            lock (gate) handle.Dispose();
         }
 
         /// <summary>The version of the loaded native library, MAJOR*10000 + MINOR*100 + PATCH.</summary>
         public static int Version
         {
-            get { EnsureNative(); return TiledmmNative.tmm_version(); }
+            get { EnsureNative(); return TiledMMNative.tmm_version(); }
         }
 
         /// <summary>The version this binding was built against.</summary>
         public static int BindingVersion
         {
-            get { EnsureNative(); return TiledmmNative.TILEDMM_VERSION; }
+            get { EnsureNative(); return TiledMMNative.TILEDMM_VERSION; }
         }
 
         public Backend Backend
         {
-            get { lock (gate) return (Backend)GetInt(TiledmmNative.tmmb_get_backend); }
+            get { lock (gate) return (Backend)GetInt(TiledMMNative.tmmb_get_backend); }
         }
 
         public Algorithm Algorithm
         {
-            get { lock (gate) return (Algorithm)GetInt(TiledmmNative.tmmb_get_algorithm); }
-            set { lock (gate) Check(TiledmmNative.tmm_set_algorithm(Live(), (int)value)); }
+            get { lock (gate) return (Algorithm)GetInt(TiledMMNative.tmmb_get_algorithm); }
+            set { lock (gate) Check(TiledMMNative.tmm_set_algorithm(Live(), (int)value)); }
         }
 
         /// <summary>8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default.</summary>
         public int TileSize
         {
-            get { lock (gate) return GetInt(TiledmmNative.tmm_get_tile_size); }
-            set { lock (gate) Check(TiledmmNative.tmm_set_tile_size(Live(), value)); }
+            get { lock (gate) return GetInt(TiledMMNative.tmm_get_tile_size); }
+            set { lock (gate) Check(TiledMMNative.tmm_set_tile_size(Live(), value)); }
         }
 
         /// <summary>Outputs per thread of the coarsened kernel: 1, 2 or 4; 0 = default.</summary>
         public int Coarsening
         {
-            get { lock (gate) return GetInt(TiledmmNative.tmm_get_coarsening); }
-            set { lock (gate) Check(TiledmmNative.tmm_set_coarsening(Live(), value)); }
+            get { lock (gate) return GetInt(TiledMMNative.tmm_get_coarsening); }
+            set { lock (gate) Check(TiledMMNative.tmm_set_coarsening(Live(), value)); }
         }
 
         /// <summary>
@@ -139,7 +132,7 @@ namespace TiledMM
                          c, offsetC, ldc);
             lock (gate)
             {
-                Check(TiledmmNative.tmmb_sgemm(Live(), (int)layout, (int)transA, (int)transB, m, n,
+                Check(TiledMMNative.tmmb_sgemm(Live(), (int)layout, (int)transA, (int)transB, m, n,
                                                 k, alpha, a, offsetA, lda, b, offsetB, ldb, beta,
                                                 c, offsetC, ldc));
             }
@@ -158,15 +151,15 @@ namespace TiledMM
             {
                 lock (gate)
                 {
-                    SWIGTYPE_p_double cell = TiledmmNative.new_tmmb_double_cell();
+                    SWIGTYPE_p_double cell = TiledMMNative.new_tmmb_double_cell();
                     try
                     {
-                        Check(TiledmmNative.tmm_get_last_time(Live(), cell));
-                        return TiledmmNative.tmmb_double_cell_value(cell);
+                        Check(TiledMMNative.tmm_get_last_time(Live(), cell));
+                        return TiledMMNative.tmmb_double_cell_value(cell);
                     }
                     finally
                     {
-                        TiledmmNative.delete_tmmb_double_cell(cell);
+                        TiledMMNative.delete_tmmb_double_cell(cell);
                     }
                 }
             }
@@ -181,7 +174,7 @@ namespace TiledMM
                 {
                     using (var t = new tmm_timing())
                     {
-                        Check(TiledmmNative.tmm_get_last_timing(Live(), t));
+                        Check(TiledMMNative.tmm_get_last_timing(Live(), t));
                         return new Timing
                         {
                             UploadMs = t.upload_ms, ComputeMs = t.compute_ms,
@@ -194,7 +187,7 @@ namespace TiledMM
             }
         }
 
-        /// <summary>The engine's GPU; a CPU engine raises TiledmmException(NotSupported).</summary>
+        /// <summary>The engine's GPU; a CPU engine raises TiledMMException(NotSupported).</summary>
         public DeviceInfo DeviceInfo
         {
             get
@@ -203,7 +196,7 @@ namespace TiledMM
                 {
                     using (var d = new tmm_device_info())
                     {
-                        Check(TiledmmNative.tmm_get_device_info(Live(), d));
+                        Check(TiledMMNative.tmm_get_device_info(Live(), d));
                         return new DeviceInfo
                         {
                             Name = d.name, Device = d.device,
@@ -223,38 +216,38 @@ namespace TiledMM
         /// <summary>Waits for all work the engine queued.</summary>
         public void Synchronize()
         {
-            lock (gate) Check(TiledmmNative.tmm_synchronize(Live()));
+            lock (gate) Check(TiledMMNative.tmm_synchronize(Live()));
         }
 
-        private SWIGTYPE_p_tmm_context_s Live()
+        private NativeHandle Live()
         {
-            if (handle == null) throw new ObjectDisposedException(nameof(Engine));
+            if (handle.IsClosed) throw new ObjectDisposedException(nameof(Engine));
             return handle;
         }
 
-        private int GetInt(Func<SWIGTYPE_p_tmm_context_s, SWIGTYPE_p_int, int> getter)
+        private int GetInt(Func<NativeHandle, SWIGTYPE_p_int, int> getter)
         {
-            SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
+            SWIGTYPE_p_int cell = TiledMMNative.new_tmmb_int_cell();
             try
             {
                 Check(getter(Live(), cell));
-                return TiledmmNative.tmmb_int_cell_value(cell);
+                return TiledMMNative.tmmb_int_cell_value(cell);
             }
             finally
             {
-                TiledmmNative.delete_tmmb_int_cell(cell);
+                TiledMMNative.delete_tmmb_int_cell(cell);
             }
         }
 
         private void Check(int status)
         {
-            if (status != 0) throw Error(status, TiledmmNative.tmm_get_error_message(handle));
+            if (status != 0) throw Error(status, TiledMMNative.tmm_get_error_message(handle));
         }
 
-        private static TiledmmException Error(int status, string detail)
+        private static TiledMMException Error(int status, string detail)
         {
-            string text = TiledmmNative.tmm_status_string(status);
-            return new TiledmmException((Status)status,
+            string text = TiledMMNative.tmm_status_string(status);
+            return new TiledMMException((Status)status,
                                         string.IsNullOrEmpty(detail) ? text : text + ": " + detail);
         }
     }

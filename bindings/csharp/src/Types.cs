@@ -1,5 +1,5 @@
 // The public types of the TiledMM binding besides Engine: enums over the C values,
-// the exception, and the timing and device records.
+// the exception (and its deprecated 1.0 name), and the timing and device records.
 using System;
 
 namespace TiledMM
@@ -23,9 +23,24 @@ namespace TiledMM
         Cuda = 5, Internal = 6
     }
 
-    /// <summary>A call into tiledmm failed: <see cref="Status"/> says how, the message why.</summary>
+    // TiledMMException derives from its 1.0 name only so that 1.0 code that catches
+    // TiledmmException still catches every failure; 2.0 drops TiledmmException and
+    // derives this from Exception, with the Status property.
+#pragma warning disable 618
+    /// <summary>A call into tiledmm failed: <see cref="TiledmmException.Status"/> says
+    /// how, the message why.</summary>
+    public class TiledMMException : TiledmmException
+#pragma warning restore 618
+    {
+        public TiledMMException(Status status, string message) : base(status, message) { }
+    }
+
+    /// <summary>The 1.0 name of <see cref="TiledMMException"/>, which every failure
+    /// raises; kept for the 1.x series.</summary>
+    [Obsolete("use TiledMMException")]
     public class TiledmmException : Exception
     {
+        /// <summary>The library's status code.</summary>
         public Status Status { get; }
 
         public TiledmmException(Status status, string message) : base(message)

@@ -1,9 +1,12 @@
 // Tests of the C# binding on the CPU backend: results against a double-precision
-// reference, every error path, lifetime (dispose twice, use after dispose, the
-// finalizer) and threads. Prints one line per test and "N passed, M failed" last;
+// reference, every error path, lifetime (dispose twice, use after dispose, engines
+// left to the garbage collector, counted through NativeHandle), threads and the
+// deprecated 1.0 names. Prints one line per test and "N passed, M failed" last;
 // exits non-zero on any failure.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using TiledMM;
 
@@ -119,25 +122,25 @@ static class EngineTests
     {
         using (var e = new Engine(Backend.Cpu, 0))
         {
-            var x = Throws<TiledmmException>(() => e.TileSize = 7, "tile 7");
+            var x = Throws<TiledMMException>(() => e.TileSize = 7, "tile 7");
             Assert(x.Status == Status.InvalidValue && x.Message.Contains("tile size"), x.Message);
-            x = Throws<TiledmmException>(() => e.Algorithm = Algorithm.Tiled, "tiled on CPU");
+            x = Throws<TiledMMException>(() => e.Algorithm = Algorithm.Tiled, "tiled on CPU");
             Assert(x.Status == Status.NotSupported, "NotSupported");
-            x = Throws<TiledmmException>(() => { var d = e.DeviceInfo; }, "device info on CPU");
+            x = Throws<TiledMMException>(() => { var d = e.DeviceInfo; }, "device info on CPU");
             Assert(x.Status == Status.NotSupported, "NotSupported");
-            x = Throws<TiledmmException>(() => { var t = e.LastTime; }, "no sgemm yet");
+            x = Throws<TiledMMException>(() => { var t = e.LastTime; }, "no sgemm yet");
             Assert(x.Status == Status.InvalidValue, "InvalidValue");
             var f = new float[16];
-            x = Throws<TiledmmException>(() => e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, -1, 2, 2, 1f, f, 2, f, 2, 0f, f, 2), "m < 0");
+            x = Throws<TiledMMException>(() => e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, -1, 2, 2, 1f, f, 2, f, 2, 0f, f, 2), "m < 0");
             Assert(x.Message.Contains("m must be"), x.Message);
-            x = Throws<TiledmmException>(() => e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 2, 2, 2, 1f, f, 1, f, 2, 0f, f, 2), "lda");
+            x = Throws<TiledMMException>(() => e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 2, 2, 2, 1f, f, 1, f, 2, 0f, f, 2), "lda");
             Assert(x.Message.Contains("lda"), x.Message);
             var g = new Case(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 5, 6, 7, 1f, 0f, 0, 0);
             g.Run(e); g.Verify();
             Assert(e.LastTime >= 0, "last time");
             Assert(e.LastTiming.Algorithm == Algorithm.Blocked, "CPU AUTO runs BLOCKED");
         }
-        var y = Throws<TiledmmException>(() => new Engine(Backend.Cuda, 4096), "no such device");
+        var y = Throws<TiledMMException>(() => new Engine(Backend.Cuda, 4096), "no such device");
         Assert(y.Status == Status.NoDevice, "NoDevice");
     }
 
@@ -172,13 +175,80 @@ static class EngineTests
         Throws<ObjectDisposedException>(() => e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 2, 2, 1, 1f, f, 1, f, 2, 0f, f, 2), "Sgemm after Dispose");
     }
 
-    static void EnginesLeftToTheFinalizer()
+    static void EnginesLeftToTheGarbageCollectorAreReleased()
     {
-        for (int i = 0; i < 200; i++) { var e = new Engine(Backend.Cpu, 0); e.TileSize = 16; }
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
+        const int count = 200;
+        long destroyedBefore = NativeHandle.Destroyed;
+        long liveBefore = NativeHandle.Created - destroyedBefore;
+        // On a thread of its own, so that no stale reference to an engine survives on
+        // this thread's stack (Mono scans stacks conservatively).
+        var dropper = new Thread(() => DropEngines(count));
+        dropper.Start();
+        dropper.Join();
+        Assert(NativeHandle.Created - destroyedBefore == liveBefore + count, "created " + count);
+        // Collect until the SafeHandles' finalizers have destroyed all of them, with a
+        // deadline.
+        var clock = Stopwatch.StartNew();
+        while (NativeHandle.Destroyed - destroyedBefore < count && clock.Elapsed.TotalSeconds < 60)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            if (NativeHandle.Destroyed - destroyedBefore < count) Thread.Sleep(20);
+        }
+        long destroyed = NativeHandle.Destroyed - destroyedBefore;
+        Assert(destroyed >= count, "the garbage collector released " + destroyed + " of " + count + " native handles");
+        long live = NativeHandle.Created - NativeHandle.Destroyed;
+        Assert(live <= liveBefore, live + " native handles live, " + liveBefore + " before");
         using (var e = new Engine(Backend.Cpu, 0)) Assert(e.Backend == Backend.Cpu, "still works");
     }
+
+    // Creates engines, uses them, and keeps no reference to any.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void DropEngines(int count)
+    {
+        var x = new float[16];
+        for (int i = 0; i < count; i++)
+        {
+            var e = new Engine(Backend.Cpu, 0);
+            e.TileSize = 16;
+            e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 4, 4, 4, 1f, x, 4, x, 4, 0f, new float[16], 4);
+        }
+    }
+
+    static void DisposeDestroysTheNativeHandleOnce()
+    {
+        long destroyed = NativeHandle.Destroyed;
+        var e = new Engine(Backend.Cpu, 0);
+        e.Dispose();
+        e.Dispose();
+        Assert(NativeHandle.Destroyed == destroyed + 1, "one native handle destroyed");
+        Throws<TiledMMException>(() => new Engine(Backend.Cuda, 4096), "no such device");
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        Assert(NativeHandle.Destroyed == destroyed + 1, "a failed constructor destroys nothing");
+    }
+
+    // Every 1.0 name still works, as a deprecated alias of its new name.
+#pragma warning disable 618
+    static void DeprecatedNamesStillWork()
+    {
+        using (var e = new Engine(Backend.Cpu, 0))
+        {
+            TiledmmException x = Throws<TiledmmException>(() => e.TileSize = 7, "1.0 catch clause");
+            Assert(x is TiledMMException, "the new type is thrown");
+            Assert(x.Status == Status.InvalidValue, "Status through the 1.0 type");
+            try
+            {
+                e.Algorithm = Algorithm.Tiled;
+                throw new Exception("expected an exception");
+            }
+            catch (TiledmmException old)
+            {
+                Assert(old.Status == Status.NotSupported, "catch (TiledmmException)");
+            }
+        }
+    }
+#pragma warning restore 618
 
     static void EnginesInThreadsAndASharedEngine()
     {
@@ -216,7 +286,8 @@ static class EngineTests
         {
             MatchesDoubleReference, VersionsAndSettings, LibraryErrorsAreExceptions,
             ShortArraysAreRejectedBeforeNativeCode, DisposeTwiceAndUseAfterDispose,
-            EnginesLeftToTheFinalizer, EnginesInThreadsAndASharedEngine,
+            DisposeDestroysTheNativeHandleOnce, EnginesLeftToTheGarbageCollectorAreReleased,
+            EnginesInThreadsAndASharedEngine, DeprecatedNamesStillWork,
         };
         foreach (Action test in tests)
         {

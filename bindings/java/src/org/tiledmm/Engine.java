@@ -1,0 +1,300 @@
+package org.tiledmm;
+
+import java.lang.ref.Cleaner;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A tiledmm handle: single-precision matrix multiplication on a CUDA GPU or the CPU.
+ *
+ * <pre>{@code
+ * try (Engine mm = new Engine()) {
+ *   mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k,
+ *            1f, a, k, b, n, 0f, c, n);          // c = a * b
+ *   System.out.println(mm.getLastTime() + " ms");
+ * }
+ * }</pre>
+ *
+ * <p>Errors raise {@link TiledmmException} with the library's status and message. Arrays
+ * that are too short, negative offsets, null arrays that the call needs and buffers that
+ * are not direct or not in native byte order raise {@link IllegalArgumentException}
+ * before any native code runs. A closed engine raises {@link IllegalStateException}.
+ * Methods are thread-safe; calls on one engine are serialised. An engine left to the
+ * garbage collector is released by it.
+ *
+ * <p>Names follow JavaBeans (see bindings/java/tiledmm_java.i). This class is not
+ * final only so that the deprecated 1.0 name {@link Tiledmm} can extend it; every
+ * method is final and it is not meant to be extended.
+ */
+public class Engine implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+  private static final AtomicLong CREATED = new AtomicLong();
+  private static final AtomicLong DESTROYED = new AtomicLong();
+
+  static {
+    NativeLoader.load();
+  }
+
+  /**
+   * Owns the native handle and the staging of float[] arrays; runs once, by close()
+   * or by the garbage collector. It must not refer to the Engine, or the Engine would
+   * never become unreachable.
+   */
+  private static final class Release implements Runnable {
+    private SWIGTYPE_p_tmm_context_s handle;
+    private SWIGTYPE_p_tmmb_staging staging;
+
+    Release(SWIGTYPE_p_tmm_context_s handle, SWIGTYPE_p_tmmb_staging staging) {
+      this.handle = handle;
+      this.staging = staging;
+    }
+
+    @Override
+    public synchronized void run() {
+      if (handle != null) {
+        TiledmmNative.tmm_destroy(handle);
+        DESTROYED.incrementAndGet();
+      }
+      if (staging != null) TiledmmNative.tmmb_staging_delete(staging);
+      handle = null;
+      staging = null;
+    }
+  }
+
+  private SWIGTYPE_p_tmm_context_s handle;
+  private final SWIGTYPE_p_tmmb_staging staging;
+  private final Cleaner.Cleanable cleanable;
+
+  /** An engine on the best backend: CUDA device 0 if usable, else the CPU. */
+  public Engine() {
+    this(Backend.AUTO, 0);
+  }
+
+  /** An engine on a chosen backend; {@code device} is the CUDA device index. */
+  public Engine(Backend backend, int device) {
+    SWIGTYPE_p_tmmb_staging newStaging = TiledmmNative.tmmb_staging_new();
+    if (newStaging == null) throw new OutOfMemoryError("tiledmm: no memory for a handle");
+    SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
+    try {
+      int status = TiledmmNative.tmm_create_with_backend(cell, backend.value, device);
+      if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
+      handle = TiledmmNative.tmmb_handle_cell_value(cell);
+    } catch (RuntimeException | Error e) {
+      TiledmmNative.tmmb_staging_delete(newStaging);
+      throw e;
+    } finally {
+      TiledmmNative.delete_tmmb_handle_cell(cell);
+    }
+    staging = newStaging;
+    CREATED.incrementAndGet();
+    cleanable = CLEANER.register(this, new Release(handle, staging));
+  }
+
+  /** The version of the loaded native library, as MAJOR*10000 + MINOR*100 + PATCH. */
+  public static int getVersion() {
+    return TiledmmNative.tmm_version();
+  }
+
+  /** The version these bindings were built against. */
+  public static int getBindingVersion() {
+    return TiledmmNativeConstants.TILEDMM_VERSION;
+  }
+
+  /** Releases the native handle; calling it again does nothing. */
+  @Override
+  public final synchronized void close() {
+    if (handle == null) return;
+    handle = null;
+    cleanable.clean();
+  }
+
+  /** The backend the engine runs on: CUDA or CPU, never AUTO. */
+  public final synchronized Backend getBackend() {
+    return Backend.of(getInt(TiledmmNative::tmmb_get_backend));
+  }
+
+  public final synchronized void setAlgorithm(Algorithm algorithm) {
+    check(TiledmmNative.tmm_set_algorithm(live(), algorithm.value));
+  }
+
+  public final synchronized Algorithm getAlgorithm() {
+    return Algorithm.of(getInt(TiledmmNative::tmmb_get_algorithm));
+  }
+
+  /** Tile edge: 8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default. */
+  public final synchronized void setTileSize(int tileSize) {
+    check(TiledmmNative.tmm_set_tile_size(live(), tileSize));
+  }
+
+  public final synchronized int getTileSize() {
+    return getInt(TiledmmNative::tmm_get_tile_size);
+  }
+
+  /** Outputs per thread of the coarsened kernel: 1, 2 or 4; 0 = default. */
+  public final synchronized void setCoarsening(int coarsening) {
+    check(TiledmmNative.tmm_set_coarsening(live(), coarsening));
+  }
+
+  public final synchronized int getCoarsening() {
+    return getInt(TiledmmNative::tmm_get_coarsening);
+  }
+
+  /**
+   * C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n and C m x n,
+   * each matrix starting at its offset in its array. BLAS semantics; beta = 0 never
+   * reads C. Returns when c holds the result.
+   *
+   * <p>The arrays are copied into the engine's native staging (which only grows) and
+   * the m x n part of C is copied back; elements of c outside it are never written.
+   * No array is pinned while the product runs, so the garbage collector is never held
+   * up. For large products, direct FloatBuffers avoid the copies.
+   */
+  public final synchronized void sgemm(Layout layout, Transpose transA, Transpose transB,
+      long m, long n, long k, float alpha, float[] a, int offsetA, long lda, float[] b,
+      int offsetB, long ldb, float beta, float[] c, int offsetC, long ldc) {
+    Shapes.check(layout, transA, transB, m, n, k, alpha, length(a), offsetA, lda, length(b),
+        offsetB, ldb, length(c), offsetC, ldc);
+    int status = TiledmmNative.tmmb_sgemm_arrays(live(), staging, layout.value, transA.value,
+        transB.value, m, n, k, alpha, a, offsetA, lda, b, offsetB, ldb, beta, c, offsetC, ldc);
+    if (status == TiledmmNativeConstants.TMMB_STAGING_NO_MEMORY) {
+      throw new TiledmmException(Status.OUT_OF_MEMORY,
+          TiledmmNative.tmm_status_string(Status.OUT_OF_MEMORY.value)
+              + ": no host memory to stage the float[] arrays; use direct FloatBuffers");
+    }
+    check(status);
+  }
+
+  /** {@link #sgemm(Layout, Transpose, Transpose, long, long, long, float, float[], int, long,
+   * float[], int, long, float, float[], int, long)} with every offset 0. */
+  public final void sgemm(Layout layout, Transpose transA, Transpose transB, long m, long n,
+      long k, float alpha, float[] a, long lda, float[] b, long ldb, float beta, float[] c,
+      long ldc) {
+    sgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+  }
+
+  /**
+   * The same on direct FloatBuffers in native byte order, each matrix starting at its
+   * buffer's position (positions are not changed); the library works on them in place.
+   * Make them with {@code ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder())
+   * .asFloatBuffer()}. Heap buffers and buffers in the other byte order (the default of
+   * {@code ByteBuffer}) are rejected.
+   */
+  public final synchronized void sgemm(Layout layout, Transpose transA, Transpose transB,
+      long m, long n, long k, float alpha, FloatBuffer a, long lda, FloatBuffer b, long ldb,
+      float beta, FloatBuffer c, long ldc) {
+    checkBuffer("A", a);
+    checkBuffer("B", b);
+    checkBuffer("C", c);
+    if (c != null && c.isReadOnly()) throw new IllegalArgumentException("C is read-only");
+    Shapes.check(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda, limit(b),
+        position(b), ldb, limit(c), position(c), ldc);
+    check(TiledmmNative.tmmb_sgemm_direct(live(), layout.value, transA.value, transB.value, m,
+        n, k, alpha, a, position(a), lda, b, position(b), ldb, beta, c, position(c), ldc));
+  }
+
+  /** Compute time of the last successful sgemm, in milliseconds. */
+  public final synchronized double getLastTime() {
+    SWIGTYPE_p_double cell = TiledmmNative.new_tmmb_double_cell();
+    try {
+      check(TiledmmNative.tmm_get_last_time(live(), cell));
+      return TiledmmNative.tmmb_double_cell_value(cell);
+    } finally {
+      TiledmmNative.delete_tmmb_double_cell(cell);
+    }
+  }
+
+  /** Upload, compute, download and total time of the last successful sgemm. */
+  public final synchronized Timing getLastTiming() {
+    tmm_timing t = new tmm_timing();
+    try {
+      check(TiledmmNative.tmm_get_last_timing(live(), t));
+      return new Timing(t.getUpload_ms(), t.getCompute_ms(), t.getDownload_ms(), t.getTotal_ms(),
+          Algorithm.of(t.getAlgorithm()), t.getTile_size(), t.getCoarsening());
+    } finally {
+      t.delete();
+    }
+  }
+
+  /** The engine's GPU; a CPU engine raises TiledmmException(NOT_SUPPORTED). */
+  public final synchronized DeviceInfo getDeviceInfo() {
+    tmm_device_info d = new tmm_device_info();
+    try {
+      check(TiledmmNative.tmm_get_device_info(live(), d));
+      return new DeviceInfo(d);
+    } finally {
+      d.delete();
+    }
+  }
+
+  /** Waits for all work the engine queued. */
+  public final synchronized void synchronize() {
+    check(TiledmmNative.tmm_synchronize(live()));
+  }
+
+  /** Native handles created so far by this class loader's engines (for the tests). */
+  static long nativeHandlesCreated() {
+    return CREATED.get();
+  }
+
+  /** Native handles destroyed so far, by close() or by the garbage collector. */
+  static long nativeHandlesDestroyed() {
+    return DESTROYED.get();
+  }
+
+  /** A C getter that writes one int through an out-parameter. */
+  private interface IntGetter {
+    int get(SWIGTYPE_p_tmm_context_s handle, SWIGTYPE_p_int out);
+  }
+
+  private int getInt(IntGetter getter) {
+    SWIGTYPE_p_int cell = TiledmmNative.new_tmmb_int_cell();
+    try {
+      check(getter.get(live(), cell));
+      return TiledmmNative.tmmb_int_cell_value(cell);
+    } finally {
+      TiledmmNative.delete_tmmb_int_cell(cell);
+    }
+  }
+
+  private SWIGTYPE_p_tmm_context_s live() {
+    if (handle == null) throw new IllegalStateException("this Engine is closed");
+    return handle;
+  }
+
+  private void check(int status) {
+    if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(handle));
+  }
+
+  private static TiledmmException error(int status, String detail) {
+    Status s = Status.of(status);
+    String text = TiledmmNative.tmm_status_string(status);
+    return new TiledmmException(s, detail == null || detail.isEmpty() ? text : text + ": " + detail);
+  }
+
+  /** The library reads floats in the machine's byte order, straight from the buffer. */
+  private static void checkBuffer(String name, FloatBuffer buf) {
+    if (buf == null) return;
+    if (!buf.isDirect()) {
+      throw new IllegalArgumentException(name + ": FloatBuffer must be direct"
+          + " (ByteBuffer.allocateDirect); for heap data use the float[] form");
+    }
+    if (buf.order() != ByteOrder.nativeOrder()) {
+      throw new IllegalArgumentException(name + ": FloatBuffer is " + buf.order()
+          + " but the library reads " + ByteOrder.nativeOrder() + " floats: make it with"
+          + " ByteBuffer.allocateDirect(...).order(ByteOrder.nativeOrder()).asFloatBuffer()");
+    }
+  }
+
+  private static long length(float[] array) {
+    return array == null ? -1 : array.length;
+  }
+
+  private static long limit(FloatBuffer buf) {
+    return buf == null ? -1 : buf.limit();
+  }
+
+  private static int position(FloatBuffer buf) {
+    return buf == null ? 0 : buf.position();
+  }
+}
