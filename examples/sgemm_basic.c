@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   for (i = 0; i < M * K; ++i) a[i] = (float)rand() / RAND_MAX - 0.5f;
   for (i = 0; i < K * N; ++i) b[i] = (float)rand() / RAND_MAX - 0.5f;
 
-  if (tmm_version() != TILEDMM_VERSION) {
+  /* Any later 1.x library runs this program (docs/ABI.md): same major, not older. */
+  if (tmm_version() / 10000 != TILEDMM_VERSION_MAJOR || tmm_version() < TILEDMM_VERSION) {
     fprintf(stderr, "header/library mismatch: %d vs %d\n", TILEDMM_VERSION, tmm_version());
     goto done;
   }

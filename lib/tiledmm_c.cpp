@@ -248,8 +248,7 @@ int64_t get_option(const tmm_context_s& c, int id) {
 // The size of tmm_report in 1.1, the first release that had it: the least a
 // caller may pass.
 constexpr size_t kReportSize11 = offsetof(tmm_report, kernel) + sizeof(const char*);
-constexpr size_t kKernelInfoSize11 =
-    offsetof(tmm_kernel_info, max_compute_capability) + sizeof(int);
+constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, outputs_per_thread) + sizeof(int);
 
 }  // namespace
 
@@ -464,6 +463,7 @@ tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
     info.is_default = k->is_default ? 1 : 0;
     info.min_compute_capability = k->min_cc;
     info.max_compute_capability = k->max_cc;
+    info.outputs_per_thread = k->outputs_per_thread;
     std::memcpy(out, &info, info.struct_size);
   });
 }

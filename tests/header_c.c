@@ -8,13 +8,21 @@ int main(void) {
   tmm_handle h = NULL;
   tmm_timing timing;
   tmm_device_info info;
+  tmm_report report;
+  tmm_kernel_info kernel;
+  int64_t lower = 0;
   (void)timing;
   (void)info;
+  report.struct_size = sizeof report;
+  kernel.struct_size = sizeof kernel;
+  if (tmm_get_kernel_info(0, &kernel) != TMM_SUCCESS || kernel.name == NULL) return 1;
+  if (tmm_get_option_bounds(TMM_OPTION_HOST_THREADS, &lower, NULL, NULL) != TMM_SUCCESS) return 1;
   if (tmm_version() != TILEDMM_VERSION) {
     fprintf(stderr, "header %d, library %d\n", TILEDMM_VERSION, tmm_version());
     return 1;
   }
   if (tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0) != TMM_SUCCESS) return 1;
+  if (tmm_get_last_report(h, &report) != TMM_ERROR_INVALID_VALUE) return 1; /* no sgemm yet */
   tmm_destroy(h);
   printf("1 passed, 0 failed\n");
   return 0;

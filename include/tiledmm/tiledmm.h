@@ -64,7 +64,8 @@ extern "C" {
 #include "tiledmm/tiledmm_version.h"
 
 /* The version of the library actually loaded, in the form of TILEDMM_VERSION.
- * Compare with TILEDMM_VERSION to detect a header/library mismatch. */
+ * Compatible when the major versions match and tmm_version() >= TILEDMM_VERSION
+ * (docs/ABI.md); do not test for equality. */
 TMM_API int tmm_version(void);
 
 /* ==================================================================== *
@@ -172,6 +173,7 @@ typedef struct tmm_kernel_info {
   int is_default;          /* 1 when tile size and coarsening 0 select it */
   int min_compute_capability; /* CUDA: major * 10 + minor it needs at least; CPU: 0 */
   int max_compute_capability; /* and at most (999: no limit) */
+  int outputs_per_thread;  /* elements of C one thread computes (0: not fixed) */
 } tmm_kernel_info;
 
 /* What the device of a CUDA handle is. */
