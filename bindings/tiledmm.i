@@ -20,8 +20,13 @@
  * Only whitelisted symbols are wrapped; everything else in the header is ignored.
  * The list below is what both languages wrap; each language file whitelists, before
  * it includes this file, the few entry points that only it uses (how it passes
- * arrays, how it releases a handle). Enums are plain int constants here: each
- * language defines its own enum types over them.
+ * arrays, how it releases a handle).
+ *
+ * Enums are plain ints here. The public enum types of both languages (Status,
+ * Algorithm, Option, ...) are not written by hand: generate_enums.cmake writes them
+ * from the header at build time, so a value added to the header needs no edit in
+ * bindings/. The C enum types are whitelisted below only so that each language's
+ * tests can compare those generated enums with SWIG's own reading of the header.
  */
 
 %{
@@ -35,6 +40,7 @@
 %pointer_functions(tmm_handle, tmmb_handle_cell);
 %pointer_functions(int, tmmb_int_cell);
 %pointer_functions(double, tmmb_double_cell);
+%pointer_functions(int64_t, tmmb_int64_cell);
 
 /* The whitelist shared by both languages. */
 %rename("$ignore", regextarget=1, fullname=1) "^.*$";
@@ -51,17 +57,33 @@
 %rename("%s") tmm_get_last_time;
 %rename("%s") tmm_get_last_timing;
 %rename("%s") tmm_get_device_info;
+/* 1.1: options, the option table, the report and the kernel list. */
+%rename("%s") tmm_set_option;
+%rename("%s") tmm_get_option;
+%rename("%s") tmm_get_option_bounds;
+%rename("%s") tmm_option_name;
+%rename("%s") tmmb_get_last_report;
+%rename("%s") tmmb_get_kernel_info;
 %rename("%s") tmm_timing;
 %rename("%s") tmm_device_info;
-%rename("%s", %$ismember) "";  /* the fields of those two structs */
+%rename("%s") tmm_report;
+%rename("%s") tmm_kernel_info;
+%rename("%s", %$ismember) "";  /* the fields of those structs */
 %rename("%s", %$isconstructor) "";
 %rename("%s", %$isdestructor) "";
 %rename("%s", regextarget=1) "^TMM_";
+/* The C enum types, for the tests only (see the top of this file). */
+%rename("%s") tmm_status;
+%rename("%s") tmm_layout;
+%rename("%s") tmm_transpose;
+%rename("%s") tmm_backend;
+%rename("%s") tmm_algorithm;
+%rename("%s") tmm_option;
 %rename("%s", regextarget=1) "^TILEDMM_VERSION";
 /* The enum-valued getters, reshaped to int cells (tmm_algorithm*, tmm_backend*). */
 %rename("%s") tmmb_get_algorithm;
 %rename("%s") tmmb_get_backend;
-%rename("%s", regextarget=1) "^tmmb_(handle|int|double)_cell";
+%rename("%s", regextarget=1) "^tmmb_(handle|int|int64|double)_cell";
 
 /* Struct fields are read by the wrappers, never written. */
 %immutable;
@@ -82,6 +104,19 @@ static tmm_status tmmb_get_backend(tmm_handle handle, int* out) {
   tmm_status s = tmm_get_backend(handle, out ? &b : NULL);
   if (s == TMM_SUCCESS) *out = (int)b;
   return s;
+}
+
+/* tmm_get_last_report and tmm_get_kernel_info with out->struct_size set to the size
+ * of the structs this binding was built with (the languages cannot set it: every
+ * field is read-only). The library fills what it has of them; a field an older
+ * library lacks stays 0 (SWIG allocates the structs zeroed). */
+static tmm_status tmmb_get_last_report(tmm_handle handle, tmm_report* out) {
+  if (out) out->struct_size = sizeof(tmm_report);
+  return tmm_get_last_report(handle, out);
+}
+static tmm_status tmmb_get_kernel_info(int index, tmm_kernel_info* out) {
+  if (out) out->struct_size = sizeof(tmm_kernel_info);
+  return tmm_get_kernel_info(index, out);
 }
 
 /* tmm_sgemm on memory given as a base and an element offset, enums as ints. The

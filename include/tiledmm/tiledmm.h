@@ -156,8 +156,9 @@ typedef struct tmm_report {
   int splits;              /* slices of k run as separate blocks (split-K); 1 = none */
   int host_threads;        /* CPU threads that computed (CPU backend), else 0 */
   const char* kernel;      /* static name of the kernel that ran, e.g.
-                              "blocked_128x256"; "scale" when only C = beta * C
-                              ran, "none" when nothing ran (m or n = 0) */
+                              "blocked_128x256"; "scale" ("cpu_scale" on the CPU)
+                              when only C = beta * C ran, "none" when nothing ran
+                              (m or n = 0) */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that

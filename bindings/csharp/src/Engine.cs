@@ -3,6 +3,7 @@
 // TiledMMException carrying the library's message. Names follow the .NET design
 // guidelines (see bindings/csharp/tiledmm_csharp.i).
 using System;
+using System.Collections.Generic;
 using System.IO;
 
 namespace TiledMM
@@ -11,9 +12,17 @@ namespace TiledMM
     /// Single-precision matrix multiplication on a CUDA GPU or the CPU.
     /// <code>
     /// using (var mm = new Engine())
+    /// {
     ///     mm.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans,
     ///              m, n, k, 1f, a, k, b, n, 0f, c, n);   // c = a * b
+    ///     Console.WriteLine(mm.LastReport);              // kernel, threads, times
+    /// }
     /// </code>
+    /// Settings are options (<see cref="SetOption"/>; <see cref="GetOptionBounds"/> says
+    /// what each takes); the library's kernels are listed by <see cref="Kernels"/>. Enum
+    /// arguments are passed to the library as their numbers, so a value this binding does
+    /// not name ((Option)7) reaches the library, which accepts it if it knows it (a newer
+    /// library) and otherwise raises TiledMMException(InvalidValue).
     /// Arrays that are too short, negative offsets and null arrays that the call needs
     /// raise ArgumentException before any native code runs; a disposed engine raises
     /// ObjectDisposedException. Methods are thread-safe; calls on one engine are
@@ -27,6 +36,7 @@ namespace TiledMM
         private readonly object gate = new object();
 
         private static volatile bool nativeLoaded;
+        private static volatile IReadOnlyList<KernelInfo> kernels;
 
         // Loads the native library on first use, so that a missing library is a
         // DllNotFoundException that says where Mono looked, not a
@@ -121,6 +131,118 @@ namespace TiledMM
         }
 
         /// <summary>
+        /// Sets an option: <c>engine.SetOption(Option.HostThreads, 4)</c>. A value outside
+        /// the option's bounds (<see cref="GetOptionBounds"/>), or not among the values it
+        /// takes, raises TiledMMException(InvalidValue); a valid value the backend lacks
+        /// raises NotSupported. Either way the setting is unchanged. Option.Algorithm takes
+        /// an algorithm's number; the Algorithm property is the typed form.
+        /// </summary>
+        public void SetOption(Option option, long value)
+        {
+            lock (gate) Check(TiledMMNative.tmm_set_option(Live(), (int)option, value));
+        }
+
+        /// <summary>The value of an option on this engine.</summary>
+        public long GetOption(Option option)
+        {
+            lock (gate)
+            {
+                SWIGTYPE_p_long_long cell = TiledMMNative.new_tmmb_int64_cell();
+                try
+                {
+                    Check(TiledMMNative.tmm_get_option(Live(), (int)option, cell));
+                    return TiledMMNative.tmmb_int64_cell_value(cell);
+                }
+                finally
+                {
+                    TiledMMNative.delete_tmmb_int64_cell(cell);
+                }
+            }
+        }
+
+        /// <summary>The smallest and largest value an option takes, and its default, in the
+        /// loaded library. An option that library does not know raises
+        /// TiledMMException(InvalidValue).</summary>
+        public static OptionBounds GetOptionBounds(Option option)
+        {
+            EnsureNative();
+            SWIGTYPE_p_long_long lower = TiledMMNative.new_tmmb_int64_cell();
+            SWIGTYPE_p_long_long upper = TiledMMNative.new_tmmb_int64_cell();
+            SWIGTYPE_p_long_long byDefault = TiledMMNative.new_tmmb_int64_cell();
+            try
+            {
+                int status = TiledMMNative.tmm_get_option_bounds((int)option, lower, upper, byDefault);
+                if (status != 0) throw Error(status, TiledMMNative.tmm_get_error_message(NativeHandle.Null));
+                return new OptionBounds
+                {
+                    Option = option, Lower = TiledMMNative.tmmb_int64_cell_value(lower),
+                    Upper = TiledMMNative.tmmb_int64_cell_value(upper),
+                    DefaultValue = TiledMMNative.tmmb_int64_cell_value(byDefault)
+                };
+            }
+            finally
+            {
+                TiledMMNative.delete_tmmb_int64_cell(lower);
+                TiledMMNative.delete_tmmb_int64_cell(upper);
+                TiledMMNative.delete_tmmb_int64_cell(byDefault);
+            }
+        }
+
+        /// <summary>The library's name of an option ("host_threads"). An option the loaded
+        /// library does not know raises TiledMMException(InvalidValue).</summary>
+        public static string GetOptionName(Option option)
+        {
+            EnsureNative();
+            string name = TiledMMNative.tmm_option_name((int)option);
+            if (name == null)
+                throw Error((int)Status.InvalidValue, "the loaded library (version " +
+                            TiledMMNative.tmm_version() + ") does not know option " + option);
+            return name;
+        }
+
+        /// <summary>Every kernel of the loaded library, CPU kernels first, each with the
+        /// settings that select it. Read once.</summary>
+        public static IReadOnlyList<KernelInfo> Kernels
+        {
+            get
+            {
+                IReadOnlyList<KernelInfo> all = kernels;
+                if (all == null)
+                {
+                    EnsureNative();
+                    all = ReadKernels();
+                    kernels = all;  // a race reads the same table twice: harmless
+                }
+                return all;
+            }
+        }
+
+        private static IReadOnlyList<KernelInfo> ReadKernels()
+        {
+            var all = new List<KernelInfo>();
+            using (var k = new tmm_kernel_info())
+            {
+                for (int index = 0; ; index++)
+                {
+                    int status = TiledMMNative.tmmb_get_kernel_info(index, k);
+                    // InvalidValue past the last kernel; at index 0 (there are always CPU
+                    // kernels) it is a real error, and its message says which.
+                    if (status == (int)Status.InvalidValue && index > 0) break;
+                    if (status != 0) throw Error(status, TiledMMNative.tmm_get_error_message(NativeHandle.Null));
+                    all.Add(new KernelInfo
+                    {
+                        Name = k.name, Description = k.description, Backend = (Backend)k.backend,
+                        Algorithm = (Algorithm)k.algorithm, TileSize = k.tile_size,
+                        Coarsening = k.coarsening, IsDefault = k.is_default != 0,
+                        MinComputeCapability = k.min_compute_capability,
+                        MaxComputeCapability = k.max_compute_capability
+                    });
+                }
+            }
+            return all.AsReadOnly();
+        }
+
+        /// <summary>
         /// C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n and C m x n,
         /// each matrix starting at its offset. BLAS semantics; beta = 0 never reads C.
         /// </summary>
@@ -160,6 +282,30 @@ namespace TiledMM
                     finally
                     {
                         TiledMMNative.delete_tmmb_double_cell(cell);
+                    }
+                }
+            }
+        }
+
+        /// <summary>The report of the last successful sgemm: times, backend and device, the
+        /// algorithm, tile and split-K that ran, host threads, and the kernel's name.</summary>
+        public Report LastReport
+        {
+            get
+            {
+                lock (gate)
+                {
+                    using (var r = new tmm_report())
+                    {
+                        Check(TiledMMNative.tmmb_get_last_report(Live(), r));
+                        return new Report
+                        {
+                            TotalMs = r.total_ms, UploadMs = r.upload_ms, ComputeMs = r.compute_ms,
+                            DownloadMs = r.download_ms, Backend = (Backend)r.backend,
+                            Device = r.device, Algorithm = (Algorithm)r.algorithm,
+                            TileSize = r.tile_size, Coarsening = r.coarsening, Splits = r.splits,
+                            HostThreads = r.host_threads, Kernel = r.kernel
+                        };
                     }
                 }
             }
@@ -244,7 +390,8 @@ namespace TiledMM
             if (status != 0) throw Error(status, TiledMMNative.tmm_get_error_message(handle));
         }
 
-        private static TiledMMException Error(int status, string detail)
+        // Internal for the tests.
+        internal static TiledMMException Error(int status, string detail)
         {
             string text = TiledMMNative.tmm_status_string(status);
             return new TiledMMException((Status)status,

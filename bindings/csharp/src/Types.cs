@@ -1,28 +1,11 @@
-// The public types of the TiledMM binding besides Engine: enums over the C values,
-// the exception (and its deprecated 1.0 name), and the timing and device records.
+// The public types of the TiledMM binding besides Engine: the exception (and its
+// deprecated 1.0 name), and the timing, report, kernel, option-bounds and device
+// records. The enums (Status, Layout, Transpose, Backend, Algorithm, Option) are
+// generated from tiledmm.h at build time (bindings/generate_enums.cmake).
 using System;
 
 namespace TiledMM
 {
-    /// <summary>Storage order of a matrix (the CBLAS values).</summary>
-    public enum Layout { RowMajor = 101, ColMajor = 102 }
-
-    /// <summary>Whether an operand is used as stored or transposed (the CBLAS values).</summary>
-    public enum Transpose { NoTrans = 111, Trans = 112 }
-
-    /// <summary>Where the arithmetic runs.</summary>
-    public enum Backend { Auto = 0, Cuda = 1, Cpu = 2 }
-
-    /// <summary>The kernel that computes the product; see the README's algorithm table.</summary>
-    public enum Algorithm { Auto = 0, Naive = 1, Tiled = 2, Coarsened = 3, Blocked = 4 }
-
-    /// <summary>The library's status codes.</summary>
-    public enum Status
-    {
-        Success = 0, InvalidValue = 1, NoDevice = 2, OutOfMemory = 3, NotSupported = 4,
-        Cuda = 5, Internal = 6
-    }
-
     // TiledMMException derives from its 1.0 name only so that 1.0 code that catches
     // TiledmmException still catches every failure; 2.0 drops TiledmmException and
     // derives this from Exception, with the Status property.
@@ -63,6 +46,101 @@ namespace TiledMM
         public override string ToString() =>
             $"{Algorithm} (tile {TileSize}, x{Coarsening}): upload {UploadMs:F3} ms, " +
             $"compute {ComputeMs:F3} ms, download {DownloadMs:F3} ms, total {TotalMs:F3} ms";
+    }
+
+    /// <summary>
+    /// The report of an engine's last successful sgemm (<see cref="Engine.LastReport"/>):
+    /// where the time went, where it ran and which kernel ran. Every field of the C struct
+    /// tmm_report; a field the loaded library does not fill (one older than this binding)
+    /// reads 0, or null for the kernel.
+    /// </summary>
+    public sealed class Report
+    {
+        /// <summary>The whole call, copies included, in milliseconds.</summary>
+        public double TotalMs { get; internal set; }
+        /// <summary>Host to device copies (0 for device memory and the CPU).</summary>
+        public double UploadMs { get; internal set; }
+        /// <summary>The kernel(s).</summary>
+        public double ComputeMs { get; internal set; }
+        /// <summary>Device to host copy (0 for device memory and the CPU).</summary>
+        public double DownloadMs { get; internal set; }
+        /// <summary>Where it ran: Cuda or Cpu.</summary>
+        public Backend Backend { get; internal set; }
+        /// <summary>The CUDA device index; -1 on the CPU.</summary>
+        public int Device { get; internal set; }
+        /// <summary>The algorithm that ran (never Auto).</summary>
+        public Algorithm Algorithm { get; internal set; }
+        /// <summary>The tile edge that ran (0 where it does not apply).</summary>
+        public int TileSize { get; internal set; }
+        /// <summary>Outputs per thread that ran (0 where it does not apply).</summary>
+        public int Coarsening { get; internal set; }
+        /// <summary>Slices of k run as separate blocks (split-K); 1 = none.</summary>
+        public int Splits { get; internal set; }
+        /// <summary>CPU threads that computed (CPU backend), else 0.</summary>
+        public int HostThreads { get; internal set; }
+        /// <summary>The name of the kernel that ran, as <see cref="KernelInfo.Name"/>
+        /// ("blocked_128x256", "cpu_blocked"); the library reports others for products that
+        /// ran no multiplication kernel (only C = beta * C, or nothing).</summary>
+        public string Kernel { get; internal set; }
+
+        /// <summary>For example "cpu_blocked on Cpu (Blocked, 4 host threads): upload 0.000 ms, ...".</summary>
+        public override string ToString() =>
+            $"{Kernel} on {Backend}{(Device >= 0 ? " " + Device : "")} ({Algorithm}" +
+            (TileSize > 0 ? $", tile {TileSize}" : "") + (Coarsening > 0 ? $", x{Coarsening}" : "") +
+            (Splits > 1 ? $", split-K {Splits}" : "") +
+            (HostThreads > 0 ? $", {HostThreads} host thread(s)" : "") +
+            $"): upload {UploadMs:F3} ms, compute {ComputeMs:F3} ms, download {DownloadMs:F3} ms, " +
+            $"total {TotalMs:F3} ms";
+    }
+
+    /// <summary>One kernel of the loaded library (<see cref="Engine.Kernels"/>): what it is,
+    /// where it runs and the settings that select it. Every field of the C struct
+    /// tmm_kernel_info.</summary>
+    public sealed class KernelInfo
+    {
+        /// <summary>Its name, as <see cref="Report.Kernel"/> reports it: "blocked_128x256",
+        /// "cpu_naive".</summary>
+        public string Name { get; internal set; }
+        /// <summary>One line.</summary>
+        public string Description { get; internal set; }
+        /// <summary>Cuda or Cpu.</summary>
+        public Backend Backend { get; internal set; }
+        /// <summary>The algorithm setting (<see cref="Option.Algorithm"/>) that selects it.</summary>
+        public Algorithm Algorithm { get; internal set; }
+        /// <summary>The tile size setting (<see cref="Option.TileSize"/>) that selects it; 0: none.</summary>
+        public int TileSize { get; internal set; }
+        /// <summary>The coarsening setting (<see cref="Option.Coarsening"/>) that selects it; 0: none.</summary>
+        public int Coarsening { get; internal set; }
+        /// <summary>Whether tile size and coarsening 0 select it (for its algorithm and backend).</summary>
+        public bool IsDefault { get; internal set; }
+        /// <summary>CUDA: the least compute capability it runs on, major * 10 + minor; CPU: 0.</summary>
+        public int MinComputeCapability { get; internal set; }
+        /// <summary>CUDA: the greatest compute capability it runs on (999: no limit); CPU: 0.</summary>
+        public int MaxComputeCapability { get; internal set; }
+
+        public override string ToString() =>
+            $"{Name} ({Backend} {Algorithm}, tile {TileSize}, coarsening {Coarsening}" +
+            $"{(IsDefault ? ", default" : "")}): {Description}";
+    }
+
+    /// <summary>The values an <see cref="TiledMM.Option"/> takes and its default
+    /// (<see cref="Engine.GetOptionBounds"/>). Some options take only some values between
+    /// the bounds (tile sizes: those of the kernels, <see cref="Engine.Kernels"/>).</summary>
+    public sealed class OptionBounds
+    {
+        /// <summary>The option these bounds are of.</summary>
+        public Option Option { get; internal set; }
+        /// <summary>The smallest value the option takes.</summary>
+        public long Lower { get; internal set; }
+        /// <summary>The largest value the option takes.</summary>
+        public long Upper { get; internal set; }
+        /// <summary>The value a new engine has.</summary>
+        public long DefaultValue { get; internal set; }
+
+        /// <summary>Whether value lies within the bounds (inclusive).</summary>
+        public bool Contains(long value) => value >= Lower && value <= Upper;
+
+        public override string ToString() => $"{Option} in [{Lower}, {Upper}], default {DefaultValue}";
     }
 
     /// <summary>The CUDA device of a handle.</summary>

@@ -1,8 +1,8 @@
 // Tests of the C# binding on the CPU backend: results against a double-precision
 // reference, every error path, lifetime (dispose twice, use after dispose, engines
 // left to the garbage collector, counted through NativeHandle), threads and the
-// deprecated 1.0 names. Prints one line per test and "N passed, M failed" last;
-// exits non-zero on any failure.
+// deprecated 1.0 names; OptionsAndReportTests.cs has those of the 1.1 API. Prints one
+// line per test and "N passed, M failed" last; exits non-zero on any failure.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -10,7 +10,7 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using TiledMM;
 
-static class EngineTests
+static partial class EngineTests
 {
     static readonly Random Rng = new Random();
     static int passed, failed;
@@ -288,6 +288,10 @@ static class EngineTests
             ShortArraysAreRejectedBeforeNativeCode, DisposeTwiceAndUseAfterDispose,
             DisposeDestroysTheNativeHandleOnce, EnginesLeftToTheGarbageCollectorAreReleased,
             EnginesInThreadsAndASharedEngine, DeprecatedNamesStillWork,
+            // OptionsAndReportTests.cs
+            OptionsStartAtTheirDefaultsAndRoundTrip, BadOptionValuesRaiseTheLibrarysMessage,
+            OptionBoundsAndNames, ReportAfterAProduct, KernelList,
+            ValuesTheBindingDoesNotNameKeepTheirNumbers, GeneratedEnumsMatchTheHeader,
         };
         foreach (Action test in tests)
         {

@@ -3,6 +3,9 @@ package org.tiledmm;
 import java.lang.ref.Cleaner;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -12,14 +15,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * try (Engine mm = new Engine()) {
  *   mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k,
  *            1f, a, k, b, n, 0f, c, n);          // c = a * b
- *   System.out.println(mm.getLastTime() + " ms");
+ *   System.out.println(mm.getLastReport());  // kernel, threads, times
  * }
  * }</pre>
  *
+ * <p>Settings are options ({@link #setOption(Option, long)}; {@link #getOptionBounds}
+ * says what each takes); the library's kernels are listed by {@link #getKernels()}.
+ *
  * <p>Errors raise {@link TiledmmException} with the library's status and message. Arrays
- * that are too short, negative offsets, null arrays that the call needs and buffers that
- * are not direct or not in native byte order raise {@link IllegalArgumentException}
- * before any native code runs. A closed engine raises {@link IllegalStateException}.
+ * that are too short, negative offsets, null arrays that the call needs, buffers that
+ * are not direct or not in native byte order, null enum arguments and the UNKNOWN
+ * constants raise {@link IllegalArgumentException} before any native code runs. A closed
+ * engine raises {@link IllegalStateException}.
  * Methods are thread-safe; calls on one engine are serialised. An engine left to the
  * garbage collector is released by it.
  *
@@ -31,6 +38,7 @@ public class Engine implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
   private static final AtomicLong CREATED = new AtomicLong();
   private static final AtomicLong DESTROYED = new AtomicLong();
+  private static volatile List<KernelInfo> kernels;
 
   static {
     NativeLoader.load();
@@ -73,11 +81,12 @@ public class Engine implements AutoCloseable {
 
   /** An engine on a chosen backend; {@code device} is the CUDA device index. */
   public Engine(Backend backend, int device) {
+    int backendValue = notNull(backend, "backend").nativeValue();
     SWIGTYPE_p_tmmb_staging newStaging = TiledmmNative.tmmb_staging_new();
     if (newStaging == null) throw new OutOfMemoryError("tiledmm: no memory for a handle");
     SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
     try {
-      int status = TiledmmNative.tmm_create_with_backend(cell, backend.value, device);
+      int status = TiledmmNative.tmm_create_with_backend(cell, backendValue, device);
       if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
       handle = TiledmmNative.tmmb_handle_cell_value(cell);
     } catch (RuntimeException | Error e) {
@@ -115,7 +124,7 @@ public class Engine implements AutoCloseable {
   }
 
   public final synchronized void setAlgorithm(Algorithm algorithm) {
-    check(TiledmmNative.tmm_set_algorithm(live(), algorithm.value));
+    check(TiledmmNative.tmm_set_algorithm(live(), notNull(algorithm, "algorithm").nativeValue()));
   }
 
   public final synchronized Algorithm getAlgorithm() {
@@ -141,6 +150,96 @@ public class Engine implements AutoCloseable {
   }
 
   /**
+   * Sets an option: {@code mm.setOption(Option.HOST_THREADS, 4)}. A value outside the
+   * option's bounds ({@link #getOptionBounds}), or not among the values it takes, raises
+   * TiledmmException(INVALID_VALUE); a valid value the backend lacks raises
+   * NOT_SUPPORTED. Either way the setting is unchanged. {@link Option#ALGORITHM} takes
+   * an algorithm's C value; {@link #setAlgorithm} is the typed form.
+   */
+  public final synchronized void setOption(Option option, long value) {
+    check(TiledmmNative.tmm_set_option(live(), notNull(option, "option").nativeValue(), value));
+  }
+
+  /** The value of an option on this engine. */
+  public final synchronized long getOption(Option option) {
+    int id = notNull(option, "option").nativeValue();
+    SWIGTYPE_p_long_long cell = TiledmmNative.new_tmmb_int64_cell();
+    try {
+      check(TiledmmNative.tmm_get_option(live(), id, cell));
+      return TiledmmNative.tmmb_int64_cell_value(cell);
+    } finally {
+      TiledmmNative.delete_tmmb_int64_cell(cell);
+    }
+  }
+
+  /**
+   * The smallest and largest value an option takes, and its default, in the loaded
+   * library. An option that library does not know (it is older than these bindings)
+   * raises TiledmmException(INVALID_VALUE).
+   */
+  public static OptionBounds getOptionBounds(Option option) {
+    int id = notNull(option, "option").nativeValue();
+    SWIGTYPE_p_long_long lower = TiledmmNative.new_tmmb_int64_cell();
+    SWIGTYPE_p_long_long upper = TiledmmNative.new_tmmb_int64_cell();
+    SWIGTYPE_p_long_long byDefault = TiledmmNative.new_tmmb_int64_cell();
+    try {
+      int status = TiledmmNative.tmm_get_option_bounds(id, lower, upper, byDefault);
+      if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
+      return new OptionBounds(option, TiledmmNative.tmmb_int64_cell_value(lower),
+          TiledmmNative.tmmb_int64_cell_value(upper),
+          TiledmmNative.tmmb_int64_cell_value(byDefault));
+    } finally {
+      TiledmmNative.delete_tmmb_int64_cell(lower);
+      TiledmmNative.delete_tmmb_int64_cell(upper);
+      TiledmmNative.delete_tmmb_int64_cell(byDefault);
+    }
+  }
+
+  /**
+   * The library's name of an option ("host_threads"). An option the loaded library does
+   * not know raises TiledmmException(INVALID_VALUE).
+   */
+  public static String getOptionName(Option option) {
+    String name = TiledmmNative.tmm_option_name(notNull(option, "option").nativeValue());
+    if (name == null) {
+      throw error(Status.INVALID_VALUE.value, "the loaded library (version " + getVersion()
+          + ") does not know option " + option + " (" + option.value + ")");
+    }
+    return name;
+  }
+
+  /**
+   * Every kernel of the loaded library, CPU kernels first, each with the settings that
+   * select it. The list is read once and cannot be modified.
+   */
+  public static List<KernelInfo> getKernels() {
+    List<KernelInfo> all = kernels;
+    if (all == null) {
+      all = readKernels();
+      kernels = all;  // a race reads the same table twice: harmless
+    }
+    return all;
+  }
+
+  private static List<KernelInfo> readKernels() {
+    List<KernelInfo> all = new ArrayList<>();
+    tmm_kernel_info info = new tmm_kernel_info();
+    try {
+      for (int index = 0; ; index++) {
+        int status = TiledmmNative.tmmb_get_kernel_info(index, info);
+        // INVALID_VALUE past the last kernel; at index 0 (there are always CPU kernels)
+        // it is a real error, and its message says which.
+        if (status == Status.INVALID_VALUE.value && index > 0) break;
+        if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
+        all.add(new KernelInfo(info));
+      }
+    } finally {
+      info.delete();
+    }
+    return Collections.unmodifiableList(all);
+  }
+
+  /**
    * C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n and C m x n,
    * each matrix starting at its offset in its array. BLAS semantics; beta = 0 never
    * reads C. Returns when c holds the result.
@@ -155,8 +254,9 @@ public class Engine implements AutoCloseable {
       int offsetB, long ldb, float beta, float[] c, int offsetC, long ldc) {
     Shapes.check(layout, transA, transB, m, n, k, alpha, length(a), offsetA, lda, length(b),
         offsetB, ldb, length(c), offsetC, ldc);
-    int status = TiledmmNative.tmmb_sgemm_arrays(live(), staging, layout.value, transA.value,
-        transB.value, m, n, k, alpha, a, offsetA, lda, b, offsetB, ldb, beta, c, offsetC, ldc);
+    int status = TiledmmNative.tmmb_sgemm_arrays(live(), staging, layout.nativeValue(),
+        transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, offsetA, lda, b, offsetB,
+        ldb, beta, c, offsetC, ldc);
     if (status == TiledmmNativeConstants.TMMB_STAGING_NO_MEMORY) {
       throw new TiledmmException(Status.OUT_OF_MEMORY,
           TiledmmNative.tmm_status_string(Status.OUT_OF_MEMORY.value)
@@ -189,8 +289,9 @@ public class Engine implements AutoCloseable {
     if (c != null && c.isReadOnly()) throw new IllegalArgumentException("C is read-only");
     Shapes.check(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda, limit(b),
         position(b), ldb, limit(c), position(c), ldc);
-    check(TiledmmNative.tmmb_sgemm_direct(live(), layout.value, transA.value, transB.value, m,
-        n, k, alpha, a, position(a), lda, b, position(b), ldb, beta, c, position(c), ldc));
+    check(TiledmmNative.tmmb_sgemm_direct(live(), layout.nativeValue(), transA.nativeValue(),
+        transB.nativeValue(), m, n, k, alpha, a, position(a), lda, b, position(b), ldb, beta, c,
+        position(c), ldc));
   }
 
   /** Compute time of the last successful sgemm, in milliseconds. */
@@ -201,6 +302,20 @@ public class Engine implements AutoCloseable {
       return TiledmmNative.tmmb_double_cell_value(cell);
     } finally {
       TiledmmNative.delete_tmmb_double_cell(cell);
+    }
+  }
+
+  /**
+   * The report of the last successful sgemm: times, backend and device, the algorithm,
+   * tile and split-K that ran, host threads, and the kernel's name.
+   */
+  public final synchronized Report getLastReport() {
+    tmm_report r = new tmm_report();
+    try {
+      check(TiledmmNative.tmmb_get_last_report(live(), r));
+      return new Report(r);
+    } finally {
+      r.delete();
     }
   }
 
@@ -266,10 +381,17 @@ public class Engine implements AutoCloseable {
     if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(handle));
   }
 
-  private static TiledmmException error(int status, String detail) {
+  /** The exception of a failed call (package-private for the tests). */
+  static TiledmmException error(int status, String detail) {
     Status s = Status.of(status);
     String text = TiledmmNative.tmm_status_string(status);
     return new TiledmmException(s, detail == null || detail.isEmpty() ? text : text + ": " + detail);
+  }
+
+  /** Enum (and other) arguments are checked in Java, before native code runs. */
+  private static <T> T notNull(T value, String name) {
+    if (value == null) throw new IllegalArgumentException(name + " must not be null");
+    return value;
   }
 
   /** The library reads floats in the machine's byte order, straight from the buffer. */

@@ -1,0 +1,115 @@
+package org.tiledmm;
+
+/**
+ * The report of an engine's last successful sgemm ({@link Engine#getLastReport()}): where
+ * the time went, where it ran and which kernel ran. Every field of the C struct
+ * {@code tmm_report}; a field that the loaded library does not fill (one older than
+ * these bindings) reads 0, or null for the kernel.
+ */
+public final class Report {
+  private final double totalMs;
+  private final double uploadMs;
+  private final double computeMs;
+  private final double downloadMs;
+  private final Backend backend;
+  private final int device;
+  private final Algorithm algorithm;
+  private final int tileSize;
+  private final int coarsening;
+  private final int splits;
+  private final int hostThreads;
+  private final String kernel;
+
+  Report(tmm_report r) {
+    totalMs = r.getTotal_ms();
+    uploadMs = r.getUpload_ms();
+    computeMs = r.getCompute_ms();
+    downloadMs = r.getDownload_ms();
+    backend = Backend.of(r.getBackend());
+    device = r.getDevice();
+    algorithm = Algorithm.of(r.getAlgorithm());
+    tileSize = r.getTile_size();
+    coarsening = r.getCoarsening();
+    splits = r.getSplits();
+    hostThreads = r.getHost_threads();
+    kernel = r.getKernel();
+  }
+
+  /** The whole call, copies included, in milliseconds. */
+  public double getTotalMs() {
+    return totalMs;
+  }
+
+  /** Host to device copies (0 for device memory and the CPU). */
+  public double getUploadMs() {
+    return uploadMs;
+  }
+
+  /** The kernel(s). */
+  public double getComputeMs() {
+    return computeMs;
+  }
+
+  /** Device to host copy (0 for device memory and the CPU). */
+  public double getDownloadMs() {
+    return downloadMs;
+  }
+
+  /** Where it ran: CUDA or CPU. */
+  public Backend getBackend() {
+    return backend;
+  }
+
+  /** The CUDA device index; -1 on the CPU. */
+  public int getDevice() {
+    return device;
+  }
+
+  /** The algorithm that ran (never AUTO). */
+  public Algorithm getAlgorithm() {
+    return algorithm;
+  }
+
+  /** The tile edge that ran (0 where it does not apply). */
+  public int getTileSize() {
+    return tileSize;
+  }
+
+  /** Outputs per thread that ran (0 where it does not apply). */
+  public int getCoarsening() {
+    return coarsening;
+  }
+
+  /** Slices of k run as separate blocks (split-K); 1 = none. */
+  public int getSplits() {
+    return splits;
+  }
+
+  /** CPU threads that computed (CPU backend), else 0. */
+  public int getHostThreads() {
+    return hostThreads;
+  }
+
+  /**
+   * The name of the kernel that ran, as in {@link KernelInfo#getName()} (for example
+   * "blocked_128x256" or "cpu_blocked"); the library reports others for products that
+   * ran no multiplication kernel (only C = beta * C, or nothing).
+   */
+  public String getKernel() {
+    return kernel;
+  }
+
+  /** For example "cpu_blocked on CPU (BLOCKED, 4 host threads): upload 0.000 ms, ...". */
+  @Override
+  public String toString() {
+    StringBuilder s = new StringBuilder().append(kernel).append(" on ").append(backend);
+    if (device >= 0) s.append(' ').append(device);
+    s.append(" (").append(algorithm);
+    if (tileSize > 0) s.append(", tile ").append(tileSize);
+    if (coarsening > 0) s.append(", x").append(coarsening);
+    if (splits > 1) s.append(", split-K ").append(splits);
+    if (hostThreads > 0) s.append(", ").append(hostThreads).append(" host thread(s)");
+    return s.append(String.format("): upload %.3f ms, compute %.3f ms, download %.3f ms,"
+        + " total %.3f ms", uploadMs, computeMs, downloadMs, totalMs)).toString();
+  }
+}
