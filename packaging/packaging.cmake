@@ -26,8 +26,11 @@ install(EXPORT tiledmmTargets NAMESPACE tiledmm:: DESTINATION ${TILEDMM_CMAKE_DI
 
 # Debian policy: every package carries its copyright file and changelog.
 set(TILEDMM_COMPONENTS runtime dev)
-if(TILEDMM_BUILD_BINDINGS)
-  list(APPEND TILEDMM_COMPONENTS java csharp)
+if(TILEDMM_BUILD_JAVA)
+  list(APPEND TILEDMM_COMPONENTS java)
+endif()
+if(TILEDMM_BUILD_CSHARP)
+  list(APPEND TILEDMM_COMPONENTS csharp)
 endif()
 if(TILEDMM_BUILD_EXAMPLES)
   list(APPEND TILEDMM_COMPONENTS tools)

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev
   swig default-jdk-headless junit5 mono-mcs mono-runtime libmono-system-core4.0-cil
-  dpkg-dev file rpm cpio lintian clang libclang-rt-14-dev valgrind)
+  dpkg-dev file rpm cpio lintian clang libclang-rt-14-dev valgrind clang-format abigail-tools)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,20 +1,37 @@
 # Sourced by the other scripts.
 #   TMM_CMAKE_CUDA   CMake arguments for the CUDA backend (or to build without it)
+#   TMM_CMAKE_BINDINGS  CMake arguments for the Java and C# bindings
 #   tmm_configure    configures build/ the one way every script shares, so that
 #                    switching between them never rebuilds (extra arguments appended)
 #   check NAME CMD   runs a check, prints PASS/FAIL, counts into $passed / $failed
+#
+# Without nvcc the scripts build the CPU backend only, and say so. In CI (CI set to
+# anything but false or 0) or with TMM_REQUIRE_CUDA=1, a missing nvcc is an error
+# instead, and CI asks CMake for the bindings explicitly (-DTILEDMM_BUILD_BINDINGS=ON),
+# so that missing tools fail the build rather than silently shrink it.
+tmm_ci=0
+case "${CI:-}" in "" | false | 0) ;; *) tmm_ci=1 ;; esac
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 if command -v nvcc >/dev/null 2>&1; then
   TMM_CMAKE_CUDA=(-DTILEDMM_ENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+elif [ "$tmm_ci" = 1 ] || [ "${TMM_REQUIRE_CUDA:-0}" = 1 ]; then
+  echo "error: no CUDA toolkit (nvcc on the PATH or in /usr/local/cuda/bin), and CI (or" \
+    "TMM_REQUIRE_CUDA=1) requires the CUDA backend: install the CUDA toolkit" >&2
+  return 1 2>/dev/null || exit 1
 else
   echo "note: no CUDA toolkit (nvcc) found: building the CPU backend only" >&2
   TMM_CMAKE_CUDA=(-DTILEDMM_ENABLE_CUDA=OFF)
 fi
+TMM_CMAKE_BINDINGS=()
+if [ "$tmm_ci" = 1 ]; then
+  TMM_CMAKE_BINDINGS=(-DTILEDMM_BUILD_BINDINGS=ON)
+fi
 
 tmm_configure() {
-  cmake -S . -B build -G Ninja -DTILEDMM_WARNINGS_AS_ERRORS=ON "${TMM_CMAKE_CUDA[@]}" "$@" >/dev/null
+  cmake -S . -B build -G Ninja -DTILEDMM_WARNINGS_AS_ERRORS=ON "${TMM_CMAKE_CUDA[@]}" \
+    "${TMM_CMAKE_BINDINGS[@]}" "$@" >/dev/null
 }
 
 passed=0

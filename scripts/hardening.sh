@@ -2,8 +2,10 @@
 # The hardening checks that need no GPU; CI runs them after the tests. Each builds
 # the CPU backend alone (-DTILEDMM_ENABLE_CUDA=OFF, a real option for users
 # without the CUDA toolkit) with clang, in its own build folder:
-#   1. ASan + UBSan: the whole test suite, then the libFuzzer target for
-#      TMM_FUZZ_SECONDS (default 60) from the committed corpus tests/fuzz/corpus;
+#   1. ASan + UBSan: the whole test suite (with the corpus regression), then the
+#      libFuzzer target for TMM_FUZZ_SECONDS (default 60) from the committed corpus
+#      tests/fuzz/corpus; inputs that fail land in build-asan/fuzz-artifacts/ (add
+#      one to the corpus once fixed, so that the regression test keeps it fixed);
 #   2. TSan: the concurrency tests (test_threads);
 #   3. valgrind: leaks and invalid accesses on the CPU path, without sanitizers.
 # The GPU counterparts (compute-sanitizer, device faults) are in scripts/gpu-check.sh.
@@ -21,9 +23,14 @@ cmake -S . -B build-asan "${common[@]}" -DTILEDMM_SANITIZE=address,undefined \
 cmake --build build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 check asan_ubsan_suite ctest --test-dir build-asan --output-on-failure
+# New inputs go to a scratch folder, never into the committed corpus; crash-*,
+# leak-* and timeout-* files to build-asan/fuzz-artifacts/, never the work tree.
 fuzz_dir=$(mktemp -d)
+artifacts=build-asan/fuzz-artifacts
+mkdir -p "$artifacts"
 check fuzz_sgemm build-asan/tests/fuzz/fuzz_sgemm -max_total_time="${TMM_FUZZ_SECONDS:-60}" \
-  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$fuzz_dir" tests/fuzz/corpus
+  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+  "$fuzz_dir" tests/fuzz/corpus
 rm -rf "$fuzz_dir"
 
 echo "=== TSan"

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The ways to configure tiledmm besides scripts/test.sh's (Ninja, everything asked
+# for), each in its own build folder; CI runs them after the tests:
+#   1. the plain commands with the default generator (Unix Makefiles) and every
+#      option at its default (AUTO): cmake -S . -B build-cfg-make && cmake --build
+#      build-cfg-make -j2, then its tests. One GPU architecture only
+#      (TMM_CONFIG_CUDA_ARCH, default 90), to keep it short;
+#   2. no optional tools: nvcc and SWIG hidden, everything AUTO: the CUDA backend and
+#      both bindings turn off with a warning saying what is missing; the rest builds
+#      and its tests pass;
+#   3. the JDK hidden: the Java binding turns off, the C# binding and its example
+#      still build;
+#   4. ON means required: TILEDMM_ENABLE_CUDA=ON without nvcc and
+#      TILEDMM_BUILD_BINDINGS=ON without SWIG each fail to configure, saying why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+source scripts/env.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# check() runs each function as an if-condition, where set -e does not apply: every
+# step below ends in `|| return 1`.
+
+# A PATH without nvcc, and no other way for CMake to find it.
+path_without_nvcc() {
+  local dirs d out=""
+  IFS=: read -ra dirs <<<"$PATH"
+  for d in "${dirs[@]}"; do [ -x "$d/nvcc" ] || out=${out:+$out:}$d; done
+  echo "$out"
+}
+hide_nvcc=(env -u CUDACXX CUDA_PATH=/nonexistent PATH="$(path_without_nvcc)")
+
+# says LOG TEXT: the configure output LOG contains TEXT (CMake wraps warnings, so
+# white space is compared loosely).
+says() {
+  tr -s '[:space:]' ' ' <"$1" | grep -qF -- "$2" || { echo "expected in $1: $2"; cat "$1"; return 1; }
+}
+
+plain_makefiles() {
+  rm -rf build-cfg-make
+  cmake -S . -B build-cfg-make -DCMAKE_CUDA_ARCHITECTURES="${TMM_CONFIG_CUDA_ARCH:-90}" \
+    >"$work/make.log" 2>&1 || { cat "$work/make.log"; return 1; }
+  says "$work/make.log" "-- tiledmm: building the Java binding" || return 1
+  says "$work/make.log" "-- tiledmm: building the C# binding" || return 1
+  if command -v nvcc >/dev/null 2>&1; then
+    says "$work/make.log" "-- tiledmm: building the CUDA backend" || return 1
+  fi
+  cmake --build build-cfg-make -j2 || return 1
+  ctest --test-dir build-cfg-make --output-on-failure || return 1
+}
+
+no_optional_tools() {
+  rm -rf build-cfg-notools
+  "${hide_nvcc[@]}" cmake -S . -B build-cfg-notools -G Ninja \
+    -DCMAKE_DISABLE_FIND_PACKAGE_SWIG=TRUE >"$work/notools.log" 2>&1 ||
+    { cat "$work/notools.log"; return 1; }
+  says "$work/notools.log" "no CUDA compiler (nvcc) found: building the CPU backend only" ||
+    return 1
+  says "$work/notools.log" "not building the Java binding: missing SWIG 4" || return 1
+  says "$work/notools.log" "not building the C# binding: missing SWIG 4" || return 1
+  cmake --build build-cfg-notools || return 1
+  ctest --test-dir build-cfg-notools --output-on-failure || return 1
+  if ctest --test-dir build-cfg-notools -N | grep -E "java|csharp"; then
+    echo "binding tests registered without the bindings"
+    return 1
+  fi
+}
+
+no_jdk() {
+  rm -rf build-cfg-nojdk
+  cmake -S . -B build-cfg-nojdk -G Ninja -DTILEDMM_ENABLE_CUDA=OFF \
+    -DCMAKE_DISABLE_FIND_PACKAGE_Java=TRUE >"$work/nojdk.log" 2>&1 ||
+    { cat "$work/nojdk.log"; return 1; }
+  says "$work/nojdk.log" "not building the Java binding: missing a JDK 11" || return 1
+  says "$work/nojdk.log" "-- tiledmm: building the C# binding" || return 1
+  cmake --build build-cfg-nojdk --target csharp_example || return 1
+}
+
+# fails_to_configure LOG TEXT CMAKE_ARGS...: configure must fail, saying TEXT.
+fails_to_configure() {
+  local log=$1 text=$2
+  shift 2
+  rm -rf build-cfg-required
+  if "$@" -S . -B build-cfg-required >"$log" 2>&1; then
+    echo "configure succeeded; expected it to fail"
+    cat "$log"
+    return 1
+  fi
+  says "$log" "$text" || return 1
+  rm -rf build-cfg-required
+}
+
+check plain_makefiles plain_makefiles
+check no_optional_tools no_optional_tools
+check no_jdk no_jdk
+check cuda_on_requires_nvcc fails_to_configure "$work/cuda-on.log" \
+  "TILEDMM_ENABLE_CUDA=ON but no CUDA compiler (nvcc) was found" \
+  "${hide_nvcc[@]}" cmake -G Ninja -DTILEDMM_ENABLE_CUDA=ON
+check bindings_on_require_tools fails_to_configure "$work/bindings-on.log" \
+  "TILEDMM_BUILD_BINDINGS=ON but the Java binding cannot be built: missing SWIG 4" \
+  cmake -G Ninja -DTILEDMM_ENABLE_CUDA=OFF -DTILEDMM_BUILD_BINDINGS=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_SWIG=TRUE
+
+echo "configurations: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
