@@ -16,11 +16,18 @@ enum class BackendKind { Auto, Cuda, Cpu };
 enum class Algorithm { Auto, Naive, Tiled, Coarsened, Blocked };
 
 // What the user asked for; 0 means "choose for the shape" (or "one per core").
+enum class HostPath { Auto, Direct, Streamed };
+
 struct Settings {
   Algorithm algorithm = Algorithm::Auto;
   int tile_size = 0;
   int coarsening = 0;
   int host_threads = 0;
+  int64_t device_budget = 0;  // bytes the host path may allocate on the device; 0 = free less a margin
+  int64_t staging_bytes = 0;  // pinned staging of the streamed path; 0 = the default
+  HostPath host_path = HostPath::Auto;
+  bool poison_staging = false;  // fill staging with NaN between uses (tests)
+  int max_splits = 0;           // split-K cap (0 = the planner's); the streamed path uses 1
 };
 
 // Where the time of one sgemm went, and what actually ran.
@@ -35,6 +42,10 @@ struct Timing {
   int splits = 1;
   int host_threads = 0;
   const char* kernel = "none";  // static text
+  HostPath host_path = HostPath::Auto;  // Direct or Streamed for host calls on CUDA
+  int64_t tiles = 0, k_chunks = 0;      // the streamed path's cut of the product
+  double pack_ms = 0;                   // host time packing into and out of staging
+  double link_ms = 0;                   // time copies kept the link busy
 };
 
 struct DeviceInfo {

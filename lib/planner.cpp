@@ -37,7 +37,8 @@ int resident_blocks(int tile, const DeviceProfile& d) {
   return int(std::min<int64_t>({s->min_blocks_per_sm, by_threads, by_shared}));
 }
 
-BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                         int max_splits) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (forced_tile == 0 && flops < kLatencyBoundSeconds * d.fp32_peak() &&
       resident_blocks(64, d) > 0)
@@ -53,7 +54,7 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
     const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
     const int64_t slots = int64_t(d.multiprocessors) * resident;
     const double per_block_rate = s.efficiency * peak_per_sm / resident;
-    for (int splits = 1; splits <= kMaxSplits; ++splits) {
+    for (int splits = 1; splits <= std::min(kMaxSplits, std::max(1, max_splits)); ++splits) {
       const int64_t depth = ceil_div(p.k, splits);
       if (splits > 1 && depth < kMinDepthPerSplit) break;
       const int64_t waves = ceil_div(blocks * splits, slots);

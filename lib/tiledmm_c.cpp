@@ -5,6 +5,8 @@
 // prints or exits.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -190,6 +192,11 @@ constexpr OptionSpec kOptions[] = {
     {TMM_OPTION_TILE_SIZE, "tile_size", 0, 256, 0},
     {TMM_OPTION_COARSENING, "coarsening", 0, 4, 0},
     {TMM_OPTION_HOST_THREADS, "host_threads", 0, 4096, 0},
+    {TMM_OPTION_DEVICE_MEMORY_BUDGET, "device_memory_budget", 0, INT64_MAX, 0},
+    {TMM_OPTION_HOST_STAGING_BYTES, "host_staging_bytes", 0, INT64_MAX, 0},
+    {TMM_OPTION_HOST_PATH, "host_path", TMM_HOST_PATH_AUTO, TMM_HOST_PATH_STREAMED,
+     TMM_HOST_PATH_AUTO},
+    {TMM_OPTION_DEBUG_POISON_STAGING, "debug_poison_staging", 0, 1, 0},
 };
 
 const OptionSpec* find_option(int id) {
@@ -230,6 +237,18 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
     case TMM_OPTION_HOST_THREADS:
       c.settings.host_threads = int(value);
       return;
+    case TMM_OPTION_DEVICE_MEMORY_BUDGET:
+      c.settings.device_budget = value;
+      return;
+    case TMM_OPTION_HOST_STAGING_BYTES:
+      c.settings.staging_bytes = value;
+      return;
+    case TMM_OPTION_HOST_PATH:
+      c.settings.host_path = tiledmm::HostPath(value);  // Auto, Direct, Streamed: 0, 1, 2
+      return;
+    case TMM_OPTION_DEBUG_POISON_STAGING:
+      c.settings.poison_staging = value != 0;
+      return;
   }
   throw Error(Status::Internal, "option without a setter");
 }
@@ -241,13 +260,17 @@ int64_t get_option(const tmm_context_s& c, int id) {
     case TMM_OPTION_TILE_SIZE: return c.settings.tile_size;
     case TMM_OPTION_COARSENING: return c.settings.coarsening;
     case TMM_OPTION_HOST_THREADS: return c.settings.host_threads;
+    case TMM_OPTION_DEVICE_MEMORY_BUDGET: return c.settings.device_budget;
+    case TMM_OPTION_HOST_STAGING_BYTES: return c.settings.staging_bytes;
+    case TMM_OPTION_HOST_PATH: return int64_t(c.settings.host_path);
+    case TMM_OPTION_DEBUG_POISON_STAGING: return c.settings.poison_staging ? 1 : 0;
   }
   throw Error(Status::Internal, "option without a getter");
 }
 
 // The size of tmm_report in 1.1, the first release that had it: the least a
 // caller may pass.
-constexpr size_t kReportSize11 = offsetof(tmm_report, kernel) + sizeof(const char*);
+constexpr size_t kReportSize11 = offsetof(tmm_report, link_ms) + sizeof(double);
 constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, outputs_per_thread) + sizeof(int);
 
 }  // namespace
@@ -285,6 +308,8 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
   return guarded(g_thread_error, [&] {
     require_out(out, "out");
     auto ctx = std::make_unique<tmm_context_s>();
+    const char* poison = std::getenv("TMM_DEBUG_POISON_STAGING");
+    ctx->settings.poison_staging = poison != nullptr && std::strcmp(poison, "1") == 0;
     ctx->backend = tiledmm::make_backend(to_backend(raw(backend)), device);
     *out = ctx.release();
   });
@@ -440,6 +465,13 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.splits = t.splits;
     r.host_threads = t.host_threads;
     r.kernel = t.kernel;
+    r.host_path = t.host_path == tiledmm::HostPath::Streamed ? TMM_HOST_PATH_STREAMED
+                  : t.host_path == tiledmm::HostPath::Direct ? TMM_HOST_PATH_DIRECT
+                                                             : TMM_HOST_PATH_AUTO;
+    r.tiles = t.tiles > 0 ? t.tiles : 1;
+    r.k_chunks = t.k_chunks > 0 ? t.k_chunks : 1;
+    r.pack_ms = t.pack_ms;
+    r.link_ms = t.link_ms;
     std::memcpy(out, &r, r.struct_size);
   });
 }

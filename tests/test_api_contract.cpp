@@ -356,8 +356,10 @@ TEST_F(Contract, LastTimingSurvivesAFailedCall) {
 // ---- Options ---------------------------------------------------------------
 
 TEST(Options, EveryOptionHasANameBoundsAndDefault) {
-  const tmm_option all[] = {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING,
-                            TMM_OPTION_HOST_THREADS};
+  const tmm_option all[] = {TMM_OPTION_ALGORITHM,           TMM_OPTION_TILE_SIZE,
+                            TMM_OPTION_COARSENING,          TMM_OPTION_HOST_THREADS,
+                            TMM_OPTION_DEVICE_MEMORY_BUDGET, TMM_OPTION_HOST_STAGING_BYTES,
+                            TMM_OPTION_HOST_PATH,           TMM_OPTION_DEBUG_POISON_STAGING};
   std::set<std::string> names;
   for (tmm_option o : all) {
     int64_t lo = -7, hi = -7, def = -7;
@@ -367,7 +369,7 @@ TEST(Options, EveryOptionHasANameBoundsAndDefault) {
     ASSERT_NE(tmm_option_name(o), nullptr);
     names.insert(tmm_option_name(o));
   }
-  EXPECT_EQ(names.size(), 4u) << "names are distinct";
+  EXPECT_EQ(names.size(), 8u) << "names are distinct";
   EXPECT_STREQ(tmm_option_name(TMM_OPTION_HOST_THREADS), "host_threads");
   EXPECT_EQ(tmm_get_option_bounds(TMM_OPTION_ALGORITHM, nullptr, nullptr, nullptr), TMM_SUCCESS);
   EXPECT_EQ(tmm_get_option_bounds(static_cast<tmm_option>(999), nullptr, nullptr, nullptr),
@@ -379,7 +381,8 @@ TEST(Options, EveryOptionHasANameBoundsAndDefault) {
 TEST_F(Contract, OptionsRoundTripAndMatchTheOldSetters) {
   int64_t v = -1;
   for (tmm_option o : {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING,
-                       TMM_OPTION_HOST_THREADS}) {
+                       TMM_OPTION_HOST_THREADS, TMM_OPTION_DEVICE_MEMORY_BUDGET,
+                       TMM_OPTION_HOST_STAGING_BYTES, TMM_OPTION_HOST_PATH}) {
     int64_t def = -1;
     ASSERT_EQ(tmm_get_option_bounds(o, nullptr, nullptr, &def), TMM_SUCCESS);
     ASSERT_EQ(tmm_get_option(h_, o, &v), TMM_SUCCESS);
@@ -388,6 +391,11 @@ TEST_F(Contract, OptionsRoundTripAndMatchTheOldSetters) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, 3), TMM_SUCCESS);
   ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_HOST_THREADS, &v), TMM_SUCCESS);
   EXPECT_EQ(v, 3);
+  const int64_t six_gib = int64_t(6) << 30;  // byte counts above 4 GiB round-trip
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, six_gib), TMM_SUCCESS);
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, six_gib);
+  EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, 3), TMM_ERROR_INVALID_VALUE);
   // The 1.0 setters and the options are one setting.
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_NAIVE), TMM_SUCCESS);
   tmm_algorithm a = TMM_ALGO_AUTO;

@@ -17,9 +17,12 @@ using tmm_test::GemmCase;
 
 class CudaBackend : public ::testing::Test {
  protected:
+  // These tests are about the kernels and the direct copies, so the host API takes the
+  // direct path here; test_streamed.cpp tests the streamed one.
   void SetUp() override {
     TMM_SKIP_OR_FAIL_WITHOUT_GPU();
     ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   }
   void TearDown() override { tmm_destroy(h_); }
   tmm_handle h_ = nullptr;

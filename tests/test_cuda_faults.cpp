@@ -54,12 +54,30 @@ TEST_F(CudaFaults, NearlyFullDeviceIsOutOfMemoryAndRecoverable) {
       hog.push_back(p);
     }
   }
-  // 4096^2 floats x 3 = 192 MiB would fit; 6144^2 x 3 = 432 MiB does not.
+  // 4096^2 floats x 3 = 192 MiB would fit; 6144^2 x 3 = 432 MiB does not. The
+  // direct path must fail cleanly; AUTO streams it through what is left instead.
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   GemmCase big = square(6144, 0.0f);
   const std::vector<float> before = big.c;
   EXPECT_EQ(tmm_test::run_case(h, big), TMM_ERROR_OUT_OF_MEMORY);
   EXPECT_NE(std::string(tmm_get_error_message(h)).find("MiB"), std::string::npos);
   EXPECT_EQ(std::memcmp(before.data(), big.c.data(), before.size() * sizeof(float)), 0);
+  {
+    tmm_handle streaming = nullptr;  // AUTO on the nearly full device: out of core
+    ASSERT_EQ(tmm_create_with_backend(&streaming, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+    GemmCase sub = square(tmm_test::under_sanitizer() ? 1500 : 6144, 0.0f);
+    ASSERT_EQ(tmm_test::run_case(streaming, sub), TMM_SUCCESS) << tmm_get_error_message(streaming);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(streaming, &r), TMM_SUCCESS);
+    EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+    GemmCase row = sub;  // spot-check two rows: the whole check at 6144^3 is slow here
+    row.m = 2;
+    row.c.resize(size_t(2 * row.ldc));
+    row.c0.resize(size_t(2 * row.ldc));
+    EXPECT_TRUE(tmm_test::check_case(row));
+    tmm_destroy(streaming);
+  }
   GemmCase small = square(100, 0.5f);  // still fits: the handle works on
   EXPECT_EQ(tmm_test::run_case(h, small), TMM_SUCCESS) << tmm_get_error_message(h);
   EXPECT_TRUE(tmm_test::check_case(small));

@@ -136,6 +136,20 @@ typedef struct tmm_timing {
                            not apply */
 } tmm_timing;
 
+/* How tmm_sgemm (host matrices, CUDA backend) moves the matrices. */
+typedef enum tmm_host_path {
+  TMM_HOST_PATH_AUTO = 0,    /* DIRECT when it fits the device memory budget and a
+                                model of the link, the host copies and the kernel
+                                says streaming cannot win, else STREAMED */
+  TMM_HOST_PATH_DIRECT = 1,  /* copy A, B (and C) whole, multiply, copy C back; more
+                                than the budget is TMM_ERROR_OUT_OF_MEMORY */
+  TMM_HOST_PATH_STREAMED = 2 /* tiles of C, chunks of k, through pinned staging filled
+                                by host threads; copies overlap the kernels. A CUDA
+                                fault after tiles of C were written back leaves C
+                                undefined (TMM_ERROR_CUDA); every allocation and
+                                argument check happens before the first write */
+} tmm_host_path;
+
 /* The report of the last successful sgemm (tmm_get_last_report): where the time
  * went and what ran. Growable: the caller sets struct_size = sizeof(tmm_report)
  * before the call; the library writes at most that many bytes and sets struct_size
@@ -159,6 +173,15 @@ typedef struct tmm_report {
                               "blocked_128x256"; "scale" ("cpu_scale" on the CPU)
                               when only C = beta * C ran, "none" when nothing ran
                               (m or n = 0) */
+  tmm_host_path host_path; /* the path tmm_sgemm took on CUDA (DIRECT or STREAMED);
+                              AUTO for device pointers and the CPU */
+  int64_t tiles;           /* tiles of C the streamed path cut the product into
+                              (1 otherwise) */
+  int64_t k_chunks;        /* chunks of k per tile (1 otherwise) */
+  double pack_ms;          /* host time spent packing into and out of staging */
+  double link_ms;          /* time host-device copies kept the link busy (streamed);
+                              compute_ms is then the sum over tiles of the time from
+                              a tile's first kernel to its epilogue */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
@@ -262,8 +285,21 @@ typedef enum tmm_option {
   TMM_OPTION_ALGORITHM = 1,    /* a tmm_algorithm; default TMM_ALGO_AUTO */
   TMM_OPTION_TILE_SIZE = 2,    /* as tmm_set_tile_size; default 0 (per shape) */
   TMM_OPTION_COARSENING = 3,   /* as tmm_set_coarsening; default 0 (= 2) */
-  TMM_OPTION_HOST_THREADS = 4  /* CPU threads a call may use; default 0 = one per
-                                  core the system reports */
+  TMM_OPTION_HOST_THREADS = 4, /* CPU threads a call may use (the CPU backend's
+                                  product, the streamed path's packing); default 0 =
+                                  one per core the system reports */
+  TMM_OPTION_DEVICE_MEMORY_BUDGET = 5, /* bytes of device memory tmm_sgemm may
+                                  allocate; default 0 = what the device has free when
+                                  the call starts, less a margin. A product that does
+                                  not fit runs streamed, in tiles (any size runs) */
+  TMM_OPTION_HOST_STAGING_BYTES = 6, /* pinned host memory the streamed path may use
+                                  for staging; default 0 = 512 MiB */
+  TMM_OPTION_HOST_PATH = 7,    /* a tmm_host_path: how tmm_sgemm moves host matrices;
+                                  default TMM_HOST_PATH_AUTO */
+  TMM_OPTION_DEBUG_POISON_STAGING = 8 /* 1: fill staging buffers with NaN between
+                                  uses, so a read of stale staging shows (tests);
+                                  default 0, or 1 when the environment variable
+                                  TMM_DEBUG_POISON_STAGING=1 is set at creation */
 } tmm_option;
 
 /* Set or read an option. Values outside the option's bounds, or not among the

@@ -10,58 +10,19 @@
 // it; its time is read, waiting if needed, only when the caller asks for it.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
+#include <thread>
 #include <string>
 
 #include "cuda_backend.hpp"
+#include "../engine/streamed_gemm.hpp"
+#include "cuda_objects.hpp"
 #include "device_buffer.hpp"
 #include "kernels.hpp"
 
 namespace tiledmm {
 namespace {
-
-// Makes `device` current for the lifetime of the guard, so that handles on
-// different devices can be used from one thread.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-class Stream {
- public:
-  // A blocking stream: like the legacy default stream, it is ordered with it, so a
-  // plain cudaMemcpy after tmm_sgemm_device sees the result; it still overlaps with
-  // other handles' streams.
-  Stream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamDefault), "cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Event {
- public:
-  Event() { check_cuda(cudaEventCreate(&e_), "cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(e_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
 
 // The four moments of one call: start, inputs uploaded, computed, result downloaded.
 struct EventSet {
@@ -161,6 +122,7 @@ class CudaBackend final : public Backend {
     try {
       DeviceGuard guard(device_);
       cudaStreamSynchronize(stream_);  // work this handle queued must finish first
+      streamed_.reset();
       state_.reset();
     } catch (const Error&) {
       // No device can be made current: the context is gone, and its resources too.
@@ -180,6 +142,10 @@ class CudaBackend final : public Backend {
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
     check_context(device_);
     DeviceGuard guard(device_);
+    if (!is_empty(p) && !is_scale_only(p) && choose_path(p, settings) == HostPath::Streamed) {
+      gemm_streamed(p, settings);
+      return;
+    }
     const KernelChoice config = choose_kernel(p, settings, profile_);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
@@ -195,6 +161,14 @@ class CudaBackend final : public Backend {
     d.ldc = padded_ld(p.n);
     d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
     d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
+    if (settings.device_budget > 0) {  // the budget bounds what this call may hold
+      const size_t need = (uses_ab ? size_t(a_rows * d.lda + b_rows * d.ldb) : 0) +
+                          (is_empty(p) ? 0 : size_t(p.m * d.ldc)) + workspace_elements(config, d);
+      require(int64_t(need * sizeof(float)) <= settings.device_budget, Status::OutOfMemory,
+              "the direct path needs ", uint64_t(need * sizeof(float) >> 20),
+              " MiB of device memory, over the budget of ", settings.device_budget >> 20,
+              " MiB (TMM_OPTION_DEVICE_MEMORY_BUDGET); the streamed path fits any budget");
+    }
     d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
     float* workspace = reserve_workspace(config, d);
 
@@ -215,6 +189,7 @@ class CudaBackend final : public Backend {
     check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
 
     Timing t = describe(config, p);
+    t.host_path = HostPath::Direct;
     t.upload_ms = elapsed_ms(ev.start, ev.uploaded);
     t.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
     t.download_ms = elapsed_ms(ev.computed, ev.stop);
@@ -280,6 +255,53 @@ class CudaBackend final : public Backend {
   int device() const override { return device_; }
 
  private:
+  // Device memory the host path may use: the budget option, or what is free now less
+  // a margin (a sixteenth of it and 64 MiB) for the CUDA runtime and other users.
+  int64_t device_budget(const Settings& s) const {
+    if (s.device_budget > 0) return s.device_budget;
+    size_t free = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    const int64_t margin = int64_t(free / 16) + (int64_t(64) << 20);
+    return std::max<int64_t>(0, int64_t(free) - margin);
+  }
+
+  static int64_t staging_budget(const Settings& s) {
+    return s.staging_bytes > 0 ? s.staging_bytes : int64_t(512) << 20;
+  }
+
+  int host_threads(const Settings& s) const {
+    return s.host_threads > 0 ? s.host_threads
+                              : int(std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  // The direct path when asked for, or when it fits the budget and the model says
+  // streaming cannot win; else the streamed path.
+  HostPath choose_path(const GemmProblem& p, const Settings& s) const {
+    if (s.host_path != HostPath::Auto) return s.host_path;
+    const int64_t budget = device_budget(s);
+    const int64_t direct_bytes =
+        4 * (stored_rows_a(p) * padded_ld(stored_cols_a(p)) +
+             stored_rows_b(p) * padded_ld(stored_cols_b(p)) + p.m * padded_ld(p.n));
+    if (direct_bytes > budget) return HostPath::Streamed;
+    const double rate = kernel_rate();
+    const HostRates rates;
+    const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, host_threads(s));
+    return streamed_seconds(p, plan, rate, host_threads(s), rates) < direct_seconds(p, rate, rates)
+               ? HostPath::Streamed
+               : HostPath::Direct;
+  }
+
+  // BLOCKED's rate at large sizes, for the models: 74% of the FP32 peak on the H100.
+  double kernel_rate() const { return 0.74 * profile_.fp32_peak(); }
+
+  void gemm_streamed(const GemmProblem& p, const Settings& s) {
+    const StreamPlan plan =
+        plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(), host_threads(s));
+    if (!streamed_) streamed_ = std::make_unique<StreamedGemm>();
+    Timing t = streamed_->run(p, s, profile_, plan, pool_);
+    commit(t, /*pending=*/false);
+  }
+
   static Timing describe(const KernelChoice& choice, const GemmProblem& p) {
     Timing t;
     t.algorithm = choice.kernel->algorithm;
@@ -309,6 +331,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DeviceState> state_;
   cudaStream_t stream_ = nullptr;  // the own stream, or one the caller set
   DeviceProfile profile_;          // read once, for the planner
+  std::unique_ptr<StreamedGemm> streamed_;  // the streamed host path, made on first use
+  WorkerPool pool_;                         // its packing threads
   int current_ = -1;               // event set of the last successful call
   bool pending_ = false;           // its compute time is not read yet
   Timing timing_;

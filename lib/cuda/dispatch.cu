@@ -40,7 +40,7 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
       no_such_tile(algorithm, tile);
-    const BlockedPlan plan = plan_blocked(p, device, tile);
+    const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits > 0 ? s.max_splits : 32);
     choice.kernel = find_kernel(BackendKind::Cuda, algorithm, plan.tile, 0);
     choice.plan.splits = plan.splits;
   } else {

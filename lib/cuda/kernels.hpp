@@ -44,6 +44,12 @@ void launch_gemm(const KernelChoice& choice, const GemmProblem& p, float* worksp
 // C = beta * C: the only kernel outside the registry, run when A and B take no part.
 void launch_scale(const GemmProblem& p, cudaStream_t stream);
 
+// out = alpha * acc + beta * c over an m x n tile (c not read when beta is 0): the
+// streamed host path's last step per tile. `out` may be `c`.
+void launch_epilogue(int64_t m, int64_t n, float alpha, const float* acc, int64_t ld_acc,
+                     float beta, const float* c, int64_t ldc, float* out, int64_t ld_out,
+                     cudaStream_t stream);
+
 // BLOCKED's split-K partial sums: their leading dimension.
 int64_t partial_ld(const GemmProblem& p);
 

@@ -1,0 +1,260 @@
+// tmm_host_bench: tiledmm's host-memory call (tmm_sgemm, what C, Java and C# users
+// call) against cuBLAS-XT on the same host arrays, in one run.
+//
+// Per shape (row-major C = A * B, FP32, uniform [-1, 1) inputs, filled by several
+// threads): tmm_sgemm with the AUTO path and with the DIRECT path; cublasXtSgemm on
+// pageable memory and on memory pinned with cudaHostRegister (registration not
+// timed), at its best block dimension of those tried; tmm_sgemm_device with the
+// data already on the GPU (CUDA events). Each is warmed up once, then the median
+// of --reps runs (wall clock for host calls). Every result is checked against an
+// FP64 reference on 256 sampled elements (relative error printed; a failed check
+// fails the program). --ooc adds 150000 x 150000 x 256 (C is 84 GiB: the GPU cannot
+// hold it), tiledmm only, checked the same way.
+//
+//   tmm_host_bench [--square n,n,...] [--thin] [--ooc] [--reps N] [--no-xt]
+#include <cublasXt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tiledmm/tiledmm.h"
+
+namespace {
+
+void die(const char* what, const char* detail) {
+  std::fprintf(stderr, "%s: %s\n", what, detail);
+  std::exit(1);
+}
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) die(what, cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) die(what, std::to_string(int(s)).c_str());
+}
+void check(tmm_status s, tmm_handle h, const char* what) {
+  if (s != TMM_SUCCESS) die(what, tmm_get_error_message(h));
+}
+
+// Fills [0, n) with uniform [-1, 1) from per-thread generators (fast for 84 GiB).
+void fill(float* p, size_t n, uint32_t seed) {
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([=] {
+      std::mt19937 rng(seed * 977 + t);
+      std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+      for (size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) p[i] = d(rng);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+// A host matrix from malloc (pageable), never touched before fill().
+struct Host {
+  float* p = nullptr;
+  size_t n = 0;
+  explicit Host(size_t elements) : n(elements) {
+    p = static_cast<float*>(std::malloc(elements * sizeof(float)));
+    if (!p) die("malloc", "out of host memory");
+  }
+  ~Host() { std::free(p); }
+};
+
+double seconds_of(const std::function<void()>& f, int reps) {
+  f();  // warm-up: buffers, threads, staging
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Relative error of C (row-major) on 256 sampled elements against FP64.
+double sampled_error(const float* a, const float* b, const float* c, int64_t m, int64_t n,
+                     int64_t k) {
+  std::mt19937_64 rng(7);
+  double num = 0, den = 0;
+  for (int s = 0; s < 256; ++s) {
+    const int64_t i = int64_t(rng() % uint64_t(m)), j = int64_t(rng() % uint64_t(n));
+    double ref = 0;
+    for (int64_t q = 0; q < k; ++q) ref += double(a[i * k + q]) * double(b[q * n + j]);
+    num += (c[i * n + j] - ref) * (c[i * n + j] - ref);
+    den += ref * ref;
+  }
+  return std::sqrt(num / den);
+}
+
+void report_line(const char* what, int64_t m, int64_t n, int64_t k, double s, double err,
+                 double base_s, const char* extra) {
+  const double tf = 2.0 * double(m) * double(n) * double(k) / s / 1e12;
+  std::printf("%6lldx%6lldx%6lld  %-22s %10.2f ms %7.2f TFLOP/s  %6.2fx  err %.1e  %s\n",
+              (long long)m, (long long)n, (long long)k, what, s * 1e3, tf, base_s / s, err, extra);
+  std::fflush(stdout);
+  if (!(err < 1e-4)) die(what, "result does not match the FP64 reference");
+}
+
+std::string tmm_detail(tmm_handle h) {
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  if (tmm_get_last_report(h, &r) != TMM_SUCCESS) return "";
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%s, %lld tiles x %lld chunks; last call: total %.1f, pack %.1f, link %.1f, "
+                "compute %.1f ms",
+                r.host_path == TMM_HOST_PATH_STREAMED ? "streamed" : "direct", (long long)r.tiles,
+                (long long)r.k_chunks, r.total_ms, r.pack_ms, r.link_ms, r.compute_ms);
+  return buf;
+}
+
+void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
+  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  fill(a.p, a.n, 1);
+  fill(b.p, b.n, 2);
+  fill(c.p, c.n, 3);
+  tmm_handle h = nullptr;
+  check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  auto tmm_call = [&] {
+    check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n,
+                    0.0f, c.p, n),
+          h, "tmm_sgemm");
+  };
+  // The baseline of the ratios: cuBLAS-XT on pinned memory, when it runs.
+  double xt_pinned = 0;
+  std::vector<std::pair<std::string, double>> xt_rows;
+  if (xt) {
+    cublasXtHandle_t x;
+    check(cublasXtCreate(&x), "cublasXtCreate");
+    int dev = 0;
+    check(cublasXtDeviceSelect(x, 1, &dev), "cublasXtDeviceSelect");
+    const float one = 1.0f, zero = 0.0f;
+    // Row-major C = A * B is column-major C^T = B^T * A^T.
+    auto xt_call = [&] {
+      check(cublasXtSgemm(x, CUBLAS_OP_N, CUBLAS_OP_N, size_t(n), size_t(m), size_t(k), &one, b.p,
+                          size_t(n), a.p, size_t(k), &zero, c.p, size_t(n)),
+            "cublasXtSgemm");
+    };
+    for (bool pinned : {false, true}) {
+      if (pinned) {
+        check(cudaHostRegister(a.p, a.n * 4, cudaHostRegisterDefault), "register A");
+        check(cudaHostRegister(b.p, b.n * 4, cudaHostRegisterDefault), "register B");
+        check(cudaHostRegister(c.p, c.n * 4, cudaHostRegisterDefault), "register C");
+      }
+      double best = 1e30;
+      int best_dim = 0;
+      for (int dim : {2048, 4096, 8192}) {
+        check(cublasXtSetBlockDim(x, dim), "cublasXtSetBlockDim");
+        const double s = seconds_of(xt_call, reps);
+        if (s < best) best = s, best_dim = dim;
+      }
+      const double err = sampled_error(a.p, b.p, c.p, m, n, k);
+      char name[64];
+      std::snprintf(name, sizeof name, "cuBLAS-XT %s (%d)", pinned ? "pinned" : "pageable", best_dim);
+      xt_rows.push_back({name, best});
+      if (pinned) {
+        xt_pinned = best;
+        cudaHostUnregister(a.p);
+        cudaHostUnregister(b.p);
+        cudaHostUnregister(c.p);
+      }
+      if (!(err < 1e-4)) die(name, "result does not match the FP64 reference");
+    }
+    cublasXtDestroy(x);
+  }
+  const double auto_s = seconds_of(tmm_call, reps);
+  const double base = xt_pinned > 0 ? xt_pinned : auto_s;
+  for (auto& row : xt_rows) report_line(row.first.c_str(), m, n, k, row.second, 0.0, base, "");
+  std::fill(c.p, c.p + c.n, std::nanf(""));
+  tmm_call();
+  report_line("tiledmm host AUTO", m, n, k, auto_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
+              tmm_detail(h).c_str());
+  check(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), h, "option");
+  const double direct_s = seconds_of(tmm_call, reps);
+  report_line("tiledmm host DIRECT", m, n, k, direct_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
+              tmm_detail(h).c_str());
+  // The device API, data already on the GPU.
+  float *da, *db, *dc;
+  check(cudaMalloc(&da, a.n * 4), "cudaMalloc");
+  check(cudaMalloc(&db, b.n * 4), "cudaMalloc");
+  check(cudaMalloc(&dc, c.n * 4), "cudaMalloc");
+  check(cudaMemcpy(da, a.p, a.n * 4, cudaMemcpyHostToDevice), "copy");
+  check(cudaMemcpy(db, b.p, b.n * 4, cudaMemcpyHostToDevice), "copy");
+  auto device_call = [&] {
+    check(tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, da, k, db,
+                           n, 0.0f, dc, n),
+          h, "tmm_sgemm_device");
+    check(tmm_synchronize(h), h, "sync");
+  };
+  const double device_s = seconds_of(device_call, reps);
+  check(cudaMemcpy(c.p, dc, c.n * 4, cudaMemcpyDeviceToHost), "copy");
+  report_line("tiledmm device API", m, n, k, device_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
+              "");
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  tmm_destroy(h);
+}
+
+void run_out_of_core() {
+  const int64_t m = 150000, n = 150000, k = 256;
+  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  fill(a.p, a.n, 4);
+  fill(b.p, b.n, 5);
+  tmm_handle h = nullptr;
+  check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  const auto t0 = std::chrono::steady_clock::now();
+  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n,
+                  0.0f, c.p, n),
+        h, "tmm_sgemm out of core");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report_line("tiledmm host (out of core)", m, n, k, s, sampled_error(a.p, b.p, c.p, m, n, k), s,
+              tmm_detail(h).c_str());
+  tmm_destroy(h);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> squares = {4096, 8192, 16384};
+  bool thin = false, ooc = false, xt = true;
+  int reps = 3;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
+      squares.clear();
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        squares.push_back(std::atoll(t));
+    } else if (!std::strcmp(argv[i], "--thin")) {
+      thin = true;
+    } else if (!std::strcmp(argv[i], "--ooc")) {
+      ooc = true;
+    } else if (!std::strcmp(argv[i], "--no-xt")) {
+      xt = false;
+    } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: %s [--square n,n,...] [--thin] [--ooc] [--reps N] [--no-xt]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("%s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of %d\n",
+              prop.name, reps);
+  for (int64_t s : squares) run_shape(s, s, s, reps, xt);
+  if (thin) run_shape(16384, 16384, 256, reps, xt);
+  if (ooc) run_out_of_core();
+  return 0;
+}

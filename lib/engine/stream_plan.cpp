@@ -1,0 +1,122 @@
+#include "stream_plan.hpp"
+
+#include <algorithm>
+
+#include "../error.hpp"
+
+namespace tiledmm {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
+
+StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk) {
+  StreamPlan s;
+  s.tile_m = std::min(tm, p.m);
+  s.tile_n = std::min(tn, p.n);
+  s.chunk_k = std::max<int64_t>(1, std::min(tk, p.k));
+  s.tiles_m = ceil_div(p.m, s.tile_m);
+  s.tiles_n = ceil_div(p.n, s.tile_n);
+  s.chunks = ceil_div(std::max<int64_t>(p.k, 1), s.chunk_k);
+  return s;
+}
+
+bool fits(const GemmProblem& p, const StreamPlan& s, int64_t device, int64_t staging) {
+  return stream_device_bytes(p, s) <= device && stream_staging_bytes(p, s) <= staging;
+}
+
+}  // namespace
+
+// Device rows are padded to 4 floats (16-byte accesses); staging is dense.
+StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
+  StreamBuffers b;
+  // Each operand keeps the orientation it is stored in (op(A) chunk: tile_m x chunk_k,
+  // or chunk_k x tile_m when A is transposed; the panel: k x tile_n, or tile_n x k).
+  const int64_t k = std::max<int64_t>(p.k, 1);
+  b.a_slot = p.trans_a ? s.chunk_k * round_up4(s.tile_m) : s.tile_m * round_up4(s.chunk_k);
+  b.b_panel = p.trans_b ? s.tile_n * round_up4(k) : k * round_up4(s.tile_n);
+  b.b_slot = s.chunk_k * s.tile_n;
+  b.c_tile = s.tile_m * round_up4(s.tile_n);
+  return b;
+}
+
+int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
+  const StreamBuffers b = stream_buffers(p, s);
+  const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;
+  return 4 * (2 * b.a_slot + b.b_panel + c_buffers * b.c_tile);
+}
+
+// Staging is dense: no padding.
+int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
+  const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;  // down, and up when C is read
+  return 4 * (2 * s.tile_m * s.chunk_k + 2 * s.chunk_k * s.tile_n +
+              c_buffers * s.tile_m * s.tile_n);
+}
+
+namespace {
+
+// Candidate edges: powers of two from 16 below `full`, and `full` itself.
+int edges(int64_t full, int64_t cap, int64_t* out) {
+  int n = 0;
+  if (full <= cap) out[n++] = full;
+  for (int64_t e = 16; e < full && e <= cap; e *= 2) out[n++] = e;
+  return n;
+}
+
+}  // namespace
+
+StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
+                       double flops_per_s, int threads, const HostRates& rates) {
+  int64_t ms[64], ns[64], ks[64];
+  const int nm = edges(p.m, int64_t(1) << 20, ms), nn = edges(p.n, int64_t(1) << 20, ns);
+  const int nk = edges(std::max<int64_t>(p.k, 1), 4096, ks);
+  StreamPlan best;
+  double best_time = 1e300;
+  for (int a = 0; a < nm; ++a) {
+    for (int b = 0; b < nn; ++b) {
+      for (int c = 0; c < nk; ++c) {
+        const StreamPlan s = make(p, ms[a], ns[b], ks[c]);
+        if (!fits(p, s, device_bytes, staging_bytes)) continue;
+        const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
+        if (t < best_time) {
+          best_time = t;
+          best = s;
+        }
+      }
+    }
+  }
+  if (best.tile_m > 0) return best;
+  const StreamPlan s = make(p, 16, 16, 16);
+  fail(Status::OutOfMemory, "the streamed host path needs at least ",
+       stream_device_bytes(p, s) >> 10, " KiB of device memory and ",
+       stream_staging_bytes(p, s) >> 10, " KiB of pinned staging for this shape (budget: ",
+       device_bytes >> 10, " KiB and ", staging_bytes >> 10, " KiB)");
+}
+
+double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates& r) {
+  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
+  const double c = 4.0 * double(p.m) * double(p.n);
+  const double up = (a + b + (p.beta != 0.0f ? c : 0.0)) / r.pageable_h2d;
+  return up + 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s + c / r.pageable_d2h;
+}
+
+double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s,
+                        int threads, const HostRates& r) {
+  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
+  const double c = 4.0 * double(p.m) * double(p.n);
+  const double c_moves = p.beta != 0.0f ? 2.0 : 1.0;
+  const double moved = a * double(s.tiles_n) + b + c * c_moves;  // each way counted once
+  const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
+  const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
+  const double steady = std::max({moved / r.pinned_link, moved / pack, kernel});
+  // Fill: the first chunks packed and uploaded before the first kernel; drain: the
+  // last tile of C downloaded and unpacked after the last kernel.
+  const double first = 4.0 * double(s.chunk_k) * double(s.tile_m + s.tile_n);
+  const double last = 4.0 * double(s.tile_m) * double(s.tile_n);
+  const double fill = first / pack + first / r.pinned_link;
+  const double drain = last / r.pinned_link + last / pack;
+  const double steps = double(s.tiles()) * double(s.chunks) + double(s.tiles_n * s.chunks);
+  return steady + fill + drain + steps * r.step_overhead_s;
+}
+
+}  // namespace tiledmm

@@ -1,0 +1,59 @@
+// How the streamed host path cuts a product (host C++, no CUDA; unit-tested in
+// tests/test_internals.cpp).
+//
+// B-stationary: C is cut into column tiles of tile_n columns; for each, the panel of
+// op(B) it needs (all of k by tile_n) is uploaded once, in chunks of chunk_k rows, and
+// stays on the device while the row tiles of C (tile_m rows) stream past: each row
+// tile uploads its chunks of op(A) (tile_m by chunk_k) two slots deep, accumulates
+// D += A_chunk * B_chunk on the device, applies C = alpha * D + beta * C (C uploaded
+// when beta != 0) and downloads. A column tile as wide as n uploads A exactly once.
+#pragma once
+
+#include <cstdint>
+
+#include "../gemm_problem.hpp"
+
+namespace tiledmm {
+
+struct StreamPlan {
+  int64_t tile_m = 0, tile_n = 0, chunk_k = 0;
+  int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
+  int64_t tiles() const { return tiles_m * tiles_n; }
+};
+
+// Floats of each device buffer the plan needs (rows padded to 4 floats).
+struct StreamBuffers {
+  int64_t a_slot;   // a chunk of op(A), two slots
+  int64_t b_panel;  // all of k by tile_n of op(B)
+  int64_t b_slot;   // a chunk of the panel (staging only, two slots)
+  int64_t c_tile;   // the accumulator, and C's copy when beta != 0; two of each
+};
+StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
+int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& plan);
+int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& plan);
+
+// What the host side can do, for the model below (measured on the H100's host: see
+// BENCHMARKS.md).
+struct HostRates {
+  double pageable_h2d = 9e9, pageable_d2h = 15e9;  // the driver's own pageable copies
+  double pinned_link = 45e9;                        // each way, both ways at once
+  double pack_per_thread = 4e9, pack_max = 30e9;    // memcpy into and out of staging
+  double step_overhead_s = 20e-6;                   // host work per chunk and tile
+};
+
+// Modeled seconds of the direct path (pageable copies, then the kernel, then the
+// copy back) and of the streamed path for `plan` (the slowest of link, host copies
+// and kernel, plus filling and draining the pipeline), on a device whose kernels
+// run at `flops_per_s`, with `threads` packing threads.
+double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates& r);
+double streamed_seconds(const GemmProblem& p, const StreamPlan& plan, double flops_per_s,
+                        int threads, const HostRates& r);
+
+// The cut with the least modeled time (streamed_seconds) among those that fit
+// `device_bytes` of device memory and `staging_bytes` of pinned host memory: tile
+// edges from 16 up to the matrix (powers of two, or the whole edge), chunks of k up to
+// 4096. Throws Error(OutOfMemory) when not even 16 x 16 tiles and 16-deep chunks fit.
+StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
+                       double flops_per_s, int threads, const HostRates& rates = HostRates());
+
+}  // namespace tiledmm
