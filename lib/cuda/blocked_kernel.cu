@@ -23,7 +23,7 @@
 // (zero fill), so edges cost nothing in the interior. Unaligned pointers or leading
 // dimensions take a scalar-load instantiation.
 //
-// Order. Blocks are numbered in groups of GROUP_M tile rows, so that blocks running
+// Order. Blocks are numbered in groups of kGroupM tile rows, so that blocks running
 // at the same time share rows of A and columns of B in L2.
 #include "blocked_shapes.hpp"
 #include "kernel_common.cuh"
@@ -34,6 +34,15 @@ namespace {
 
 constexpr int kGroupM = 8;  // tile rows per rasterisation group
 
+// A warp is 4 x 8 threads, and a thread's outputs come in groups of 4 x 4 (one
+// float4 of A by one float4 of B): so a thread's groups sit 4 * 4 = 16 rows and
+// 8 * 4 = 32 columns apart, and a warp's reads of one depth from shared memory are
+// broadcasts or 8 x 16 contiguous bytes.
+constexpr int kLaneRows = 4, kLaneCols = 8, kGroup = 4;
+static_assert(kLaneRows * kLaneCols == 32, "a warp is 4 x 8 threads");
+constexpr int kGroupRowStride = kLaneRows * kGroup;  // 16
+constexpr int kGroupColStride = kLaneCols * kGroup;  // 32
+
 // Moves an MN x BK tile of an operand from global memory into registers, then into
 // shared memory, K-major. `KContig`: element (mn, k) is at src[mn * ld + k], else
 // at src[k * ld + mn]. Each thread moves kPerThread groups of 4 consecutive
@@ -43,14 +52,20 @@ template <int MN, int BK, int THREADS, bool KContig, bool Vec>
 struct TileLoader {
   static constexpr int kVecs = MN * BK / 4;
   static constexpr int kPerThread = kVecs / THREADS;
+  static_assert((KContig ? BK : MN) % 4 == 0,
+                "groups of 4 run along the contiguous direction: it must split into them");
   static_assert(kVecs % THREADS == 0, "the tile must split evenly into 4-element groups");
+  // 16-byte loads: a group starts 4-aligned only if tile origins (multiples of MN)
+  // and steps of k (BK, also split-K's slice starts) keep it so (with ld % 4 == 0,
+  // which vectorizable() checks at run time).
+  static_assert(!Vec || (MN % 4 == 0 && BK % 4 == 0), "vector loads need MN and BK % 4 == 0");
 
   float4 reg[kPerThread];
   const float* ptr[kPerThread];
   int64_t step;  // elements between consecutive tiles of k
 
   // Position of group `f` in the tile: (mn, k) of its first element.
-  __device__ static void where(int f, int& mn, int& k) {
+  __device__ __forceinline__ static void where(int f, int& mn, int& k) {
     if (KContig) {
       mn = f / (BK / 4);
       k = (f % (BK / 4)) * 4;
@@ -60,7 +75,7 @@ struct TileLoader {
     }
   }
 
-  __device__ TileLoader(const float* src, int64_t ld, int64_t mn0, int tid) {
+  __device__ __forceinline__ TileLoader(const float* src, int64_t ld, int64_t mn0, int tid) {
     step = KContig ? BK : BK * ld;
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
@@ -71,20 +86,21 @@ struct TileLoader {
   }
 
   // Unguarded: the whole tile lies inside the matrix.
-  __device__ void load_full() {
+  __device__ __forceinline__ void load_full() {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       if (Vec) {
         reg[i] = __ldg(reinterpret_cast<const float4*>(ptr[i]));
       } else {
-        reg[i] = make_float4(__ldg(ptr[i]), __ldg(ptr[i] + 1), __ldg(ptr[i] + 2), __ldg(ptr[i] + 3));
+        reg[i] =
+            make_float4(__ldg(ptr[i]), __ldg(ptr[i] + 1), __ldg(ptr[i] + 2), __ldg(ptr[i] + 3));
       }
     }
   }
 
-  // Guarded: elements at or past (mn_end, k_end), relative to this tile's origin
-  // (mn0, k0), read as zero.
-  __device__ void load_edge(int64_t mn_left, int64_t k_left, int tid) {
+  // Guarded: elements at or past (mn_left, k_left), relative to this tile's origin,
+  // read as zero.
+  __device__ __forceinline__ void load_edge(int64_t mn_left, int64_t k_left, int tid) {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int mn, k;
@@ -92,21 +108,23 @@ struct TileLoader {
       float v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const bool inside = KContig ? (mn < mn_left && k + j < k_left) : (mn + j < mn_left && k < k_left);
+        const bool inside =
+            KContig ? (mn < mn_left && k + j < k_left) : (mn + j < mn_left && k < k_left);
         v[j] = inside ? __ldg(ptr[i] + j) : 0.0f;
       }
       reg[i] = make_float4(v[0], v[1], v[2], v[3]);
     }
   }
 
-  __device__ void advance() {
+  __device__ __forceinline__ void advance() {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) ptr[i] += step;
   }
 
   // Into tile[BK][STRIDE], K-major.
   template <int STRIDE>
-  __device__ void store(float* tile, int tid) const {
+  __device__ __forceinline__ void store(float* tile, int tid) const {
+    static_assert(KContig || STRIDE % 4 == 0, "16-byte stores need 16-byte aligned rows");
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int mn, k;
@@ -131,133 +149,167 @@ template <int WARPS_M_, int WARPS_N_, int RG_, int CG_, int BK_, int MIN_BLOCKS_
 struct BlockShape {
   static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, RG = RG_, CG = CG_;
   static constexpr int BK = BK_, MIN_BLOCKS = MIN_BLOCKS_;
-  static constexpr int WM = 16 * RG, WN = 32 * CG;  // a warp's tile
+  static constexpr int WM = kGroupRowStride * RG, WN = kGroupColStride * CG;  // a warp's tile
   static constexpr int BM = WARPS_M * WM, BN = WARPS_N * WN, THREADS = 32 * WARPS_M * WARPS_N;
-  static constexpr int TM = 4 * RG, TN = 4 * CG;  // a thread's outputs
+  static constexpr int TM = kGroup * RG, TN = kGroup * CG;  // a thread's outputs
+
+  static_assert(WARPS_M > 0 && WARPS_N > 0 && RG > 0 && CG > 0 && BK > 0 && MIN_BLOCKS > 0,
+                "every dimension of a block shape is positive");
+  static_assert(THREADS <= 1024, "a block has at most 1024 threads");
+  // Split-K slices start at multiples of BK; with BK % 4 == 0 they keep the
+  // 16-byte alignment of K-contiguous rows.
+  static_assert(BK % 4 == 0, "BK must be a multiple of 4");
 };
 
-// With splits > 1 (split-K), block row y of the grid computes the slice
-// [y * k_per_split, (y + 1) * k_per_split) of k and writes its raw sums to
-// partial[y][m][ldp]; reduce_splits() then applies alpha and beta.
-template <class S, bool KContigA, bool KContigB, bool Vec, bool Split>
-__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
-    blocked_kernel(GemmProblem p, int64_t k_per_split, float* partial, int64_t ldp) {
-  constexpr int WARPS_N = S::WARPS_N, BK = S::BK, BM = S::BM, BN = S::BN;
-  constexpr int RG = S::RG, CG = S::CG, TM = S::TM, TN = S::TN;
-  constexpr int THREADS = S::THREADS;
-  constexpr int A_STRIDE = BM + (KContigA ? 4 : 0);  // padded where the loader transposes
-  constexpr int B_STRIDE = BN + (KContigB ? 4 : 0);
-  __shared__ __align__(16) float a_tile[2][BK * A_STRIDE];
-  __shared__ __align__(16) float b_tile[2][BK * B_STRIDE];
+// The tile of C a block owns. Blocks are numbered down groups of kGroupM tile rows,
+// then across, so that blocks running at the same time share rows of A and columns
+// of B in L2.
+struct TileOrigin {
+  int64_t row0, col0;
+};
 
-  if (Split) {  // this block's slice of k: shift A and B to its start, shorten k
-    const int64_t k_begin = blockIdx.y * k_per_split;
-    p.a += KContigA ? k_begin : k_begin * p.lda;
-    p.b += KContigB ? k_begin : k_begin * p.ldb;
-    p.k = min(p.k - k_begin, k_per_split);
-  }
-
-  // Grouped rasterisation of the 1D grid onto tiles of C.
-  const int64_t tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN);
+template <class S>
+__device__ __forceinline__ TileOrigin tile_of_block(const GemmProblem& p) {
+  const int64_t tiles_m = ceil_div(p.m, S::BM), tiles_n = ceil_div(p.n, S::BN);
   const int64_t id = blockIdx.x;
   const int64_t group = id / (kGroupM * tiles_n);
   const int64_t first_m = group * kGroupM;
   const int64_t group_rows = min(tiles_m - first_m, int64_t(kGroupM));
-  const int64_t row0 = (first_m + id % group_rows) * BM;
-  const int64_t col0 = ((id % (kGroupM * tiles_n)) / group_rows) * BN;
+  return {(first_m + id % group_rows) * S::BM, ((id % (kGroupM * tiles_n)) / group_rows) * S::BN};
+}
 
-  const int tid = threadIdx.x;
+// Where this thread's first output lies in its block's tile; the others are at
+// + 16 g + i rows and + 32 h + j columns.
+struct ThreadOrigin {
+  int row, col;
+};
+
+template <class S>
+__device__ __forceinline__ ThreadOrigin thread_in_tile(int tid) {
+  static_assert(S::THREADS == 32 * S::WARPS_M * S::WARPS_N,
+                "the block is WARPS_M x WARPS_N whole warps, WARPS_N to a row");
   const int warp = tid / 32, lane = tid % 32;
-  const int thr_row = (warp / WARPS_N) * S::WM + (lane / 8) * 4;  // + 16 g + i
-  const int thr_col = (warp % WARPS_N) * S::WN + (lane % 8) * 4;  // + 32 h + j
+  return {(warp / S::WARPS_N) * S::WM + (lane / kLaneCols) * kGroup,
+          (warp % S::WARPS_N) * S::WN + (lane % kLaneCols) * kGroup};
+}
 
-  TileLoader<BM, BK, THREADS, KContigA, Vec> load_a(p.a, p.lda, row0, tid);
-  TileLoader<BN, BK, THREADS, KContigB, Vec> load_b(p.b, p.ldb, col0, tid);
-  const bool interior = row0 + BM <= p.m && col0 + BN <= p.n;
-  // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
-  const int tiles_k = int(ceil_div(p.k, BK));
-  const int full_tiles_k = interior ? int(p.k / BK) : 0;  // tiles needing no guard
-  auto fetch = [&](int t) {
+// Split-K: the block's slice [k_begin, k_begin + k_per_split) of k, as a problem of
+// its own: A and B shifted to its start, k shortened.
+template <bool KContigA, bool KContigB>
+__device__ __forceinline__ void take_k_slice(GemmProblem& p, int64_t k_begin, int64_t k_per_split) {
+  p.a += KContigA ? k_begin : k_begin * p.lda;
+  p.b += KContigB ? k_begin : k_begin * p.ldb;
+  p.k = min(p.k - k_begin, k_per_split);
+}
+
+// The main loop's loads: fetch(t) brings tile t of k of both operands from global
+// memory into the loaders' registers (unguarded while t < full_tiles_k, zero-filled
+// past the matrix edges after), store() puts them into one buffer of shared memory.
+// It refers to the kernel's two loaders rather than holding them: as members of one
+// object, nvcc orders their registers differently and ptxas then allocates from 8
+// fewer to 32 more registers per instantiation (nvcc 13.0, sm_90).
+template <class S, bool KContigA, bool KContigB, bool Vec>
+struct OperandLoads {
+  using LoaderA = TileLoader<S::BM, S::BK, S::THREADS, KContigA, Vec>;
+  using LoaderB = TileLoader<S::BN, S::BK, S::THREADS, KContigB, Vec>;
+  LoaderA& a;
+  LoaderB& b;
+  const GemmProblem& p;
+  TileOrigin tile;
+  int full_tiles_k;
+  int tid;
+
+  __device__ __forceinline__ void fetch(int t) {
     if (t < full_tiles_k) {
-      load_a.load_full();
-      load_b.load_full();
+      a.load_full();
+      b.load_full();
     } else {
-      load_a.load_edge(p.m - row0, p.k - int64_t(t) * BK, tid);
-      load_b.load_edge(p.n - col0, p.k - int64_t(t) * BK, tid);
+      a.load_edge(p.m - tile.row0, p.k - int64_t(t) * S::BK, tid);
+      b.load_edge(p.n - tile.col0, p.k - int64_t(t) * S::BK, tid);
     }
-    load_a.advance();
-    load_b.advance();
-  };
-
-  float acc[TM][TN] = {};
-  fetch(0);
-  load_a.template store<A_STRIDE>(a_tile[0], tid);
-  load_b.template store<B_STRIDE>(b_tile[0], tid);
-  __syncthreads();
-
-  for (int t = 0; t < tiles_k; ++t) {
-    const int buf = t & 1;
-    const bool has_next = t + 1 < tiles_k;
-    if (has_next) fetch(t + 1);  // in flight during the multiply-adds below
-
-    const float* as = a_tile[buf];
-    const float* bs = b_tile[buf];
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      float a[TM], b[TN];
-#pragma unroll
-      for (int g = 0; g < RG; ++g) {
-        const float4 v = *reinterpret_cast<const float4*>(&as[kk * A_STRIDE + thr_row + 16 * g]);
-        a[4 * g] = v.x, a[4 * g + 1] = v.y, a[4 * g + 2] = v.z, a[4 * g + 3] = v.w;
-      }
-#pragma unroll
-      for (int h = 0; h < CG; ++h) {
-        const float4 v = *reinterpret_cast<const float4*>(&bs[kk * B_STRIDE + thr_col + 32 * h]);
-        b[4 * h] = v.x, b[4 * h + 1] = v.y, b[4 * h + 2] = v.z, b[4 * h + 3] = v.w;
-      }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-
-    if (has_next) {
-      // The other buffer was last read before the previous barrier: free to fill.
-      load_a.template store<A_STRIDE>(a_tile[buf ^ 1], tid);
-      load_b.template store<B_STRIDE>(b_tile[buf ^ 1], tid);
-    }
-    // The next tile must be complete before anyone computes on it, and this one
-    // must not be overwritten (next iteration) while slower warps still read it.
-    __syncthreads();
+    a.advance();
+    b.advance();
   }
 
-  // Visits this thread's outputs four adjacent columns at a time: f(row, col, v).
-  auto each_group = [&](auto&& f) {
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int64_t row = row0 + thr_row + (i / 4) * 16 + (i % 4);
-#pragma unroll
-      for (int h = 0; h < CG; ++h) f(row, col0 + thr_col + h * 32, &acc[i][h * 4]);
-    }
-  };
-
-  if (Split) {  // raw sums for reduce_splits()
-    float* out = partial + blockIdx.y * p.m * ldp;
-    each_group([&](int64_t row, int64_t col, const float* v) {
-      if (interior) {
-        *reinterpret_cast<float4*>(out + row * ldp + col) = make_float4(v[0], v[1], v[2], v[3]);
-      } else if (row < p.m) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < p.n) out[row * ldp + col + j] = v[j];
-      }
-    });
-    return;
+  template <int A_STRIDE, int B_STRIDE>
+  __device__ __forceinline__ void store(float* a_tile, float* b_tile) const {
+    a.template store<A_STRIDE>(a_tile, tid);
+    b.template store<B_STRIDE>(b_tile, tid);
   }
+};
 
-  // C = alpha * acc + beta * C, with 16-byte accesses where the tile is interior.
+// The multiply-adds of one tile of k, on registers: at each depth, a thread reads
+// RG float4 of A and CG float4 of B from shared memory into `a` and `b`, then does
+// TM x TN fmaf into `acc`. The caller declares `a` and `b` (scratch, no values in or
+// out): declared in here, they move ahead of the kernel's other locals, and ptxas
+// allocates from 8 fewer to 2 more registers for the 128 x 256 shape.
+template <class S, int A_STRIDE, int B_STRIDE>
+__device__ __forceinline__ void multiply_tile(const float* as, const float* bs, ThreadOrigin thr,
+                                              float (&a)[S::TM], float (&b)[S::TN],
+                                              float (&acc)[S::TM][S::TN]) {
+  static_assert(A_STRIDE % 4 == 0 && B_STRIDE % 4 == 0 && S::WM % 4 == 0 && S::WN % 4 == 0,
+                "16-byte reads from shared memory need 16-byte aligned rows and offsets");
+#pragma unroll
+  for (int kk = 0; kk < S::BK; ++kk) {
+#pragma unroll
+    for (int g = 0; g < S::RG; ++g) {
+      const float4 v =
+          *reinterpret_cast<const float4*>(&as[kk * A_STRIDE + thr.row + kGroupRowStride * g]);
+      a[4 * g] = v.x, a[4 * g + 1] = v.y, a[4 * g + 2] = v.z, a[4 * g + 3] = v.w;
+    }
+#pragma unroll
+    for (int h = 0; h < S::CG; ++h) {
+      const float4 v =
+          *reinterpret_cast<const float4*>(&bs[kk * B_STRIDE + thr.col + kGroupColStride * h]);
+      b[4 * h] = v.x, b[4 * h + 1] = v.y, b[4 * h + 2] = v.z, b[4 * h + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < S::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < S::TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  }
+}
+
+// Visits this thread's outputs four adjacent columns at a time: f(row, col, v).
+template <class S, class F>
+__device__ __forceinline__ void each_group(TileOrigin tile, ThreadOrigin thr,
+                                           const float (&acc)[S::TM][S::TN], F&& f) {
+  // Whole float4 groups of C: col is a multiple of 4 wherever the tile lies.
+  static_assert(S::BN % 4 == 0 && S::WN % 4 == 0, "a group's first column is 4-aligned");
+#pragma unroll
+  for (int i = 0; i < S::TM; ++i) {
+    const int64_t row = tile.row0 + thr.row + (i / 4) * kGroupRowStride + (i % 4);
+#pragma unroll
+    for (int h = 0; h < S::CG; ++h)
+      f(row, tile.col0 + thr.col + h * kGroupColStride, &acc[i][h * 4]);
+  }
+}
+
+// Split-K epilogue: raw sums into out[m][ldp] for reduce_splits(); ldp % 4 == 0
+// (partial_ld()), so interior tiles take 16-byte stores.
+template <class S>
+__device__ __forceinline__ void store_partial_tile(const GemmProblem& p, float* out, int64_t ldp,
+                                                   TileOrigin tile, ThreadOrigin thr, bool interior,
+                                                   const float (&acc)[S::TM][S::TN]) {
+  each_group<S>(tile, thr, acc, [&](int64_t row, int64_t col, const float* v) {
+    if (interior) {
+      *reinterpret_cast<float4*>(out + row * ldp + col) = make_float4(v[0], v[1], v[2], v[3]);
+    } else if (row < p.m) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (col + j < p.n) out[row * ldp + col + j] = v[j];
+    }
+  });
+}
+
+// Epilogue: C = alpha * acc + beta * C, with 16-byte accesses where the tile is
+// interior and the operands vectorizable().
+template <class S, bool Vec>
+__device__ __forceinline__ void store_c_tile(const GemmProblem& p, TileOrigin tile,
+                                             ThreadOrigin thr, bool interior,
+                                             const float (&acc)[S::TM][S::TN]) {
   const bool vec_c = Vec && interior;
-  each_group([&](int64_t row, int64_t col, const float* v) {
+  each_group<S>(tile, thr, acc, [&](int64_t row, int64_t col, const float* v) {
     if (vec_c) {
       float4* c = reinterpret_cast<float4*>(p.c + row * p.ldc + col);
       float4 out = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
@@ -277,6 +329,59 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
   });
 }
 
+// The kernel: place the block and the thread, then a double-buffered pipeline over
+// the tiles of k, then the epilogue. With splits > 1 (split-K), block row y of the
+// grid computes the slice [y * k_per_split, (y + 1) * k_per_split) of k and writes
+// its raw sums to partial[y][m][ldp]; reduce_splits() then applies alpha and beta.
+template <class S, bool KContigA, bool KContigB, bool Vec, bool Split>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
+    blocked_kernel(GemmProblem p, int64_t k_per_split, float* partial, int64_t ldp) {
+  constexpr int A_STRIDE = S::BM + (KContigA ? 4 : 0);  // padded where the loader transposes
+  constexpr int B_STRIDE = S::BN + (KContigB ? 4 : 0);
+  __shared__ __align__(16) float a_tile[2][S::BK * A_STRIDE];
+  __shared__ __align__(16) float b_tile[2][S::BK * B_STRIDE];
+  static_assert(sizeof(a_tile) + sizeof(b_tile) <= 48 * 1024,
+                "static shared memory is limited to 48 KiB per block");
+  using Loads = OperandLoads<S, KContigA, KContigB, Vec>;
+
+  if (Split) take_k_slice<KContigA, KContigB>(p, blockIdx.y * k_per_split, k_per_split);
+  const TileOrigin tile = tile_of_block<S>(p);
+  const int tid = threadIdx.x;
+  const ThreadOrigin thr = thread_in_tile<S>(tid);
+
+  typename Loads::LoaderA load_a(p.a, p.lda, tile.row0, tid);
+  typename Loads::LoaderB load_b(p.b, p.ldb, tile.col0, tid);
+  const bool interior = tile.row0 + S::BM <= p.m && tile.col0 + S::BN <= p.n;
+  // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
+  const int tiles_k = int(ceil_div(p.k, S::BK));
+  const int full_tiles_k = interior ? int(p.k / S::BK) : 0;  // tiles needing no guard
+  Loads loads{load_a, load_b, p, tile, full_tiles_k, tid};
+
+  float acc[S::TM][S::TN] = {};
+  loads.fetch(0);
+  loads.template store<A_STRIDE, B_STRIDE>(a_tile[0], b_tile[0]);
+  __syncthreads();
+
+  for (int t = 0; t < tiles_k; ++t) {
+    const int buf = t & 1;
+    const bool has_next = t + 1 < tiles_k;
+    if (has_next) loads.fetch(t + 1);  // in flight during the multiply-adds below
+    float a[S::TM], b[S::TN];
+    multiply_tile<S, A_STRIDE, B_STRIDE>(a_tile[buf], b_tile[buf], thr, a, b, acc);
+    // The other buffer was last read before the previous barrier: free to fill.
+    if (has_next) loads.template store<A_STRIDE, B_STRIDE>(a_tile[buf ^ 1], b_tile[buf ^ 1]);
+    // The next tile must be complete before anyone computes on it, and this one
+    // must not be overwritten (next iteration) while slower warps still read it.
+    __syncthreads();
+  }
+
+  if (Split) {
+    store_partial_tile<S>(p, partial + blockIdx.y * p.m * ldp, ldp, tile, thr, interior, acc);
+  } else {
+    store_c_tile<S, Vec>(p, tile, thr, interior, acc);
+  }
+}
+
 // 16-byte vector access needs every pointer 16-byte aligned and every leading
 // dimension a multiple of 4 floats.
 bool vectorizable(const GemmProblem& p) {
@@ -288,7 +393,6 @@ bool vectorizable(const GemmProblem& p) {
 template <class S, bool KA, bool KB, bool Vec>
 void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace,
             cudaStream_t stream) {
-  static_assert(!Vec || S::BM % 4 == 0, "vector paths need tiles of whole float4");
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "blocked kernel: too many tiles for one launch");

@@ -16,8 +16,15 @@ namespace {
 template <int T, int C, bool TransA, bool TransB>
 __global__ void __launch_bounds__(T * T)
     coarsened_kernel(GemmProblem p, int64_t first_block_row) {
+  // One thread per element of each tile: the block is T x T threads. Coarsening
+  // widens the strip rather than splitting the tile, so C need not divide T; each
+  // of the C columns is guarded on its own.
+  static_assert(T > 0 && T * T <= 1024, "a block has at most 1024 threads: T <= 32");
+  static_assert(C >= 1, "each thread computes at least one output");
   __shared__ float a_tile[T][T + 1];     // op(A)[row0 + i][q0 + q]
   __shared__ float b_tile[C][T][T + 1];  // op(B)[q0 + q][col0 + c*T + j]
+  static_assert(sizeof(a_tile) + sizeof(b_tile) <= 48 * 1024,
+                "static shared memory is limited to 48 KiB per block");
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const int64_t row0 = (first_block_row + blockIdx.y) * T;

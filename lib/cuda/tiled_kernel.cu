@@ -18,8 +18,12 @@ namespace {
 
 template <int T, bool TransA, bool TransB>
 __global__ void __launch_bounds__(T * T) tiled_kernel(GemmProblem p, int64_t first_block_row) {
+  // One thread per element of the tile: the block is T x T threads.
+  static_assert(T > 0 && T * T <= 1024, "a block has at most 1024 threads: T <= 32");
   __shared__ float a_tile[T][T + 1];  // a_tile[i][q] = op(A)[row0 + i][q0 + q]
   __shared__ float b_tile[T][T + 1];  // b_tile[q][j] = op(B)[q0 + q][col0 + j]
+  static_assert(sizeof(a_tile) + sizeof(b_tile) <= 48 * 1024,
+                "static shared memory is limited to 48 KiB per block");
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const int64_t row0 = (first_block_row + blockIdx.y) * T;
