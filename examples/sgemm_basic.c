@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
 #include <tiledmm/tiledmm.h>
+#include <time.h>
 
 #define M 300
 #define N 200
@@ -30,8 +29,8 @@ static int overhead(tmm_handle h, int size) {
   for (i = 0; i < size * size; ++i) a[i] = 0.5f, b[i] = 0.25f;
   for (i = 0; i < calls + calls / 10 + 1; ++i) {
     if (i == calls / 10 + 1) clock_gettime(CLOCK_MONOTONIC, &t0); /* after the warm-up */
-    if (tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, size, size, size, 1.0f, a, size,
-                  b, size, 0.0f, c, size) != TMM_SUCCESS)
+    if (tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, size, size, size, 1.0f, a, size, b,
+                  size, 0.0f, c, size) != TMM_SUCCESS)
       goto out;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -94,8 +93,8 @@ int main(int argc, char** argv) {
   }
   printf("tiledmm %d.%d.%d on %s: %dx%dx%d in %.3f ms (compute %.3f ms), max error %.2e\n",
          TILEDMM_VERSION_MAJOR, TILEDMM_VERSION_MINOR, TILEDMM_VERSION_PATCH,
-         backend == TMM_BACKEND_CUDA ? "CUDA" : "CPU", M, N, K, timing.total_ms,
-         timing.compute_ms, max_err);
+         backend == TMM_BACKEND_CUDA ? "CUDA" : "CPU", M, N, K, timing.total_ms, timing.compute_ms,
+         max_err);
   rc = max_err < 1e-3 ? 0 : 1;
   if (rc) fprintf(stderr, "result is wrong\n");
   if (rc == 0 && argc > 1 && strcmp(argv[1], "--overhead") == 0)

@@ -94,8 +94,8 @@ __global__ void reference_kernel(const float* a, const float* b, double* c, int6
 }
 
 // sums[0] += sum (c - ref)^2, sums[1] += sum ref^2, sums[2] += count of non-finite c.
-__global__ void error_kernel(const float* c, const double* ref, int64_t m, int64_t n,
-                             int64_t ci, int64_t cj, double* sums) {
+__global__ void error_kernel(const float* c, const double* ref, int64_t m, int64_t n, int64_t ci,
+                             int64_t cj, double* sums) {
   double d2 = 0, r2 = 0, bad = 0;
   for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < m * n;
        idx += int64_t(gridDim.x) * blockDim.x) {
@@ -138,7 +138,8 @@ void setup(Problem& p, size_t l2_bytes, cudaStream_t stream) {
   p.b_elems = b_rows * b_cols;
   p.c_elems = s.m * s.n;
   const double bytes = 4.0 * double(p.a_elems + p.b_elems + p.c_elems);
-  p.sets = bytes < 2.0 * double(l2_bytes) ? int(std::min(8.0, std::ceil(3.0 * l2_bytes / bytes))) : 1;
+  p.sets =
+      bytes < 2.0 * double(l2_bytes) ? int(std::min(8.0, std::ceil(3.0 * l2_bytes / bytes))) : 1;
   for (int i = 0; i < p.sets; ++i) {
     float *a, *b, *c;
     CHECK_CUDA(cudaMalloc(&a, p.a_elems * sizeof(float)));
@@ -277,11 +278,13 @@ std::vector<Shape> shapes(bool quick, const std::string& square) {
 }
 
 std::vector<Algo> parse_algos(const std::string& list) {
-  const std::vector<Algo> all = {
-      {"auto", TMM_ALGO_AUTO, 0, 0},         {"blocked256", TMM_ALGO_BLOCKED, 256, 0},
-      {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
-      {"blocked64", TMM_ALGO_BLOCKED, 64, 0}, {"coarsened", TMM_ALGO_COARSENED, 32, 4},
-      {"tiled", TMM_ALGO_TILED, 32, 0},       {"naive", TMM_ALGO_NAIVE, 16, 0}};
+  const std::vector<Algo> all = {{"auto", TMM_ALGO_AUTO, 0, 0},
+                                 {"blocked256", TMM_ALGO_BLOCKED, 256, 0},
+                                 {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
+                                 {"blocked64", TMM_ALGO_BLOCKED, 64, 0},
+                                 {"coarsened", TMM_ALGO_COARSENED, 32, 4},
+                                 {"tiled", TMM_ALGO_TILED, 32, 0},
+                                 {"naive", TMM_ALGO_NAIVE, 16, 0}};
   std::vector<Algo> out;
   for (const Algo& a : all)
     if (("," + list + ",").find("," + a.name + ",") != std::string::npos) out.push_back(a);
@@ -333,14 +336,16 @@ int main(int argc, char** argv) {
 
   std::printf("tmm_bench: tiledmm %d vs cuBLAS %d (FP32, CUBLAS_DEFAULT_MATH) on %s, %d SMs\n",
               tmm_version(), cublas_version, dev.name, dev.multiprocessors);
-  std::printf("median of timed repeats after warm-up; device-pointer API; error = relative "
-              "Frobenius norm vs FP64\n\n");
+  std::printf(
+      "median of timed repeats after warm-up; device-pointer API; error = relative "
+      "Frobenius norm vs FP64\n\n");
   std::printf("%-26s %-11s %5s %9s %8s %8s %7s %9s %9s\n", "shape", "algorithm", "tile", "ms",
               "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e");
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
   if (csv)
-    std::fprintf(csv, "m,n,k,layout,ta,tb,algorithm,tile,ms,tflops,cublas_ms,cublas_tflops,ratio,"
-                      "error,cublas_error\n");
+    std::fprintf(csv,
+                 "m,n,k,layout,ta,tb,algorithm,tile,ms,tflops,cublas_ms,cublas_tflops,ratio,"
+                 "error,cublas_error\n");
   bool ok = true;
 
   for (const Shape& s : shapes(quick, square)) {
@@ -399,25 +404,29 @@ int main(int argc, char** argv) {
       check_tmm(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(), n,
                           b.data(), n, 0.0f, c.data(), n),
                 h, "tmm_sgemm");
-      wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      wall.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       tmm_timing t{};
       check_tmm(tmm_get_last_timing(h, &t), h, "timing");
       if (r > 0) runs.push_back(t);  // the first run grows the buffers
     }
-    std::sort(runs.begin(), runs.end(), [](const tmm_timing& x, const tmm_timing& y) { return x.total_ms < y.total_ms; });
+    std::sort(runs.begin(), runs.end(),
+              [](const tmm_timing& x, const tmm_timing& y) { return x.total_ms < y.total_ms; });
     std::sort(wall.begin() + 1, wall.end());
     const tmm_timing& t = runs[runs.size() / 2];
     const double flops = 2.0 * double(n) * n * n;
-    std::printf("\nHost-memory API at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
-                "growing call):\n", (long long)n, (long long)n, (long long)n);
-    std::printf("  upload A, B    %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.upload_ms, 100 * t.upload_ms / t.total_ms,
-                8.0 * n * n / t.upload_ms / 1e6);
+    std::printf(
+        "\nHost-memory API at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
+        "growing call):\n",
+        (long long)n, (long long)n, (long long)n);
+    std::printf("  upload A, B    %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.upload_ms,
+                100 * t.upload_ms / t.total_ms, 8.0 * n * n / t.upload_ms / 1e6);
     std::printf("  compute        %9.3f ms  (%5.1f%%, %.2f TFLOP/s)\n", t.compute_ms,
                 100 * t.compute_ms / t.total_ms, flops / t.compute_ms / 1e9);
     std::printf("  download C     %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.download_ms,
                 100 * t.download_ms / t.total_ms, 4.0 * n * n / t.download_ms / 1e6);
-    std::printf("  total (events) %9.3f ms  -> %.2f TFLOP/s end to end; wall clock %.3f ms\n", t.total_ms,
-                flops / t.total_ms / 1e9, wall[2]);
+    std::printf("  total (events) %9.3f ms  -> %.2f TFLOP/s end to end; wall clock %.3f ms\n",
+                t.total_ms, flops / t.total_ms / 1e9, wall[2]);
     std::printf("  the device API skips both copies: %.2f TFLOP/s for the same product\n",
                 flops / t.compute_ms / 1e9);
   }

@@ -87,7 +87,8 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (!std::strcmp(argv[i], "--cpu")) {
       o.force_cpu = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--sizes 100,500,...] [--budget SECONDS] [--cpu] [--csv FILE]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--sizes 100,500,...] [--budget SECONDS] [--cpu] [--csv FILE]\n",
                    argv[0]);
       return false;
     }
@@ -177,31 +178,35 @@ int main(int argc, char** argv) {
   if (gpu) {
     tmm_device_info d{};
     tmm_get_device_info(h, &d);
-    std::printf("device: %s, compute capability %d.%d, %d multiprocessors, %.1f GiB, "
-                "%llu KiB shared memory per block, %llu MiB L2\n",
-                d.name, d.compute_capability_major, d.compute_capability_minor, d.multiprocessors,
-                double(d.global_memory_bytes) / (1 << 30),
-                (unsigned long long)(d.shared_memory_per_block_bytes >> 10),
-                (unsigned long long)(d.l2_cache_bytes >> 20));
+    std::printf(
+        "device: %s, compute capability %d.%d, %d multiprocessors, %.1f GiB, "
+        "%llu KiB shared memory per block, %llu MiB L2\n",
+        d.name, d.compute_capability_major, d.compute_capability_minor, d.multiprocessors,
+        double(d.global_memory_bytes) / (1 << 30),
+        (unsigned long long)(d.shared_memory_per_block_bytes >> 10),
+        (unsigned long long)(d.l2_cache_bytes >> 20));
   } else {
-    std::printf("NO GPU: %s. Running the CPU backend (sequential loop and the blocked,\n"
-                "multi-threaded CPU kernel); no GPU numbers are shown.\n",
-                opt.force_cpu ? "--cpu was given" : "no usable CUDA device or driver");
+    std::printf(
+        "NO GPU: %s. Running the CPU backend (sequential loop and the blocked,\n"
+        "multi-threaded CPU kernel); no GPU numbers are shown.\n",
+        opt.force_cpu ? "--cpu was given" : "no usable CUDA device or driver");
   }
 
   const std::vector<Algo> gpu_algos = {
-      {"naive", TMM_ALGO_NAIVE, 16, 0},         {"tiled16", TMM_ALGO_TILED, 16, 0},
-      {"tiled32", TMM_ALGO_TILED, 32, 0},       {"coarsened", TMM_ALGO_COARSENED, 32, 2},
+      {"naive", TMM_ALGO_NAIVE, 16, 0},          {"tiled16", TMM_ALGO_TILED, 16, 0},
+      {"tiled32", TMM_ALGO_TILED, 32, 0},        {"coarsened", TMM_ALGO_COARSENED, 32, 2},
       {"coarsened4", TMM_ALGO_COARSENED, 32, 4}, {"auto", TMM_ALGO_AUTO, 0, 0}};
   const std::vector<Algo> cpu_algos = {{"cpu-naive", TMM_ALGO_NAIVE, 0, 0},
                                        {"cpu-blocked", TMM_ALGO_BLOCKED, 0, 0}};
   const std::vector<Algo>& algos = gpu ? gpu_algos : cpu_algos;
-  if (opt.sizes.empty() && gpu) opt.sizes = parse_sizes("100,500,1000,2000,5000,6400,8000,10000,12000,14400");
+  if (opt.sizes.empty() && gpu)
+    opt.sizes = parse_sizes("100,500,1000,2000,5000,6400,8000,10000,12000,14400");
   if (opt.sizes.empty() && !gpu) opt.sizes = parse_sizes("100,200,500,1000");
 
   // The sequential baseline, measured where it is quick.
   tmm_handle cpu = nullptr;
-  if (!check(tmm_create_with_backend(&cpu, TMM_BACKEND_CPU, 0), nullptr, "tmm_create(CPU)")) return 1;
+  if (!check(tmm_create_with_backend(&cpu, TMM_BACKEND_CPU, 0), nullptr, "tmm_create(CPU)"))
+    return 1;
   SequentialModel seq;
   for (int n : {100, 200, 300, 500, 700}) {
     const double s = measure_sequential(cpu, n);
@@ -210,12 +215,16 @@ int main(int argc, char** argv) {
     seq.largest_measured = n;
     if (s > 1.0) break;
   }
-  std::printf("sequential CPU loop: measured up to n = %d (%.2f GFLOP/s), extrapolated as n^3 "
-              "beyond\n\n",
-              seq.largest_measured, 2e-9 / seq.seconds_per_fma);
+  std::printf(
+      "sequential CPU loop: measured up to n = %d (%.2f GFLOP/s), extrapolated as n^3 "
+      "beyond\n\n",
+      seq.largest_measured, 2e-9 / seq.seconds_per_fma);
 
   FILE* csv = opt.csv.empty() ? nullptr : std::fopen(opt.csv.c_str(), "w");
-  if (csv) std::fprintf(csv, "n,algorithm,tile,coarsening,kernel_ms,total_ms,gflops,seq_s,seq_kind,speedup,rel_error\n");
+  if (csv)
+    std::fprintf(
+        csv,
+        "n,algorithm,tile,coarsening,kernel_ms,total_ms,gflops,seq_s,seq_kind,speedup,rel_error\n");
 
   std::printf("%6s  %-11s %4s %3s %11s %11s %9s %12s %9s %9s\n", "n", "algorithm", "tile", "x",
               "kernel ms", "+copies ms", "GFLOP/s", "seq CPU s", "speedup", "error");
@@ -244,9 +253,8 @@ int main(int argc, char** argv) {
     fill_random(a, uint32_t(n));
     fill_random(b, uint32_t(n) + 1);
     bool measured = false;
-    const double seq_s = (n <= seq.largest_measured)
-                             ? (measured = true, measure_sequential(cpu, n))
-                             : seq.seconds_per_fma * double(n) * n * n;
+    const double seq_s = (n <= seq.largest_measured) ? (measured = true, measure_sequential(cpu, n))
+                                                     : seq.seconds_per_fma * double(n) * n * n;
 
     for (const Algo& al : algos) {
       if (!check(tmm_set_algorithm(h, al.algorithm), h, "tmm_set_algorithm") ||
@@ -277,8 +285,8 @@ int main(int argc, char** argv) {
       const double err = sampled_error(a, b, c, n, &full);
       if (!(err < 1e-4)) ok = false;
       const double speedup = seq_s / (k_ms / 1000.0);
-      std::printf("%6d  %-11s %4d %3d %11.3f %11.3f %9.1f %9.3f%-3s %8.1fx %9.2e%s\n", n,
-                  al.label, t.tile_size, t.coarsening, k_ms, t_ms, flops / (k_ms * 1e6), seq_s,
+      std::printf("%6d  %-11s %4d %3d %11.3f %11.3f %9.1f %9.3f%-3s %8.1fx %9.2e%s\n", n, al.label,
+                  t.tile_size, t.coarsening, k_ms, t_ms, flops / (k_ms * 1e6), seq_s,
                   measured ? "" : "*", speedup, err, full ? "" : "~");
       if (csv)
         std::fprintf(csv, "%d,%s,%d,%d,%.4f,%.4f,%.2f,%.4f,%s,%.2f,%.3e\n", n, al.label,
@@ -288,14 +296,16 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  std::printf("\n* sequential CPU time extrapolated as n^3 from n = %d.  ~ error over 512 sampled\n"
-              "  elements (relative Frobenius norm vs FP64); otherwise over all elements.\n"
-              "  speedup = sequential CPU time / kernel time.\n",
-              seq.largest_measured);
+  std::printf(
+      "\n* sequential CPU time extrapolated as n^3 from n = %d.  ~ error over 512 sampled\n"
+      "  elements (relative Frobenius norm vs FP64); otherwise over all elements.\n"
+      "  speedup = sequential CPU time / kernel time.\n",
+      seq.largest_measured);
 
   if (!comparisons.empty()) {
-    std::printf("\nAgainst the seed reports (their time includes whatever their program timed; "
-                "ours is the whole call, copies included):\n");
+    std::printf(
+        "\nAgainst the seed reports (their time includes whatever their program timed; "
+        "ours is the whole call, copies included):\n");
     std::printf("%6s  %-11s %10s %10s %8s  %s\n", "n", "algorithm", "seed s", "ours s", "ratio",
                 "seed");
     for (const Comparison& cmp : comparisons)

@@ -161,7 +161,8 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
       }
       const double err = sampled_error(a.p, b.p, c.p, m, n, k);
       char name[64];
-      std::snprintf(name, sizeof name, "cuBLAS-XT %s (%d)", pinned ? "pinned" : "pageable", best_dim);
+      std::snprintf(name, sizeof name, "cuBLAS-XT %s (%d)", pinned ? "pinned" : "pageable",
+                    best_dim);
       xt_rows.push_back({name, best});
       if (pinned) {
         xt_pinned = best;
@@ -215,8 +216,8 @@ void run_out_of_core() {
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
   const auto t0 = std::chrono::steady_clock::now();
-  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n,
-                  0.0f, c.p, n),
+  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n, 0.0f,
+                  c.p, n),
         h, "tmm_sgemm out of core");
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report_line("tiledmm host (out of core)", m, n, k, s, sampled_error(a.p, b.p, c.p, m, n, k), s,
@@ -251,8 +252,9 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  std::printf("%s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of %d\n",
-              prop.name, reps);
+  std::printf(
+      "%s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of %d\n",
+      prop.name, reps);
   for (int64_t s : squares) run_shape(s, s, s, reps, xt);
   if (thin) run_shape(16384, 16384, 256, reps, xt);
   if (ooc) run_out_of_core();

@@ -23,7 +23,8 @@ struct Settings {
   int tile_size = 0;
   int coarsening = 0;
   int host_threads = 0;
-  int64_t device_budget = 0;  // bytes the host path may allocate on the device; 0 = free less a margin
+  int64_t device_budget =
+      0;  // bytes the host path may allocate on the device; 0 = free less a margin
   int64_t staging_bytes = 0;  // pinned staging of the streamed path; 0 = the default
   HostPath host_path = HostPath::Auto;
   bool poison_staging = false;  // fill staging with NaN between uses (tests)
@@ -41,7 +42,7 @@ struct Timing {
   int coarsening = 0;
   int splits = 1;
   int host_threads = 0;
-  const char* kernel = "none";  // static text
+  const char* kernel = "none";          // static text
   HostPath host_path = HostPath::Auto;  // Direct or Streamed for host calls on CUDA
   int64_t tiles = 0, k_chunks = 0;      // the streamed path's cut of the product
   double pack_ms = 0;                   // host time packing into and out of staging

@@ -9,10 +9,10 @@ namespace tiledmm {
 
 struct DeviceProfile {
   int multiprocessors = 0;
-  int cc_major = 0, cc_minor = 0;          // compute capability
-  double clock_hz = 0;                     // SM clock
-  double memory_bandwidth = 0;             // bytes/s, from memory clock and bus width
-  int64_t shared_memory_per_sm = 0;        // bytes
+  int cc_major = 0, cc_minor = 0;    // compute capability
+  double clock_hz = 0;               // SM clock
+  double memory_bandwidth = 0;       // bytes/s, from memory clock and bus width
+  int64_t shared_memory_per_sm = 0;  // bytes
   int64_t shared_memory_per_block_optin = 0;
   int max_threads_per_sm = 0;
   int registers_per_sm = 0;

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
-#include <new>
 #include <exception>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>

@@ -16,11 +16,10 @@ void check_size(int64_t value, const char* name) {
 }
 
 // A stored matrix of `rows` x `cols` with leading dimension `ld` (row-major view).
-void check_matrix(const char* name, const char* ld_name, const void* ptr,
-                  int64_t rows, int64_t cols, int64_t ld, bool needed) {
+void check_matrix(const char* name, const char* ld_name, const void* ptr, int64_t rows,
+                  int64_t cols, int64_t ld, bool needed) {
   const int64_t min_ld = cols > 1 ? cols : 1;
-  require(ld >= min_ld, Status::InvalidValue, ld_name, " must be >= ", min_ld, " (got ", ld,
-          ")");
+  require(ld >= min_ld, Status::InvalidValue, ld_name, " must be >= ", min_ld, " (got ", ld, ")");
   if (!needed) return;
   require(ptr != nullptr, Status::InvalidValue, name, " is NULL");
   // The last element touched is (rows - 1) * ld + cols - 1; its byte offset must
@@ -76,10 +75,9 @@ bool share_an_element(const Rows& x, const Rows& y) {
 
 }  // namespace
 
-GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m,
-                         int64_t n, int64_t k, float alpha, const float* a,
-                         int64_t lda, const float* b, int64_t ldb, float beta,
-                         float* c, int64_t ldc) {
+GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                         float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                         float beta, float* c, int64_t ldc) {
   check_size(m, "m");
   check_size(n, "n");
   check_size(k, "k");
@@ -95,10 +93,10 @@ GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m,
   const bool col = layout == Layout::ColMajor;
   const bool empty = is_empty(p);
   const bool uses_ab = !empty && !is_scale_only(p);
-  check_matrix(col ? "B" : "A", col ? "ldb" : "lda", p.a, stored_rows_a(p),
-               stored_cols_a(p), p.lda, uses_ab);
-  check_matrix(col ? "A" : "B", col ? "lda" : "ldb", p.b, stored_rows_b(p),
-               stored_cols_b(p), p.ldb, uses_ab);
+  check_matrix(col ? "B" : "A", col ? "ldb" : "lda", p.a, stored_rows_a(p), stored_cols_a(p), p.lda,
+               uses_ab);
+  check_matrix(col ? "A" : "B", col ? "lda" : "ldb", p.b, stored_rows_b(p), stored_cols_b(p), p.ldb,
+               uses_ab);
   check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, !empty);
   p.col_major = col;
   return p;

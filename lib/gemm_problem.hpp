@@ -33,10 +33,9 @@ struct GemmProblem {
 // Checks a CBLAS-style call (sizes, leading dimensions, pointers, sizes whose byte
 // counts overflow) and returns its canonical row-major form. Throws
 // Error(Status::InvalidValue) naming the offending argument.
-GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m,
-                         int64_t n, int64_t k, float alpha, const float* a,
-                         int64_t lda, const float* b, int64_t ldb, float beta,
-                         float* c, int64_t ldc);
+GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                         float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                         float beta, float* c, int64_t ldc);
 
 // Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
 // that reads them. Interleaved submatrices of one array that share no element pass.

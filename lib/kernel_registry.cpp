@@ -37,8 +37,7 @@ const KernelEntry* default_of(BackendKind backend, Algorithm algorithm) {
 
 // Rows are unique by (algorithm, tile, coarsening). A 0 setting takes the default
 // row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile,
-                               int coarsening) {
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening) {
   const KernelEntry* d = default_of(backend, algorithm);
   if (tile == 0 && d == nullptr) return nullptr;
   return exact(backend, algorithm, tile != 0 ? tile : d->tile,

@@ -33,12 +33,12 @@ struct KernelEntry {
   const char* description;  // one line
   BackendKind backend;
   Algorithm algorithm;
-  int tile;                 // the tile_size setting that selects it (0: none)
-  int coarsening;           // the coarsening setting that selects it (0: none)
-  int outputs_per_thread;   // reported as tmm_timing.coarsening (0: not applicable)
-  int min_cc, max_cc;       // compute capabilities it runs on, major * 10 + minor
-  bool is_default;          // what tile_size (and coarsening) 0 select
-  KernelLauncher launch;    // CUDA rows; nullptr on the CPU
+  int tile;                   // the tile_size setting that selects it (0: none)
+  int coarsening;             // the coarsening setting that selects it (0: none)
+  int outputs_per_thread;     // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc, max_cc;         // compute capabilities it runs on, major * 10 + minor
+  bool is_default;            // what tile_size (and coarsening) 0 select
+  KernelLauncher launch;      // CUDA rows; nullptr on the CPU
   WorkspaceFloats workspace;  // nullptr: needs none
 };
 
@@ -57,8 +57,7 @@ const KernelEntry* kernel_at(size_t index);
 
 // The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
 // algorithm's default row.
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile,
-                               int coarsening);
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening);
 
 // The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
 // Builds a string: only on failure paths.

@@ -21,9 +21,9 @@ struct BlockedPlan {
 int resident_blocks(int tile, const DeviceProfile& device);
 
 // The plan for `p` on `device`; forced_tile != 0 fixes the tile (split-K is still
-// chosen); k is split into at most max_splits slices. Models time as waves of blocks at each shape's measured efficiency of
-// the device's FP32 peak, plus the traffic and launch of the split-K reduction.
-// Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
+// chosen); k is split into at most max_splits slices. Models time as waves of blocks at each
+// shape's measured efficiency of the device's FP32 peak, plus the traffic and launch of the split-K
+// reduction. Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                          int max_splits = 32);
 

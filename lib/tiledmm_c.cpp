@@ -42,12 +42,18 @@ thread_local std::string g_thread_error;
 
 tmm_status to_c(Status s) {
   switch (s) {
-    case Status::InvalidValue: return TMM_ERROR_INVALID_VALUE;
-    case Status::NoDevice: return TMM_ERROR_NO_DEVICE;
-    case Status::OutOfMemory: return TMM_ERROR_OUT_OF_MEMORY;
-    case Status::NotSupported: return TMM_ERROR_NOT_SUPPORTED;
-    case Status::Cuda: return TMM_ERROR_CUDA;
-    case Status::Internal: return TMM_ERROR_INTERNAL;
+    case Status::InvalidValue:
+      return TMM_ERROR_INVALID_VALUE;
+    case Status::NoDevice:
+      return TMM_ERROR_NO_DEVICE;
+    case Status::OutOfMemory:
+      return TMM_ERROR_OUT_OF_MEMORY;
+    case Status::NotSupported:
+      return TMM_ERROR_NOT_SUPPORTED;
+    case Status::Cuda:
+      return TMM_ERROR_CUDA;
+    case Status::Internal:
+      return TMM_ERROR_INTERNAL;
   }
   return TMM_ERROR_INTERNAL;
 }
@@ -128,31 +134,44 @@ void require_out(const void* out, const char* name) {
 
 Algorithm to_algorithm(int a) {
   switch (a) {
-    case TMM_ALGO_AUTO: return Algorithm::Auto;
-    case TMM_ALGO_NAIVE: return Algorithm::Naive;
-    case TMM_ALGO_TILED: return Algorithm::Tiled;
-    case TMM_ALGO_COARSENED: return Algorithm::Coarsened;
-    case TMM_ALGO_BLOCKED: return Algorithm::Blocked;
+    case TMM_ALGO_AUTO:
+      return Algorithm::Auto;
+    case TMM_ALGO_NAIVE:
+      return Algorithm::Naive;
+    case TMM_ALGO_TILED:
+      return Algorithm::Tiled;
+    case TMM_ALGO_COARSENED:
+      return Algorithm::Coarsened;
+    case TMM_ALGO_BLOCKED:
+      return Algorithm::Blocked;
   }
   tiledmm::fail(Status::InvalidValue, "unknown algorithm ", a);
 }
 
 tmm_algorithm from_algorithm(Algorithm a) {
   switch (a) {
-    case Algorithm::Auto: return TMM_ALGO_AUTO;
-    case Algorithm::Naive: return TMM_ALGO_NAIVE;
-    case Algorithm::Tiled: return TMM_ALGO_TILED;
-    case Algorithm::Coarsened: return TMM_ALGO_COARSENED;
-    case Algorithm::Blocked: return TMM_ALGO_BLOCKED;
+    case Algorithm::Auto:
+      return TMM_ALGO_AUTO;
+    case Algorithm::Naive:
+      return TMM_ALGO_NAIVE;
+    case Algorithm::Tiled:
+      return TMM_ALGO_TILED;
+    case Algorithm::Coarsened:
+      return TMM_ALGO_COARSENED;
+    case Algorithm::Blocked:
+      return TMM_ALGO_BLOCKED;
   }
   return TMM_ALGO_AUTO;
 }
 
 tiledmm::BackendKind to_backend(int b) {
   switch (b) {
-    case TMM_BACKEND_AUTO: return tiledmm::BackendKind::Auto;
-    case TMM_BACKEND_CUDA: return tiledmm::BackendKind::Cuda;
-    case TMM_BACKEND_CPU: return tiledmm::BackendKind::Cpu;
+    case TMM_BACKEND_AUTO:
+      return tiledmm::BackendKind::Auto;
+    case TMM_BACKEND_CUDA:
+      return tiledmm::BackendKind::Cuda;
+    case TMM_BACKEND_CPU:
+      return tiledmm::BackendKind::Cpu;
   }
   tiledmm::fail(Status::InvalidValue, "unknown backend ", b);
 }
@@ -171,11 +190,10 @@ bool to_trans(int t, const char* name) {
 
 // Enum arguments arrive as raw() ints (see raw()).
 tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                             float alpha, const float* A, int64_t lda, const float* B,
-                             int64_t ldb, float beta, float* C, int64_t ldc) {
-  return tiledmm::make_problem(to_layout(layout), to_trans(ta, "trans_a"),
-                               to_trans(tb, "trans_b"), m, n, k, alpha, A, lda, B, ldb,
-                               beta, C, ldc);
+                             float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+                             float beta, float* C, int64_t ldc) {
+  return tiledmm::make_problem(to_layout(layout), to_trans(ta, "trans_a"), to_trans(tb, "trans_b"),
+                               m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // The options table: every option the library knows, with its name, bounds and
@@ -225,7 +243,8 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
     case TMM_OPTION_TILE_SIZE:  // some kernel in the registry must take it
       tiledmm::require(tiledmm::is_known_tile(int(value)), Status::InvalidValue,
                        "tile size must be 0 or a tile size of a kernel (tmm_get_kernel_info) "
-                       "(got ", value, ")");
+                       "(got ",
+                       value, ")");
       c.settings.tile_size = int(value);
       return;
     case TMM_OPTION_COARSENING:
@@ -256,14 +275,22 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
 int64_t get_option(const tmm_context_s& c, int id) {
   option_spec(id);
   switch (id) {
-    case TMM_OPTION_ALGORITHM: return from_algorithm(c.settings.algorithm);
-    case TMM_OPTION_TILE_SIZE: return c.settings.tile_size;
-    case TMM_OPTION_COARSENING: return c.settings.coarsening;
-    case TMM_OPTION_HOST_THREADS: return c.settings.host_threads;
-    case TMM_OPTION_DEVICE_MEMORY_BUDGET: return c.settings.device_budget;
-    case TMM_OPTION_HOST_STAGING_BYTES: return c.settings.staging_bytes;
-    case TMM_OPTION_HOST_PATH: return int64_t(c.settings.host_path);
-    case TMM_OPTION_DEBUG_POISON_STAGING: return c.settings.poison_staging ? 1 : 0;
+    case TMM_OPTION_ALGORITHM:
+      return from_algorithm(c.settings.algorithm);
+    case TMM_OPTION_TILE_SIZE:
+      return c.settings.tile_size;
+    case TMM_OPTION_COARSENING:
+      return c.settings.coarsening;
+    case TMM_OPTION_HOST_THREADS:
+      return c.settings.host_threads;
+    case TMM_OPTION_DEVICE_MEMORY_BUDGET:
+      return c.settings.device_budget;
+    case TMM_OPTION_HOST_STAGING_BYTES:
+      return c.settings.staging_bytes;
+    case TMM_OPTION_HOST_PATH:
+      return int64_t(c.settings.host_path);
+    case TMM_OPTION_DEBUG_POISON_STAGING:
+      return c.settings.poison_staging ? 1 : 0;
   }
   throw Error(Status::Internal, "option without a getter");
 }
@@ -281,14 +308,20 @@ int tmm_version(void) { return TILEDMM_VERSION; }
 
 const char* tmm_status_string(tmm_status status) {
   switch (raw(status)) {
-    case TMM_SUCCESS: return "TMM_SUCCESS: success";
-    case TMM_ERROR_INVALID_VALUE: return "TMM_ERROR_INVALID_VALUE: an argument is invalid";
-    case TMM_ERROR_NO_DEVICE: return "TMM_ERROR_NO_DEVICE: no usable CUDA device";
-    case TMM_ERROR_OUT_OF_MEMORY: return "TMM_ERROR_OUT_OF_MEMORY: out of memory";
+    case TMM_SUCCESS:
+      return "TMM_SUCCESS: success";
+    case TMM_ERROR_INVALID_VALUE:
+      return "TMM_ERROR_INVALID_VALUE: an argument is invalid";
+    case TMM_ERROR_NO_DEVICE:
+      return "TMM_ERROR_NO_DEVICE: no usable CUDA device";
+    case TMM_ERROR_OUT_OF_MEMORY:
+      return "TMM_ERROR_OUT_OF_MEMORY: out of memory";
     case TMM_ERROR_NOT_SUPPORTED:
       return "TMM_ERROR_NOT_SUPPORTED: not supported by this backend or build";
-    case TMM_ERROR_CUDA: return "TMM_ERROR_CUDA: the CUDA runtime reported an error";
-    case TMM_ERROR_INTERNAL: return "TMM_ERROR_INTERNAL: internal error in tiledmm";
+    case TMM_ERROR_CUDA:
+      return "TMM_ERROR_CUDA: the CUDA runtime reported an error";
+    case TMM_ERROR_INTERNAL:
+      return "TMM_ERROR_INTERNAL: internal error in tiledmm";
   }
   return "unknown tmm_status value";
 }
@@ -315,17 +348,14 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
   });
 }
 
-tmm_status tmm_create(tmm_handle* out) {
-  return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0);
-}
+tmm_status tmm_create(tmm_handle* out) { return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0); }
 
 void tmm_destroy(tmm_handle h) { delete h; }
 
 tmm_status tmm_get_backend(tmm_handle h, tmm_backend* out) {
   return on_handle(h, [&](tmm_context_s& c) {
     require_out(out, "out");
-    *out = c.backend->kind() == tiledmm::BackendKind::Cuda ? TMM_BACKEND_CUDA
-                                                           : TMM_BACKEND_CPU;
+    *out = c.backend->kind() == tiledmm::BackendKind::Cuda ? TMM_BACKEND_CUDA : TMM_BACKEND_CPU;
   });
 }
 
@@ -389,25 +419,24 @@ tmm_status tmm_get_coarsening(tmm_handle h, int* out) {
   });
 }
 
-tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
-                     tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
-                     float* C, int64_t ldc) {
+tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
+                     int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda,
+                     const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
-                           ldb, beta, C, ldc);
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                           beta, C, ldc);
     tiledmm::check_no_alias(p);
     c.backend->gemm_host(p, c.settings);
   });
 }
 
 tmm_status tmm_sgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
-                            tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
-                            float alpha, const float* A, int64_t lda, const float* B,
-                            int64_t ldb, float beta, float* C, int64_t ldc) {
+                            tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                            float* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B,
-                           ldb, beta, C, ldc);
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                           beta, C, ldc);
     c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
   });
 }
@@ -438,8 +467,9 @@ tmm_status tmm_get_last_timing(tmm_handle h, tmm_timing* out) {
   return on_handle(h, [&](tmm_context_s& c) {
     require_out(out, "out");
     const tiledmm::Timing t = c.backend->last_timing();
-    *out = tmm_timing{t.upload_ms, t.compute_ms,  t.download_ms, t.total_ms,
-                      from_algorithm(t.algorithm), t.tile_size, t.coarsening};
+    *out = tmm_timing{
+        t.upload_ms, t.compute_ms, t.download_ms, t.total_ms, from_algorithm(t.algorithm),
+        t.tile_size, t.coarsening};
   });
 }
 

@@ -28,7 +28,8 @@ class WorkerPool {
   // returns false). Calls must not overlap (the handle serialises them).
   template <class Task>
   bool run(int count, Task& task) noexcept {
-    return run_erased(count, [](void* t, int i) { (*static_cast<Task*>(t))(i); }, &task);
+    return run_erased(
+        count, [](void* t, int i) { (*static_cast<Task*>(t))(i); }, &task);
   }
 
   // Threads started so far (for tests and the timing report).

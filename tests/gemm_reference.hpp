@@ -46,14 +46,14 @@ inline bool gpu_required() {
 }
 
 // For a fixture's SetUp(): skip without a GPU, or fail when one is required.
-#define TMM_SKIP_OR_FAIL_WITHOUT_GPU()                                        \
-  do {                                                                        \
-    if (!::tmm_test::cuda_available()) {                                      \
-      if (::tmm_test::gpu_required()) {                                       \
-        FAIL() << "TMM_REQUIRE_GPU=1 but no usable CUDA device";              \
-      }                                                                       \
-      GTEST_SKIP() << "no usable CUDA device";                                \
-    }                                                                         \
+#define TMM_SKIP_OR_FAIL_WITHOUT_GPU()                           \
+  do {                                                           \
+    if (!::tmm_test::cuda_available()) {                         \
+      if (::tmm_test::gpu_required()) {                          \
+        FAIL() << "TMM_REQUIRE_GPU=1 but no usable CUDA device"; \
+      }                                                          \
+      GTEST_SKIP() << "no usable CUDA device";                   \
+    }                                                            \
   } while (0)
 
 inline uint32_t fresh_seed() { return std::random_device{}(); }
@@ -115,14 +115,13 @@ inline void fill_case(GemmCase& g, uint32_t seed) {
   g.c.assign(size_of(g.m, g.n, g.ldc), kPadSentinel);
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j)
-      g.c[g.at(i, j, g.ldc)] =
-          g.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+      g.c[g.at(i, j, g.ldc)] = g.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
   g.c0 = g.c;
 }
 
 inline tmm_status run_case(tmm_handle h, GemmCase& g) {
-  return tmm_sgemm(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data(), g.lda,
-                   g.b.data(), g.ldb, g.beta, g.c.data(), g.ldc);
+  return tmm_sgemm(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data(), g.lda, g.b.data(),
+                   g.ldb, g.beta, g.c.data(), g.ldc);
 }
 
 // Compares g.c with a double-precision reference computed from g.c0. The bound
@@ -149,8 +148,8 @@ inline ::testing::AssertionResult check_case(const GemmCase& g) {
       const float got = g.c[g.at(i, j, g.ldc)];
       if (!(std::fabs(double(got) - ref) <= bound)) {
         if (bad++ == 0)
-          first = "C(" + std::to_string(i) + "," + std::to_string(j) + ") = " +
-                  std::to_string(got) + ", expected " + std::to_string(ref) + " +- " +
+          first = "C(" + std::to_string(i) + "," + std::to_string(j) +
+                  ") = " + std::to_string(got) + ", expected " + std::to_string(ref) + " +- " +
                   std::to_string(bound);
       }
     }
@@ -165,8 +164,8 @@ inline ::testing::AssertionResult check_case(const GemmCase& g) {
   }
   if (bad == 0 && touched == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << bad << " wrong element(s)" << (bad ? " (first: " + first + ")" : "") << ", "
-         << touched << " padding element(s) written";
+         << bad << " wrong element(s)" << (bad ? " (first: " + first + ")" : "") << ", " << touched
+         << " padding element(s) written";
 }
 
 inline std::string describe(const GemmCase& g) {
@@ -210,7 +209,6 @@ inline void expect_alpha_inf_rule(tmm_handle h, tmm_algorithm algorithm, int64_t
     std::fill(c.begin(), c.end(), 2.0f);
   }
 }
-
 
 // Small integers in [-2, 2]: products and sums of up to 2^22 terms are exact in FP32,
 // so a result can be compared with == against an FP64 reference. A dropped, doubled

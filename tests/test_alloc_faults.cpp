@@ -12,9 +12,8 @@
 //   - a warm call allocates nothing.
 // "Pretend CPUs" are TMM_OPTION_HOST_THREADS: the thread count the library uses.
 #include <dlfcn.h>
-#include <pthread.h>
-
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cerrno>
@@ -29,7 +28,7 @@
 namespace {
 
 std::atomic<bool> g_armed{false};
-std::atomic<long> g_allocations{0};  // since arming
+std::atomic<long> g_allocations{0};      // since arming
 std::atomic<long> g_fail_allocation{0};  // 1-based; 0 = none
 std::atomic<long> g_thread_starts{0};
 std::atomic<long> g_fail_thread_from{0};  // this and every later start fail; 0 = none
@@ -77,8 +76,8 @@ void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
-extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
-                              void* (*start)(void*), void* arg) {
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                              void* arg) {
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_create"));
   if (g_armed.load()) {
@@ -164,8 +163,8 @@ long armed_call(tmm_handle h, long fail_allocation, long fail_threads_from, bool
         << "C changed by a call that failed (allocation " << fail_allocation << ")";
   } else {
     EXPECT_EQ(s, TMM_SUCCESS) << tmm_status_string(s);
-    EXPECT_EQ(c, p.want) << "wrong result with allocation " << fail_allocation
-                         << " / thread start " << fail_threads_from << " failing";
+    EXPECT_EQ(c, p.want) << "wrong result with allocation " << fail_allocation << " / thread start "
+                         << fail_threads_from << " failing";
   }
   std::vector<float> again = p.c0;
   EXPECT_EQ(p.run(h, again), TMM_SUCCESS) << "the handle must stay usable";
@@ -192,10 +191,18 @@ void sweep_allocations(int threads, bool warm) {
   }
 }
 
-TEST(AllocationFaults, EveryAllocationOfAColdCallFailsCleanly2Threads) { sweep_allocations(2, false); }
-TEST(AllocationFaults, EveryAllocationOfAColdCallFailsCleanly8Threads) { sweep_allocations(8, false); }
-TEST(AllocationFaults, EveryAllocationOfAWarmCallFailsCleanly2Threads) { sweep_allocations(2, true); }
-TEST(AllocationFaults, EveryAllocationOfAWarmCallFailsCleanly8Threads) { sweep_allocations(8, true); }
+TEST(AllocationFaults, EveryAllocationOfAColdCallFailsCleanly2Threads) {
+  sweep_allocations(2, false);
+}
+TEST(AllocationFaults, EveryAllocationOfAColdCallFailsCleanly8Threads) {
+  sweep_allocations(8, false);
+}
+TEST(AllocationFaults, EveryAllocationOfAWarmCallFailsCleanly2Threads) {
+  sweep_allocations(2, true);
+}
+TEST(AllocationFaults, EveryAllocationOfAWarmCallFailsCleanly8Threads) {
+  sweep_allocations(8, true);
+}
 
 TEST(AllocationFaults, ThreadsThatCannotStartHaveTheirShareRunInline) {
   for (int threads : {2, 8}) {
@@ -236,8 +243,8 @@ TEST(AllocationFaults, InvalidCallsKeepTheirStatusWithoutMemoryForTheMessage) {
     tmm_status s;
     {
       Arm arm(n, 0);
-      s = tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 2, 2, 2, 1.0f, x, 1, x, 2,
-                    0.0f, x + 2, 2);  // lda too small
+      s = tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 2, 2, 2, 1.0f, x, 1, x, 2, 0.0f,
+                    x + 2, 2);  // lda too small
     }
     EXPECT_EQ(s, TMM_ERROR_INVALID_VALUE)
         << "allocation " << n << " failing: " << tmm_get_error_message(h);
@@ -285,8 +292,8 @@ TEST(WarmCalls, CudaCallsAllocateNothing) {
   ASSERT_EQ(cudaMalloc(&db, p.b.size() * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&dc, p.c0.size() * sizeof(float)), cudaSuccess);
   auto device_call = [&] {
-    s = tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, p.m, p.n, p.k, 1.0f, da,
-                         p.k, db, p.n, 0.0f, dc, p.n);
+    s = tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, p.m, p.n, p.k, 1.0f, da, p.k,
+                         db, p.n, 0.0f, dc, p.n);
   };
   device_call();
   ASSERT_EQ(s, TMM_SUCCESS);

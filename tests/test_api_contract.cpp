@@ -18,7 +18,9 @@ namespace {
 
 class Contract : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CPU, 0), TMM_SUCCESS); }
+  void SetUp() override {
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+  }
   void TearDown() override { tmm_destroy(h_); }
 
   // A valid 4x3x5 row-major call whose arguments tests then break one at a time.
@@ -43,8 +45,12 @@ TEST(Version, HeaderMatchesLibrary) {
 }
 
 TEST(StatusString, EveryCodeHasItsOwnText) {
-  const tmm_status all[] = {TMM_SUCCESS,          TMM_ERROR_INVALID_VALUE, TMM_ERROR_NO_DEVICE,
-                            TMM_ERROR_OUT_OF_MEMORY, TMM_ERROR_NOT_SUPPORTED, TMM_ERROR_CUDA,
+  const tmm_status all[] = {TMM_SUCCESS,
+                            TMM_ERROR_INVALID_VALUE,
+                            TMM_ERROR_NO_DEVICE,
+                            TMM_ERROR_OUT_OF_MEMORY,
+                            TMM_ERROR_NOT_SUPPORTED,
+                            TMM_ERROR_CUDA,
                             TMM_ERROR_INTERNAL};
   std::set<std::string> texts;
   for (tmm_status s : all) {
@@ -146,11 +152,11 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
   EXPECT_EQ(tmm_get_tile_size(nullptr, &i), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_coarsening(nullptr, 2), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_coarsening(nullptr, &i), TMM_ERROR_INVALID_VALUE);
-  EXPECT_EQ(tmm_sgemm(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x, 1, &x,
-                      1, 0, &x, 1),
+  EXPECT_EQ(tmm_sgemm(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x, 1, &x, 1,
+                      0, &x, 1),
             TMM_ERROR_INVALID_VALUE);
-  EXPECT_EQ(tmm_sgemm_device(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x,
-                             1, &x, 1, 0, &x, 1),
+  EXPECT_EQ(tmm_sgemm_device(nullptr, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &x, 1,
+                             &x, 1, 0, &x, 1),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_stream(nullptr, nullptr), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_stream(nullptr, &s), TMM_ERROR_INVALID_VALUE);
@@ -186,7 +192,8 @@ TEST_F(Contract, SettingsRoundTripAndRejectBadValues) {
   EXPECT_EQ(a, TMM_ALGO_NAIVE);
 
   for (int tile : {0, 8, 16, 64, 128, 256, 32}) EXPECT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
-  for (int tile : {-1, 1, 7, 24, 512}) EXPECT_EQ(tmm_set_tile_size(h_, tile), TMM_ERROR_INVALID_VALUE);
+  for (int tile : {-1, 1, 7, 24, 512})
+    EXPECT_EQ(tmm_set_tile_size(h_, tile), TMM_ERROR_INVALID_VALUE);
   int v = -1;
   ASSERT_EQ(tmm_get_tile_size(h_, &v), TMM_SUCCESS);
   EXPECT_EQ(v, 32);
@@ -275,12 +282,12 @@ TEST_F(Contract, LeadingDimensionsFollowCblas) {
 
 TEST_F(Contract, NullMatricesAreInvalidWhenUsed) {
   float* none = nullptr;
-  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 5,
-                      b_.data(), 3, 0, c_.data(), 3),
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 5, b_.data(),
+                      3, 0, c_.data(), 3),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(message().find("A is NULL"), std::string::npos);
-  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, a_.data(), 5,
-                      none, 3, 0, c_.data(), 3),
+  EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, a_.data(), 5, none,
+                      3, 0, c_.data(), 3),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(message().find("B is NULL"), std::string::npos);
   EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, a_.data(), 5,
@@ -288,8 +295,8 @@ TEST_F(Contract, NullMatricesAreInvalidWhenUsed) {
             TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(message().find("C is NULL"), std::string::npos);
   // Column-major names the caller's arguments, not the swapped internal ones.
-  EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 4,
-                      b_.data(), 5, 0, c_.data(), 4),
+  EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 5, 1, none, 4, b_.data(),
+                      5, 0, c_.data(), 4),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(message().find("A is NULL"), std::string::npos);
 }
@@ -356,10 +363,14 @@ TEST_F(Contract, LastTimingSurvivesAFailedCall) {
 // ---- Options ---------------------------------------------------------------
 
 TEST(Options, EveryOptionHasANameBoundsAndDefault) {
-  const tmm_option all[] = {TMM_OPTION_ALGORITHM,           TMM_OPTION_TILE_SIZE,
-                            TMM_OPTION_COARSENING,          TMM_OPTION_HOST_THREADS,
-                            TMM_OPTION_DEVICE_MEMORY_BUDGET, TMM_OPTION_HOST_STAGING_BYTES,
-                            TMM_OPTION_HOST_PATH,           TMM_OPTION_DEBUG_POISON_STAGING};
+  const tmm_option all[] = {TMM_OPTION_ALGORITHM,
+                            TMM_OPTION_TILE_SIZE,
+                            TMM_OPTION_COARSENING,
+                            TMM_OPTION_HOST_THREADS,
+                            TMM_OPTION_DEVICE_MEMORY_BUDGET,
+                            TMM_OPTION_HOST_STAGING_BYTES,
+                            TMM_OPTION_HOST_PATH,
+                            TMM_OPTION_DEBUG_POISON_STAGING};
   std::set<std::string> names;
   for (tmm_option o : all) {
     int64_t lo = -7, hi = -7, def = -7;
@@ -380,9 +391,9 @@ TEST(Options, EveryOptionHasANameBoundsAndDefault) {
 
 TEST_F(Contract, OptionsRoundTripAndMatchTheOldSetters) {
   int64_t v = -1;
-  for (tmm_option o : {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING,
-                       TMM_OPTION_HOST_THREADS, TMM_OPTION_DEVICE_MEMORY_BUDGET,
-                       TMM_OPTION_HOST_STAGING_BYTES, TMM_OPTION_HOST_PATH}) {
+  for (tmm_option o :
+       {TMM_OPTION_ALGORITHM, TMM_OPTION_TILE_SIZE, TMM_OPTION_COARSENING, TMM_OPTION_HOST_THREADS,
+        TMM_OPTION_DEVICE_MEMORY_BUDGET, TMM_OPTION_HOST_STAGING_BYTES, TMM_OPTION_HOST_PATH}) {
     int64_t def = -1;
     ASSERT_EQ(tmm_get_option_bounds(o, nullptr, nullptr, &def), TMM_SUCCESS);
     ASSERT_EQ(tmm_get_option(h_, o, &v), TMM_SUCCESS);
@@ -481,8 +492,8 @@ TEST_F(Contract, HostThreadsOptionBoundsTheThreadsUsed) {
   r.struct_size = sizeof r;
   for (int threads : {1, 3, 8}) {
     ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, threads), TMM_SUCCESS);
-    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.data(),
-                        k, b.data(), n, 0.0f, c.data(), n),
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.data(), k,
+                        b.data(), n, 0.0f, c.data(), n),
               TMM_SUCCESS);
     ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
     EXPECT_EQ(r.host_threads, threads);
@@ -537,15 +548,16 @@ TEST_F(Contract, InterleavedSubmatricesOfOneArrayAreAllowed) {
   float* a21 = full.data() + at(kb, 0);   // (n-kb) x kb
   float* a12 = full.data() + at(0, kb);   // kb x (n-kb)
   float* a22 = full.data() + at(kb, kb);  // (n-kb) x (n-kb)
-  ASSERT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n - kb, n - kb, kb, -1.0f,
-                      a21, ld, a12, ld, 1.0f, a22, ld),
+  ASSERT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n - kb, n - kb, kb, -1.0f, a21,
+                      ld, a12, ld, 1.0f, a22, ld),
             TMM_SUCCESS)
       << message();
   for (int64_t c = 0; c < n; ++c) {
     for (int64_t r = 0; r < ld; ++r) {
       float want = before[size_t(at(r, c))];
       if (r >= kb && r < n && c >= kb) {
-        for (int64_t l = 0; l < kb; ++l) want -= before[size_t(at(r, l))] * before[size_t(at(l, c))];
+        for (int64_t l = 0; l < kb; ++l)
+          want -= before[size_t(at(r, l))] * before[size_t(at(l, c))];
       }
       ASSERT_EQ(full[size_t(at(r, c))], want) << "row " << r << " col " << c;
     }
@@ -567,9 +579,9 @@ TEST_F(Contract, InfinityInAFollowsTheSumRuleOnEveryCpuAlgorithm) {
   // and a row holding both +Inf and -Inf gives NaN wherever both meet non-zeros.
   const int64_t m = 3, n = 4, k = 600;
   std::vector<float> a(size_t(m * k), 1.0f), b(size_t(k * n), 1.0f);
-  a[10] = INFINITY;                           // row 0
-  a[size_t(k + 5)] = INFINITY;                // row 1: +Inf early ...
-  a[size_t(k + 550)] = -INFINITY;             // ... and -Inf in another KC slice
+  a[10] = INFINITY;                // row 0
+  a[size_t(k + 5)] = INFINITY;     // row 1: +Inf early ...
+  a[size_t(k + 550)] = -INFINITY;  // ... and -Inf in another KC slice
   for (int64_t j = 0; j < n; ++j) b[size_t(10 * n + j)] = j == 2 ? 0.0f : (j == 3 ? -1.0f : 1.0f);
   for (tmm_algorithm alg : {TMM_ALGO_NAIVE, TMM_ALGO_BLOCKED}) {
     std::vector<float> c(size_t(m * n), 0.0f);

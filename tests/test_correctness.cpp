@@ -41,9 +41,13 @@ std::vector<Shape> shapes() {
   const char* sanitizer = std::getenv("TMM_TEST_SANITIZER");
   const bool small = sanitizer != nullptr && std::string(sanitizer) == "1";
   return {
-      {1, 1, 1},    {2, 3, 5},      {7, 13, 11},    {31, 33, 17}, {17, 65, 40},
-      {64, 64, 64}, {100, 37, 129}, {129, 67, 33},  {3, 1, 70},   {1, 50, 9},
-      {0, 5, 3},    {5, 0, 3},      {4, 6, 0},      small ? Shape{300, 530, 37} : Shape{300, 530, 270},
+      {1, 1, 1},      {2, 3, 5},
+      {7, 13, 11},    {31, 33, 17},
+      {17, 65, 40},   {64, 64, 64},
+      {100, 37, 129}, {129, 67, 33},
+      {3, 1, 70},     {1, 50, 9},
+      {0, 5, 3},      {5, 0, 3},
+      {4, 6, 0},      small ? Shape{300, 530, 37} : Shape{300, 530, 270},
   };
 }
 const std::vector<Shape> kShapes = shapes();
@@ -162,7 +166,8 @@ TEST(Registry, EveryKernelMatchesTheReferenceAndIsTheOneThatRan) {
     info.struct_size = sizeof info;
     if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
     if (info.backend == TMM_BACKEND_CUDA && !tmm_test::cuda_available()) {
-      if (tmm_test::gpu_required()) ADD_FAILURE() << "TMM_REQUIRE_GPU=1 but no GPU for " << info.name;
+      if (tmm_test::gpu_required())
+        ADD_FAILURE() << "TMM_REQUIRE_GPU=1 but no GPU for " << info.name;
       continue;
     }
     tmm_handle h = nullptr;

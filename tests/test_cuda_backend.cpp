@@ -3,7 +3,6 @@
 // Skips without a GPU; fails instead when TMM_REQUIRE_GPU=1.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
-
 #include <sys/mman.h>
 
 #include <cstring>
@@ -65,8 +64,8 @@ GemmCase random_case(int64_t m, int64_t n, int64_t k, tmm_layout layout, tmm_tra
 }
 
 tmm_status run_device(tmm_handle h, GemmCase& g, DeviceCase& d) {
-  return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, d.a, g.lda, d.b,
-                          g.ldb, g.beta, d.c, g.ldc);
+  return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, d.a, g.lda, d.b, g.ldb,
+                          g.beta, d.c, g.ldc);
 }
 
 TEST_F(CudaBackend, DevicePointersMatchReference) {
@@ -116,9 +115,9 @@ TEST_F(CudaBackend, BlockedHandlesAlignedAndUnalignedOperands) {
                     TMM_SUCCESS)
               << tmm_get_error_message(h_);
           ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
-          ASSERT_EQ(cudaMemcpy(g.c.data(), dc + offset, g.c.size() * sizeof(float),
-                               cudaMemcpyDefault),
-                    cudaSuccess);
+          ASSERT_EQ(
+              cudaMemcpy(g.c.data(), dc + offset, g.c.size() * sizeof(float), cudaMemcpyDefault),
+              cudaSuccess);
           EXPECT_TRUE(tmm_test::check_case(g));
           tmm_timing t{};
           ASSERT_EQ(tmm_get_last_timing(h_, &t), TMM_SUCCESS);
@@ -171,8 +170,8 @@ TEST_F(CudaBackend, SplitKIsExactAcrossSliceBoundaries) {
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   int split_runs = 0;
-  for (const Split sp : {Split{150, 333, 6000, 0}, Split{64, 96, 8193, 0}, Split{130, 257, 5001, 128},
-                         Split{250, 500, 8192, 256}}) {
+  for (const Split sp : {Split{150, 333, 6000, 0}, Split{64, 96, 8193, 0},
+                         Split{130, 257, 5001, 128}, Split{250, 500, 8192, 256}}) {
     ASSERT_EQ(tmm_set_tile_size(h_, sp.tile), TMM_SUCCESS);
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
       for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -183,8 +182,8 @@ TEST_F(CudaBackend, SplitKIsExactAcrossSliceBoundaries) {
         tmm_test::fill_exact(c, seed + 2);
         const std::vector<float> c0 = c;
         const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
-        ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(),
-                            ldb, -2.0f, c.data(), n),
+        ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb,
+                            -2.0f, c.data(), n),
                   TMM_SUCCESS)
             << tmm_get_error_message(h_);
         tmm_report r{};
@@ -235,8 +234,8 @@ TEST_F(CudaBackend, ReportDescribesTheGpuCall) {
 }
 
 TEST_F(CudaBackend, AlphaInfinityFollowsOneRuleOnEveryGpuAlgorithm) {
-  for (tmm_algorithm a : {TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED, TMM_ALGO_BLOCKED,
-                          TMM_ALGO_AUTO}) {
+  for (tmm_algorithm a :
+       {TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED, TMM_ALGO_BLOCKED, TMM_ALGO_AUTO}) {
     for (int64_t k : {int64_t(5), int64_t(700), int64_t(6000)}) {  // 6000: split-K
       tmm_test::expect_alpha_inf_rule(h_, a, k);
     }
@@ -246,8 +245,8 @@ TEST_F(CudaBackend, AlphaInfinityFollowsOneRuleOnEveryGpuAlgorithm) {
 TEST_F(CudaBackend, DeviceCSharingAnElementWithAIsRejected) {
   GemmCase g = random_case(32, 32, 32, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
   DeviceCase d(g);
-  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, 1.0f, d.a, g.lda, d.b,
-                             g.ldb, 0.0f, d.a, g.lda),
+  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, 1.0f, d.a, g.lda, d.b, g.ldb,
+                             0.0f, d.a, g.lda),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(std::string(tmm_get_error_message(h_)).find("C shares elements with A"),
             std::string::npos);
@@ -383,8 +382,8 @@ TEST_F(CudaBackend, DeviceApiTimingSurvivesLaterFailure) {
   GemmCase g = random_case(64, 64, 64, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.0f);
   DeviceCase d(g);
   ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS);
-  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, -1, g.n, g.k, 1, d.a, g.lda, d.b, g.ldb,
-                             0, d.c, g.ldc),
+  EXPECT_EQ(tmm_sgemm_device(h_, g.layout, g.ta, g.tb, -1, g.n, g.k, 1, d.a, g.lda, d.b, g.ldb, 0,
+                             d.c, g.ldc),
             TMM_ERROR_INVALID_VALUE);
   double ms = -1;
   ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);

@@ -105,8 +105,8 @@ TEST_F(CudaFaults, DestroyWithQueuedWorkWaitsForIt) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(tmm_set_stream(h, stream), TMM_SUCCESS);
   for (int i = 0; i < 4; ++i) {  // several products queued, then destroy at once
-    ASSERT_EQ(tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a, n,
-                               b, n, 0.0f, c, n),
+    ASSERT_EQ(tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a, n, b,
+                               n, 0.0f, c, n),
               TMM_SUCCESS);
   }
   tmm_destroy(h);

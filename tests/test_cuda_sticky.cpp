@@ -33,8 +33,8 @@ TEST(CudaStickyError, EveryLaterCallSaysTheContextIsLost) {
   // C's rows are 1 GiB apart: row 1 onwards lies far outside any allocation. The
   // library cannot know an allocation's extent, so the kernel writes there.
   const int64_t m = 64, n = 1, k = 4, ldc = int64_t(1) << 28;
-  tmm_status s = tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a,
-                                  k, b, n, 0.0f, c, ldc);
+  tmm_status s = tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a, k,
+                                  b, n, 0.0f, c, ldc);
   if (s == TMM_SUCCESS) s = tmm_synchronize(h);
   ASSERT_EQ(s, TMM_ERROR_CUDA) << "the fault must surface as TMM_ERROR_CUDA";
   EXPECT_TRUE(says_lost(tmm_get_error_message(h))) << tmm_get_error_message(h);
@@ -46,8 +46,8 @@ TEST(CudaStickyError, EveryLaterCallSaysTheContextIsLost) {
             TMM_ERROR_CUDA);
   EXPECT_TRUE(says_lost(tmm_get_error_message(h))) << tmm_get_error_message(h);
   EXPECT_EQ(z, std::vector<float>(16, 0.0f)) << "C untouched";
-  EXPECT_EQ(tmm_sgemm(other, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, x.data(),
-                      4, y.data(), 4, 0.0f, z.data(), 4),
+  EXPECT_EQ(tmm_sgemm(other, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f, x.data(), 4,
+                      y.data(), 4, 0.0f, z.data(), 4),
             TMM_ERROR_CUDA);
   EXPECT_TRUE(says_lost(tmm_get_error_message(other))) << tmm_get_error_message(other);
   EXPECT_EQ(tmm_synchronize(other), TMM_ERROR_CUDA);

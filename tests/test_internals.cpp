@@ -78,7 +78,9 @@ TEST(Aliasing, MatchesBruteForceOnRandomSubmatricesOfOneArray) {
   std::vector<float> buf(4096);
   std::vector<float> other(64);
   std::mt19937 rng(1234);
-  auto pick = [&](int lo, int hi) { return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
   int shared = 0, apart = 0;
   for (int trial = 0; trial < 4000; ++trial) {
     const int64_t m = pick(1, 9), n = pick(1, 9), k = pick(1, 9);
@@ -184,7 +186,9 @@ struct Profile {
   DeviceProfile device;
 };
 
-std::vector<Profile> profiles() { return {{"H100", h100()}, {"A100", a100()}, {"80-SM", consumer80()}}; }
+std::vector<Profile> profiles() {
+  return {{"H100", h100()}, {"A100", a100()}, {"80-SM", consumer80()}};
+}
 
 std::vector<GemmProblem> shapes() {
   std::vector<GemmProblem> all;
@@ -201,8 +205,8 @@ TEST(Planner, FillsTheSmsWhenTheShapeHasTheWork) {
       // Work that could occupy every SM (enough 64 x 64 tiles, or k to split) must
       // not leave more than half of them idle.
       const int64_t tiles64 = ((p.m + 63) / 64) * ((p.n + 63) / 64);
-      const int64_t could = std::min<int64_t>(prof.device.multiprocessors,
-                                              tiles64 * std::max<int64_t>(1, p.k / 512));
+      const int64_t could =
+          std::min<int64_t>(prof.device.multiprocessors, tiles64 * std::max<int64_t>(1, p.k / 512));
       EXPECT_GE(2 * blocks_of(p, plan), could)
           << prof.name << " " << p.m << "x" << p.n << "x" << p.k << ": tile " << plan.tile
           << " splits " << plan.splits;

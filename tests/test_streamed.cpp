@@ -154,8 +154,8 @@ TEST_F(Streamed, AlphaInfinityFollowsTheOneRule) {
 TEST_F(Streamed, EveryAlgorithmRunsTheChunks) {
   for (tmm_algorithm a : {TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED, TMM_ALGO_BLOCKED}) {
     ASSERT_EQ(tmm_set_algorithm(h_, a), TMM_SUCCESS);
-    GemmCase g = exact_case(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 200, 150, 600, 1.0f, 1.0f,
-                            0, tmm_test::fresh_seed());
+    GemmCase g = exact_case(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 200, 150, 600, 1.0f, 1.0f, 0,
+                            tmm_test::fresh_seed());
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
     EXPECT_TRUE(exactly_right(g));
     EXPECT_EQ(report(h_).algorithm, a);
@@ -196,12 +196,12 @@ TEST_F(Streamed, AutoStreamsWhatDoesNotFitTheBudget) {
 
 TEST_F(Streamed, ConcurrentHandlesGiveTheSingleHandleResultBitForBit) {
   const uint32_t seed = tmm_test::fresh_seed();
-  GemmCase reference = exact_case(TMM_ROW_MAJOR, TMM_TRANS, TMM_TRANS, 420, 390, 1300, 1.0f, 1.0f,
-                                  3, seed);
+  GemmCase reference =
+      exact_case(TMM_ROW_MAJOR, TMM_TRANS, TMM_TRANS, 420, 390, 1300, 1.0f, 1.0f, 3, seed);
   ASSERT_EQ(tmm_test::run_case(h_, reference), TMM_SUCCESS);
   ASSERT_TRUE(exactly_right(reference));
-  std::vector<GemmCase> cases(4, exact_case(TMM_ROW_MAJOR, TMM_TRANS, TMM_TRANS, 420, 390, 1300,
-                                            1.0f, 1.0f, 3, seed));
+  std::vector<GemmCase> cases(
+      4, exact_case(TMM_ROW_MAJOR, TMM_TRANS, TMM_TRANS, 420, 390, 1300, 1.0f, 1.0f, 3, seed));
   std::vector<tmm_status> status(cases.size(), TMM_ERROR_INTERNAL);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < cases.size(); ++t) {
@@ -216,8 +216,8 @@ TEST_F(Streamed, ConcurrentHandlesGiveTheSingleHandleResultBitForBit) {
   for (auto& th : threads) th.join();
   for (size_t t = 0; t < cases.size(); ++t) {
     EXPECT_EQ(status[t], TMM_SUCCESS);
-    EXPECT_EQ(std::memcmp(cases[t].c.data(), reference.c.data(), reference.c.size() * sizeof(float)),
-              0)
+    EXPECT_EQ(
+        std::memcmp(cases[t].c.data(), reference.c.data(), reference.c.size() * sizeof(float)), 0)
         << "handle " << t;
   }
 }

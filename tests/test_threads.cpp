@@ -120,8 +120,8 @@ void run_stress(tmm_backend backend) {
 // A call that fails for a reason only thread t gives: m = -(t + 1).
 tmm_status fail_as(tmm_handle h, int t) {
   float x = 0;
-  return tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, -(t + 1), 1, 1, 1.0f, &x, 1,
-                   &x, 1, 0.0f, &x, 1);
+  return tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, -(t + 1), 1, 1, 1.0f, &x, 1, &x, 1,
+                   0.0f, &x, 1);
 }
 
 std::string own_reason(int t) { return "(got " + std::to_string(-(t + 1)) + ")"; }
@@ -156,12 +156,12 @@ void run_shared_handle_messages(tmm_backend backend) {
             break;
           case 2: {
             int64_t v = -1;
-            if (tmm_set_option(h, TMM_OPTION_HOST_THREADS, int64_t(rng() % 4)) != TMM_SUCCESS) ++wrong;
+            if (tmm_set_option(h, TMM_OPTION_HOST_THREADS, int64_t(rng() % 4)) != TMM_SUCCESS)
+              ++wrong;
             if (tmm_get_option(h, TMM_OPTION_HOST_THREADS, &v) != TMM_SUCCESS || v < 0 || v > 3)
               ++wrong;
             if (tmm_set_option(h, TMM_OPTION_TILE_SIZE, 7) != TMM_ERROR_INVALID_VALUE) ++wrong;
-            if (std::string(tmm_get_error_message(h)).find("(got 7)") == std::string::npos)
-              ++wrong;
+            if (std::string(tmm_get_error_message(h)).find("(got 7)") == std::string::npos) ++wrong;
             break;
           }
           default: {

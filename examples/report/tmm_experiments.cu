@@ -50,8 +50,8 @@ struct Progress {
     ++step;
     const double elapsed = now_s() - g_start;
     const double left = done_work > 0 ? elapsed * (total_work - done_work) / done_work : 0;
-    std::fprintf(stderr, "[%3d/%d] %-52s elapsed %6.1f s, about %6.1f s left\n", step, steps,
-                 what, elapsed, left);
+    std::fprintf(stderr, "[%3d/%d] %-52s elapsed %6.1f s, about %6.1f s left\n", step, steps, what,
+                 elapsed, left);
     done_work += work;
   }
 } g_progress;
@@ -191,7 +191,8 @@ std::vector<Row> experiment_coalescing(bool quick) {
       const char* name;
       std::function<void()> launch;
     } variants[] = {
-        {"one thread per element", [&] { sum_per_element<<<unsigned((count + 255) / 256), 256>>>(a, b, c, n); }},
+        {"one thread per element",
+         [&] { sum_per_element<<<unsigned((count + 255) / 256), 256>>>(a, b, c, n); }},
         {"one thread per row", [&] { sum_per_row<<<(n + 255) / 256, 256>>>(a, b, c, n); }},
         {"one thread per column", [&] { sum_per_column<<<(n + 255) / 256, 256>>>(a, b, c, n); }},
     };
@@ -210,7 +211,8 @@ std::vector<Row> experiment_coalescing(bool quick) {
       }
       cudaMemcpy(hc.data(), c, bytes, cudaMemcpyDeviceToHost);
       double err = 0;
-      for (size_t i = 0; i < count; i += 9973) err = std::max(err, double(std::fabs(hc[i] - (ha[i] + hb[i]))));
+      for (size_t i = 0; i < count; i += 9973)
+        err = std::max(err, double(std::fabs(hc[i] - (ha[i] + hb[i]))));
       rows.push_back({"E3", v.name, n, 256, median(times), median(times), err});
     }
     cudaFree(a), cudaFree(b), cudaFree(c);
@@ -225,8 +227,8 @@ double sequential_seconds(tmm_handle cpu, int n, bool* measured) {
     std::vector<float> a(size_t(n) * n), b(a.size()), c(a.size());
     fill(a, 5), fill(b, 6);
     tmm_set_algorithm(cpu, TMM_ALGO_NAIVE);
-    tmm_sgemm(cpu, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1, a.data(), n, b.data(),
-              n, 0, c.data(), n);
+    tmm_sgemm(cpu, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1, a.data(), n, b.data(), n,
+              0, c.data(), n);
     double ms = 0;
     tmm_get_last_time(cpu, &ms);
     per_fma = ms / 1e3 / (double(n) * n * n);
@@ -288,7 +290,8 @@ int main(int argc, char** argv) {
   std::fclose(machine);
 
   // The work, for the estimate: products' flops, plus the sums at unit weight.
-  const std::vector<int> e1 = quick ? std::vector<int>{100, 1000} : std::vector<int>{100, 5000, 6400, 10000, 14400};
+  const std::vector<int> e1 =
+      quick ? std::vector<int>{100, 1000} : std::vector<int>{100, 5000, 6400, 10000, 14400};
   const std::vector<int> e2 = quick ? std::vector<int>{2000} : std::vector<int>{8000, 10000, 12000};
   const std::vector<int> e4 = {100, 500, 700, 1000, 2000};
   struct Algo {
@@ -296,37 +299,49 @@ int main(int argc, char** argv) {
     tmm_algorithm algo;
     int tile, coarsening;
   };
-  const std::vector<Algo> e1_algos = {{"naive t16", TMM_ALGO_NAIVE, 16, 0}, {"naive t8", TMM_ALGO_NAIVE, 8, 0},
-                                      {"tiled t8", TMM_ALGO_TILED, 8, 0},   {"tiled t16", TMM_ALGO_TILED, 16, 0},
-                                      {"tiled t32", TMM_ALGO_TILED, 32, 0}, {"blocked", TMM_ALGO_AUTO, 0, 0}};
-  const std::vector<Algo> e2_algos = {{"tiled t16", TMM_ALGO_TILED, 16, 0}, {"tiled t32", TMM_ALGO_TILED, 32, 0},
+  const std::vector<Algo> e1_algos = {
+      {"naive t16", TMM_ALGO_NAIVE, 16, 0}, {"naive t8", TMM_ALGO_NAIVE, 8, 0},
+      {"tiled t8", TMM_ALGO_TILED, 8, 0},   {"tiled t16", TMM_ALGO_TILED, 16, 0},
+      {"tiled t32", TMM_ALGO_TILED, 32, 0}, {"blocked", TMM_ALGO_AUTO, 0, 0}};
+  const std::vector<Algo> e2_algos = {{"tiled t16", TMM_ALGO_TILED, 16, 0},
+                                      {"tiled t32", TMM_ALGO_TILED, 32, 0},
                                       {"coarsened t32 x2", TMM_ALGO_COARSENED, 32, 2},
                                       {"blocked", TMM_ALGO_AUTO, 0, 0}};
-  const std::vector<Algo> e4_algos = {{"naive t16", TMM_ALGO_NAIVE, 16, 0}, {"tiled t32", TMM_ALGO_TILED, 32, 0},
+  const std::vector<Algo> e4_algos = {{"naive t16", TMM_ALGO_NAIVE, 16, 0},
+                                      {"tiled t32", TMM_ALGO_TILED, 32, 0},
                                       {"blocked", TMM_ALGO_AUTO, 0, 0}};
   const int extra = TMM_HAVE_CUBLAS ? 1 : 0;
   auto cube = [](int n) { return 2.0 * n * double(n) * n / 1e9; };
   if (g_gpu) {
-    for (int n : e1) g_progress.total_work += cube(n) * double(e1_algos.size() + extra), g_progress.steps += int(e1_algos.size()) + extra;
-    for (int n : e2) g_progress.total_work += cube(n) * double(e2_algos.size() + extra), g_progress.steps += int(e2_algos.size()) + extra;
-    for (int n : e4) g_progress.total_work += cube(n) * double(e4_algos.size() + extra), g_progress.steps += int(e4_algos.size()) + extra;
+    for (int n : e1)
+      g_progress.total_work += cube(n) * double(e1_algos.size() + extra),
+          g_progress.steps += int(e1_algos.size()) + extra;
+    for (int n : e2)
+      g_progress.total_work += cube(n) * double(e2_algos.size() + extra),
+          g_progress.steps += int(e2_algos.size()) + extra;
+    for (int n : e4)
+      g_progress.total_work += cube(n) * double(e4_algos.size() + extra),
+          g_progress.steps += int(e4_algos.size()) + extra;
     g_progress.total_work += quick ? 3 : 9;
     g_progress.steps += quick ? 3 : 9;
   }
   for (int n : e4) g_progress.total_work += cube(n) * 2, g_progress.steps += 2;
 
   std::vector<Row> rows;
-  auto products = [&](const char* exp, const std::vector<int>& sizes, const std::vector<Algo>& algos) {
+  auto products = [&](const char* exp, const std::vector<int>& sizes,
+                      const std::vector<Algo>& algos) {
     for (int n : sizes) {
       std::vector<float> a(size_t(n) * n), b(a.size());
       fill(a, uint32_t(n)), fill(b, uint32_t(n) + 7);
       for (const Algo& al : algos) {
-        g_progress.report((std::string(exp) + " n=" + std::to_string(n) + " " + al.label).c_str(), cube(n));
+        g_progress.report((std::string(exp) + " n=" + std::to_string(n) + " " + al.label).c_str(),
+                          cube(n));
         Row r = run_library(gpu, exp, al.label, al.algo, al.tile, al.coarsening, n, a, b);
         rows.push_back(r);
       }
 #if TMM_HAVE_CUBLAS
-      g_progress.report((std::string(exp) + " n=" + std::to_string(n) + " cublas").c_str(), cube(n));
+      g_progress.report((std::string(exp) + " n=" + std::to_string(n) + " cublas").c_str(),
+                        cube(n));
       rows.push_back(run_cublas(exp, n, a, b));
 #endif
     }

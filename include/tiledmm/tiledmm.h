@@ -41,18 +41,18 @@ extern "C" {
  * marks its API visible; a Windows DLL build defines TMM_DLL_EXPORT=1 and its users
  * TMM_DLL_IMPORT=1. */
 #ifndef TMM_VISIBLE
-#  if defined(__GNUC__) && (__GNUC__ >= 4) && !defined(__MINGW32__)
-#    define TMM_VISIBLE __attribute__((visibility("default")))
-#  else
-#    define TMM_VISIBLE
-#  endif
+#if defined(__GNUC__) && (__GNUC__ >= 4) && !defined(__MINGW32__)
+#define TMM_VISIBLE __attribute__((visibility("default")))
+#else
+#define TMM_VISIBLE
+#endif
 #endif
 #if defined(TMM_DLL_EXPORT) && (TMM_DLL_EXPORT == 1)
-#  define TMM_API __declspec(dllexport) TMM_VISIBLE
+#define TMM_API __declspec(dllexport) TMM_VISIBLE
 #elif defined(TMM_DLL_IMPORT) && (TMM_DLL_IMPORT == 1)
-#  define TMM_API __declspec(dllimport) TMM_VISIBLE
+#define TMM_API __declspec(dllimport) TMM_VISIBLE
 #else
-#  define TMM_API TMM_VISIBLE
+#define TMM_API TMM_VISIBLE
 #endif
 
 /* ==================================================================== *
@@ -77,25 +77,25 @@ typedef struct tmm_context_s* tmm_handle;
 
 /* Status codes. The numbers are stable and will never be renumbered. */
 typedef enum tmm_status {
-  TMM_SUCCESS = 0,               /* the call did what it was asked */
-  TMM_ERROR_INVALID_VALUE = 1,   /* null handle or pointer, negative size, leading
-                                    dimension too small, unknown enum value, size
-                                    whose byte count overflows */
-  TMM_ERROR_NO_DEVICE = 2,       /* the CUDA backend was asked for, but no usable
-                                    device or driver exists (or the device index is
-                                    out of range) */
-  TMM_ERROR_OUT_OF_MEMORY = 3,   /* host or device allocation failed; the handle
-                                    stays usable and a smaller call may succeed */
-  TMM_ERROR_NOT_SUPPORTED = 4,   /* valid, but not available on this backend or
-                                    build (e.g. device pointers on the CPU backend) */
-  TMM_ERROR_CUDA = 5,            /* the CUDA runtime reported an error; the message
-                                    carries its text. If the error destroyed the
-                                    process's CUDA context on the device (an illegal
-                                    address in a kernel, a launch failure: "sticky"
-                                    errors), every later call on every handle of that
-                                    device returns TMM_ERROR_CUDA too, saying so: only
-                                    a new process can use that device again. */
-  TMM_ERROR_INTERNAL = 6         /* a bug in tiledmm; please report it */
+  TMM_SUCCESS = 0,             /* the call did what it was asked */
+  TMM_ERROR_INVALID_VALUE = 1, /* null handle or pointer, negative size, leading
+                                  dimension too small, unknown enum value, size
+                                  whose byte count overflows */
+  TMM_ERROR_NO_DEVICE = 2,     /* the CUDA backend was asked for, but no usable
+                                  device or driver exists (or the device index is
+                                  out of range) */
+  TMM_ERROR_OUT_OF_MEMORY = 3, /* host or device allocation failed; the handle
+                                  stays usable and a smaller call may succeed */
+  TMM_ERROR_NOT_SUPPORTED = 4, /* valid, but not available on this backend or
+                                  build (e.g. device pointers on the CPU backend) */
+  TMM_ERROR_CUDA = 5,          /* the CUDA runtime reported an error; the message
+                                  carries its text. If the error destroyed the
+                                  process's CUDA context on the device (an illegal
+                                  address in a kernel, a launch failure: "sticky"
+                                  errors), every later call on every handle of that
+                                  device returns TMM_ERROR_CUDA too, saying so: only
+                                  a new process can use that device again. */
+  TMM_ERROR_INTERNAL = 6       /* a bug in tiledmm; please report it */
 } tmm_status;
 
 /* Matrix storage order (CBLAS values). */
@@ -125,15 +125,15 @@ typedef enum tmm_algorithm {
 
 /* Where the time of the last successful sgemm went, in milliseconds, and what ran. */
 typedef struct tmm_timing {
-  double upload_ms;     /* host to device copies (0 for device pointers and CPU) */
-  double compute_ms;    /* the kernel(s) */
-  double download_ms;   /* device to host copy (0 for device pointers and CPU) */
-  double total_ms;      /* the whole call, copies included */
+  double upload_ms;        /* host to device copies (0 for device pointers and CPU) */
+  double compute_ms;       /* the kernel(s) */
+  double download_ms;      /* device to host copy (0 for device pointers and CPU) */
+  double total_ms;         /* the whole call, copies included */
   tmm_algorithm algorithm; /* the algorithm that ran (never TMM_ALGO_AUTO) */
-  int tile_size;        /* the tile edge that ran (0 where it does not apply) */
-  int coarsening;       /* outputs per thread that ran: COARSENED's setting,
-                           BLOCKED's 64 (8 x 8) or 128 (16 x 8), 0 where it does
-                           not apply */
+  int tile_size;           /* the tile edge that ran (0 where it does not apply) */
+  int coarsening;          /* outputs per thread that ran: COARSENED's setting,
+                              BLOCKED's 64 (8 x 8) or 128 (16 x 8), 0 where it does
+                              not apply */
 } tmm_timing;
 
 /* How tmm_sgemm (host matrices, CUDA backend) moves the matrices. */
@@ -187,28 +187,28 @@ typedef struct tmm_report {
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
  * select it. Growable like tmm_report (set struct_size first). */
 typedef struct tmm_kernel_info {
-  size_t struct_size;      /* in: sizeof(tmm_kernel_info); out: bytes written */
-  const char* name;        /* as in tmm_report.kernel, e.g. "blocked_128x256" */
-  const char* description; /* one line */
-  tmm_backend backend;     /* TMM_BACKEND_CUDA or TMM_BACKEND_CPU */
-  tmm_algorithm algorithm; /* the algorithm setting that selects it */
-  int tile_size;           /* the tile size setting that selects it (0: none) */
-  int coarsening;          /* the coarsening setting that selects it (0: none) */
-  int is_default;          /* 1 when tile size and coarsening 0 select it */
+  size_t struct_size;         /* in: sizeof(tmm_kernel_info); out: bytes written */
+  const char* name;           /* as in tmm_report.kernel, e.g. "blocked_128x256" */
+  const char* description;    /* one line */
+  tmm_backend backend;        /* TMM_BACKEND_CUDA or TMM_BACKEND_CPU */
+  tmm_algorithm algorithm;    /* the algorithm setting that selects it */
+  int tile_size;              /* the tile size setting that selects it (0: none) */
+  int coarsening;             /* the coarsening setting that selects it (0: none) */
+  int is_default;             /* 1 when tile size and coarsening 0 select it */
   int min_compute_capability; /* CUDA: major * 10 + minor it needs at least; CPU: 0 */
   int max_compute_capability; /* and at most (999: no limit) */
-  int outputs_per_thread;  /* elements of C one thread computes (0: not fixed) */
+  int outputs_per_thread;     /* elements of C one thread computes (0: not fixed) */
 } tmm_kernel_info;
 
 /* What the device of a CUDA handle is. */
 typedef struct tmm_device_info {
   char name[256];
-  int device;                       /* CUDA device index */
+  int device; /* CUDA device index */
   int compute_capability_major;
   int compute_capability_minor;
   int multiprocessors;
   uint64_t global_memory_bytes;
-  uint64_t shared_memory_per_block_bytes;        /* without opt-in */
+  uint64_t shared_memory_per_block_bytes; /* without opt-in */
   uint64_t shared_memory_per_multiprocessor_bytes;
   uint64_t l2_cache_bytes;
 } tmm_device_info;
@@ -243,8 +243,7 @@ TMM_API tmm_status tmm_create(tmm_handle* out);
  * index, gives TMM_ERROR_NO_DEVICE. AUTO uses CUDA device `device` when CUDA is
  * usable (TMM_ERROR_NO_DEVICE if that index does not exist, never another
  * device), otherwise the CPU. */
-TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend,
-                                           int device);
+TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int device);
 
 /* Release the handle and everything it owns. NULL is a no-op. Waits for work the
  * handle has queued. */
@@ -282,24 +281,24 @@ TMM_API tmm_status tmm_get_coarsening(tmm_handle handle, int* out);
  * does not know is TMM_ERROR_INVALID_VALUE (so a program can probe for one).
  * The setters above are the same as TMM_OPTION_ALGORITHM, _TILE_SIZE, _COARSENING. */
 typedef enum tmm_option {
-  TMM_OPTION_ALGORITHM = 1,    /* a tmm_algorithm; default TMM_ALGO_AUTO */
-  TMM_OPTION_TILE_SIZE = 2,    /* as tmm_set_tile_size; default 0 (per shape) */
-  TMM_OPTION_COARSENING = 3,   /* as tmm_set_coarsening; default 0 (= 2) */
-  TMM_OPTION_HOST_THREADS = 4, /* CPU threads a call may use (the CPU backend's
-                                  product, the streamed path's packing); default 0 =
-                                  one per core the system reports */
+  TMM_OPTION_ALGORITHM = 1,            /* a tmm_algorithm; default TMM_ALGO_AUTO */
+  TMM_OPTION_TILE_SIZE = 2,            /* as tmm_set_tile_size; default 0 (per shape) */
+  TMM_OPTION_COARSENING = 3,           /* as tmm_set_coarsening; default 0 (= 2) */
+  TMM_OPTION_HOST_THREADS = 4,         /* CPU threads a call may use (the CPU backend's
+                                          product, the streamed path's packing); default 0 =
+                                          one per core the system reports */
   TMM_OPTION_DEVICE_MEMORY_BUDGET = 5, /* bytes of device memory tmm_sgemm may
                                   allocate; default 0 = what the device has free when
                                   the call starts, less a margin. A product that does
                                   not fit runs streamed, in tiles (any size runs) */
-  TMM_OPTION_HOST_STAGING_BYTES = 6, /* pinned host memory the streamed path may use
-                                  for staging; default 0 = 512 MiB */
-  TMM_OPTION_HOST_PATH = 7,    /* a tmm_host_path: how tmm_sgemm moves host matrices;
-                                  default TMM_HOST_PATH_AUTO */
-  TMM_OPTION_DEBUG_POISON_STAGING = 8 /* 1: fill staging buffers with NaN between
-                                  uses, so a read of stale staging shows (tests);
-                                  default 0, or 1 when the environment variable
-                                  TMM_DEBUG_POISON_STAGING=1 is set at creation */
+  TMM_OPTION_HOST_STAGING_BYTES = 6,   /* pinned host memory the streamed path may use
+                                    for staging; default 0 = 512 MiB */
+  TMM_OPTION_HOST_PATH = 7,            /* a tmm_host_path: how tmm_sgemm moves host matrices;
+                                          default TMM_HOST_PATH_AUTO */
+  TMM_OPTION_DEBUG_POISON_STAGING = 8  /* 1: fill staging buffers with NaN between
+                                   uses, so a read of stale staging shows (tests);
+                                   default 0, or 1 when the environment variable
+                                   TMM_DEBUG_POISON_STAGING=1 is set at creation */
 } tmm_option;
 
 /* Set or read an option. Values outside the option's bounds, or not among the
@@ -311,8 +310,8 @@ TMM_API tmm_status tmm_get_option(tmm_handle handle, tmm_option option, int64_t*
 
 /* The smallest and largest value an option takes (no handle needed), and its
  * default. Either pointer may be NULL. TMM_ERROR_INVALID_VALUE for an unknown option. */
-TMM_API tmm_status tmm_get_option_bounds(tmm_option option, int64_t* lower,
-                                         int64_t* upper, int64_t* default_value);
+TMM_API tmm_status tmm_get_option_bounds(tmm_option option, int64_t* lower, int64_t* upper,
+                                         int64_t* default_value);
 
 /* The option's name ("host_threads"), static; NULL for an unknown option. */
 TMM_API const char* tmm_option_name(tmm_option option);
@@ -348,19 +347,17 @@ TMM_API tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out);
  * products. alpha = 0 or k = 0 reads neither A nor B (C = beta * C), as in the
  * reference BLAS. (The reference BLAS's own NN loop scales B by alpha first, so
  * with alpha = Inf it can give NaN where tiledmm gives Inf.) */
-TMM_API tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout,
-                             tmm_transpose trans_a, tmm_transpose trans_b,
-                             int64_t m, int64_t n, int64_t k, float alpha,
-                             const float* A, int64_t lda, const float* B, int64_t ldb,
-                             float beta, float* C, int64_t ldc);
+TMM_API tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                             tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                             float* C, int64_t ldc);
 
 /* The same on device pointers (cudaMalloc or managed memory), enqueued on the
  * handle's stream: it may return before the product is done (tmm_synchronize).
  * The CPU backend gives TMM_ERROR_NOT_SUPPORTED. */
-TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout,
-                                    tmm_transpose trans_a, tmm_transpose trans_b,
-                                    int64_t m, int64_t n, int64_t k, float alpha,
-                                    const float* A, int64_t lda, const float* B,
+TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                                    tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                    float alpha, const float* A, int64_t lda, const float* B,
                                     int64_t ldb, float beta, float* C, int64_t ldc);
 
 /* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the

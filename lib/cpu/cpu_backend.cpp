@@ -15,8 +15,8 @@ namespace {
 // calls its two kernels directly; the rows name them for the report, the tests and
 // tmm_get_kernel_info.
 const KernelEntry kCpuKernels[] = {
-    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive, 0, 0,
-     0, 0, 0, true, nullptr, nullptr},
+    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive, 0, 0, 0,
+     0, 0, true, nullptr, nullptr},
     {"cpu_blocked", "cache-blocked, packed, multi-threaded (host_threads)", BackendKind::Cpu,
      Algorithm::Blocked, 0, 0, 0, 0, 0, true, nullptr, nullptr},
 };

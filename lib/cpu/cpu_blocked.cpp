@@ -57,8 +57,8 @@ void pack_a(const GemmProblem& p, const Block& blk, float* out) {
 }
 
 // C[rows x cols] += alpha * A panel (kMR x depth) * B panel (depth x kNR).
-void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, float* c,
-                  int64_t ldc, int64_t rows, int64_t cols) {
+void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, float* c, int64_t ldc,
+                  int64_t rows, int64_t cols) {
   float acc[kMR][kNR] = {};
   for (int64_t q = 0; q < depth; ++q) {
     for (int64_t i = 0; i < kMR; ++i) {
@@ -92,9 +92,8 @@ void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws)
         pack_a(p, blk, ws.a.data());
         for (int64_t j = 0; j < blk.cols; j += kNR) {
           for (int64_t i = 0; i < blk.rows; i += kMR) {
-            micro_kernel(blk.depths, ws.a.data() + i * blk.depths,
-                         ws.b.data() + j * blk.depths, p.alpha,
-                         p.c + (row + i) * p.ldc + col + j, p.ldc,
+            micro_kernel(blk.depths, ws.a.data() + i * blk.depths, ws.b.data() + j * blk.depths,
+                         p.alpha, p.c + (row + i) * p.ldc + col + j, p.ldc,
                          std::min(kMR, blk.rows - i), std::min(kNR, blk.cols - j));
           }
         }
@@ -107,8 +106,8 @@ int thread_count(const GemmProblem& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
   const int64_t row_blocks = (p.m + kMC - 1) / kMC;
-  const int64_t cores = host_threads > 0 ? host_threads
-                                         : std::max(1u, std::thread::hardware_concurrency());
+  const int64_t cores =
+      host_threads > 0 ? host_threads : std::max(1u, std::thread::hardware_concurrency());
   return int(std::min(cores, row_blocks));
 }
 

@@ -34,6 +34,6 @@ struct BlockedWorkspace {
 // `host_threads` threads of `pool` (0 = one per core). Grows `workspaces` as needed
 // before it touches C; once it touches C it cannot fail. Returns the threads used.
 int cpu_blocked_gemm(const GemmProblem& p, int host_threads,
-                      std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool);
+                     std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool);
 
 }  // namespace tiledmm

@@ -391,8 +391,7 @@ bool vectorizable(const GemmProblem& p) {
 }
 
 template <class S, bool KA, bool KB, bool Vec>
-void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace,
-            cudaStream_t stream) {
+void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace, cudaStream_t stream) {
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "blocked kernel: too many tiles for one launch");
@@ -437,7 +436,7 @@ __global__ void reduce_splits(GemmProblem p, const float* partial, int64_t ldp, 
 // workhorse: 16 x 8 outputs per thread give 128 multiply-adds per 6 shared-memory
 // loads, which is what it takes to keep the FP32 pipes issuing (ncu: issue slots
 // 74% busy with 8 x 8 per thread, as cuBLAS's 256 x 128 x 8 kernel does it).
-using Shape256 = BlockShape<2, 4, 4, 2, 8, 1>;  // 128 x 256, 256 threads, 1 block per SM
+using Shape256 = BlockShape<2, 4, 4, 2, 8, 1>;   // 128 x 256, 256 threads, 1 block per SM
 using Shape128 = BlockShape<4, 2, 2, 2, 16, 1>;  // 128 x 128, 256 threads
 using Shape64 = BlockShape<2, 1, 2, 2, 16, 4>;   //  64 x  64,  64 threads, 4 blocks per SM
 
@@ -468,10 +467,17 @@ void launch_blocked(const GemmProblem& p, const KernelPlan& plan, float* workspa
                     void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   switch (plan.tile) {
-    case 256: launch_for_shape<Shape256>(p, plan, workspace, stream); break;
-    case 128: launch_for_shape<Shape128>(p, plan, workspace, stream); break;
-    case 64: launch_for_shape<Shape64>(p, plan, workspace, stream); break;
-    default: throw Error(Status::Internal, "blocked kernel: unsupported tile");
+    case 256:
+      launch_for_shape<Shape256>(p, plan, workspace, stream);
+      break;
+    case 128:
+      launch_for_shape<Shape128>(p, plan, workspace, stream);
+      break;
+    case 64:
+      launch_for_shape<Shape64>(p, plan, workspace, stream);
+      break;
+    default:
+      throw Error(Status::Internal, "blocked kernel: unsupported tile");
   }
   check_cuda(cudaGetLastError(), "blocked kernel launch");
   if (plan.splits > 1) {

@@ -5,11 +5,11 @@
 namespace tiledmm {
 
 struct BlockedShapeInfo {
-  int tile;                // the tile_size setting that selects it
-  int rows, cols;          // the tile of C one block owns
-  int threads;             // per block
-  int min_blocks_per_sm;   // __launch_bounds__: registers are capped so this many fit
-  int shared_bytes;        // static shared memory per block, at most (padded strides)
+  int tile;               // the tile_size setting that selects it
+  int rows, cols;         // the tile of C one block owns
+  int threads;            // per block
+  int min_blocks_per_sm;  // __launch_bounds__: registers are capped so this many fit
+  int shared_bytes;       // static shared memory per block, at most (padded strides)
   int outputs_per_thread;
   // Fraction of the FP32 peak reached at large sizes, measured on the H100 (49.5,
   // 45.0 and 42.0 TFLOP/s of 66.9): only the ratios between shapes steer choices.

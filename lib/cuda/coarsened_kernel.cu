@@ -14,7 +14,7 @@ namespace tiledmm {
 namespace {
 
 template <int T, int C, bool TransA, bool TransB>
-__global__ void __launch_bounds__(T * T)
+__global__ void __launch_bounds__(square_block_threads(T))
     coarsened_kernel(GemmProblem p, int64_t first_block_row) {
   // One thread per element of each tile: the block is T x T threads. Coarsening
   // widens the strip rather than splitting the tile, so C need not divide T; each
@@ -74,8 +74,7 @@ template <int T, int C, bool TransA, bool TransB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
   launch_in_row_slices(
-      ceil_div(p.m, T), unsigned(ceil_div(p.n, int64_t(T) * C)),
-      [&](int64_t first, dim3 grid) {
+      ceil_div(p.m, T), unsigned(ceil_div(p.n, int64_t(T) * C)), [&](int64_t first, dim3 grid) {
         coarsened_kernel<T, C, TransA, TransB><<<grid, block, 0, stream>>>(p, first);
       });
 }
@@ -90,10 +89,17 @@ void launch_for_config(const GemmProblem& p, cudaStream_t stream) {
 template <int T>
 void launch_for_tile(const GemmProblem& p, int coarsening, cudaStream_t stream) {
   switch (coarsening) {
-    case 1: launch_for_config<T, 1>(p, stream); break;
-    case 2: launch_for_config<T, 2>(p, stream); break;
-    case 4: launch_for_config<T, 4>(p, stream); break;
-    default: throw Error(Status::Internal, "coarsened kernel: unsupported coarsening");
+    case 1:
+      launch_for_config<T, 1>(p, stream);
+      break;
+    case 2:
+      launch_for_config<T, 2>(p, stream);
+      break;
+    case 4:
+      launch_for_config<T, 4>(p, stream);
+      break;
+    default:
+      throw Error(Status::Internal, "coarsened kernel: unsupported coarsening");
   }
 }
 
@@ -102,10 +108,17 @@ void launch_for_tile(const GemmProblem& p, int coarsening, cudaStream_t stream) 
 void launch_coarsened(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   switch (plan.tile) {
-    case 8: launch_for_tile<8>(p, plan.coarsening, stream); break;
-    case 16: launch_for_tile<16>(p, plan.coarsening, stream); break;
-    case 32: launch_for_tile<32>(p, plan.coarsening, stream); break;
-    default: throw Error(Status::Internal, "coarsened kernel: unsupported tile size");
+    case 8:
+      launch_for_tile<8>(p, plan.coarsening, stream);
+      break;
+    case 16:
+      launch_for_tile<16>(p, plan.coarsening, stream);
+      break;
+    case 32:
+      launch_for_tile<32>(p, plan.coarsening, stream);
+      break;
+    default:
+      throw Error(Status::Internal, "coarsened kernel: unsupported tile size");
   }
   check_cuda(cudaGetLastError(), "coarsened kernel launch");
 }

@@ -12,11 +12,11 @@
 
 #include <algorithm>
 #include <climits>
-#include <thread>
 #include <string>
+#include <thread>
 
-#include "cuda_backend.hpp"
 #include "../engine/streamed_gemm.hpp"
+#include "cuda_backend.hpp"
 #include "cuda_objects.hpp"
 #include "device_buffer.hpp"
 #include "kernels.hpp"
@@ -49,8 +49,8 @@ void check_device_pointer(const void* ptr, const char* name) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) cudaGetLastError();
-  require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered,
-          Status::InvalidValue, name, " is not a device, managed or registered host pointer");
+  require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered, Status::InvalidValue, name,
+          " is not a device, managed or registered host pointer");
 }
 
 // rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements.
@@ -62,8 +62,7 @@ void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64
   if (dst_ld * int64_t(sizeof(float)) <= max_pitch &&
       src_ld * int64_t(sizeof(float)) <= max_pitch) {
     check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src,
-                                 size_t(src_ld) * sizeof(float), width, size_t(rows), kind,
-                                 stream),
+                                 size_t(src_ld) * sizeof(float), width, size_t(rows), kind, stream),
                "cudaMemcpy2DAsync");
     return;
   }
@@ -175,10 +174,10 @@ class CudaBackend final : public Backend {
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
     if (uses_ab) {
-      copy_2d(const_cast<float*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols,
-              cudaMemcpyHostToDevice, stream_);
-      copy_2d(const_cast<float*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols,
-              cudaMemcpyHostToDevice, stream_);
+      copy_2d(const_cast<float*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols, cudaMemcpyHostToDevice,
+              stream_);
+      copy_2d(const_cast<float*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols, cudaMemcpyHostToDevice,
+              stream_);
     }
     if (reads_c) copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, cudaMemcpyHostToDevice, stream_);
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
@@ -238,8 +237,8 @@ class CudaBackend final : public Backend {
       unsigned flags = 0;
       const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
       if (err != cudaSuccess) cudaGetLastError();
-      require(err == cudaSuccess, Status::InvalidValue, "stream is not a valid CUDA stream: ",
-              cudaGetErrorName(err));
+      require(err == cudaSuccess, Status::InvalidValue,
+              "stream is not a valid CUDA stream: ", cudaGetErrorName(err));
     }
     stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
   }
@@ -329,12 +328,12 @@ class CudaBackend final : public Backend {
 
   int device_;
   std::unique_ptr<DeviceState> state_;
-  cudaStream_t stream_ = nullptr;  // the own stream, or one the caller set
-  DeviceProfile profile_;          // read once, for the planner
+  cudaStream_t stream_ = nullptr;           // the own stream, or one the caller set
+  DeviceProfile profile_;                   // read once, for the planner
   std::unique_ptr<StreamedGemm> streamed_;  // the streamed host path, made on first use
   WorkerPool pool_;                         // its packing threads
-  int current_ = -1;               // event set of the last successful call
-  bool pending_ = false;           // its compute time is not read yet
+  int current_ = -1;                        // event set of the last successful call
+  bool pending_ = false;                    // its compute time is not read yet
   Timing timing_;
   DeviceInfo info_;
 };

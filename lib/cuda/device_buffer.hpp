@@ -30,9 +30,9 @@ class DeviceBuffer {
       ptr_ = thrust::device_malloc<float>(elements);
     } catch (const std::bad_alloc&) {
       cudaGetLastError();  // the failed cudaMalloc must not poison later calls
-      throw Error(Status::OutOfMemory,
-                  "cannot allocate " + std::to_string(elements * sizeof(float) >> 20) +
-                      " MiB of device memory");
+      throw Error(Status::OutOfMemory, "cannot allocate " +
+                                           std::to_string(elements * sizeof(float) >> 20) +
+                                           " MiB of device memory");
     } catch (const std::exception& e) {
       cudaGetLastError();
       throw Error(Status::Cuda, std::string("device allocation failed: ") + e.what());

@@ -16,11 +16,16 @@ namespace {
 
 const char* algorithm_name(Algorithm a) {
   switch (a) {
-    case Algorithm::Naive: return "NAIVE";
-    case Algorithm::Tiled: return "TILED";
-    case Algorithm::Coarsened: return "COARSENED";
-    case Algorithm::Blocked: return "BLOCKED";
-    default: return "AUTO";
+    case Algorithm::Naive:
+      return "NAIVE";
+    case Algorithm::Tiled:
+      return "TILED";
+    case Algorithm::Coarsened:
+      return "COARSENED";
+    case Algorithm::Blocked:
+      return "BLOCKED";
+    default:
+      return "AUTO";
   }
 }
 
@@ -106,11 +111,10 @@ std::atomic<const char*> g_lost[kMaxDevices];  // cudaGetErrorName of the first 
 }  // namespace
 
 void check_context(int device) {
-  const char* lost =
-      device >= 0 && device < kMaxDevices ? g_lost[device].load() : nullptr;
+  const char* lost = device >= 0 && device < kMaxDevices ? g_lost[device].load() : nullptr;
   if (lost == nullptr) return;
-  fail(Status::Cuda, "the CUDA context of device ", device, " was lost to an earlier error (",
-       lost, "); no call can use that device again in this process: start a new process");
+  fail(Status::Cuda, "the CUDA context of device ", device, " was lost to an earlier error (", lost,
+       "); no call can use that device again in this process: start a new process");
 }
 
 void check_cuda(cudaError_t err, const char* what) {

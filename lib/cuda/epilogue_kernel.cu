@@ -8,9 +8,9 @@
 namespace tiledmm {
 namespace {
 
-__global__ void epilogue_kernel(int64_t m, int64_t n, float alpha, const float* acc,
-                                int64_t ld_acc, float beta, const float* c, int64_t ldc,
-                                float* out, int64_t ld_out, int64_t first_block_row) {
+__global__ void epilogue_kernel(int64_t m, int64_t n, float alpha, const float* acc, int64_t ld_acc,
+                                float beta, const float* c, int64_t ldc, float* out, int64_t ld_out,
+                                int64_t first_block_row) {
   const int64_t row = (first_block_row + blockIdx.y) * blockDim.y + threadIdx.y;
   const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= m || col >= n) return;
@@ -25,8 +25,8 @@ void launch_epilogue(int64_t m, int64_t n, float alpha, const float* acc, int64_
                      cudaStream_t stream) {
   const dim3 block(32, 8);
   launch_in_row_slices(ceil_div(m, 8), unsigned(ceil_div(n, 32)), [&](int64_t first, dim3 grid) {
-    epilogue_kernel<<<grid, block, 0, stream>>>(m, n, alpha, acc, ld_acc, beta, c, ldc, out,
-                                                ld_out, first);
+    epilogue_kernel<<<grid, block, 0, stream>>>(m, n, alpha, acc, ld_acc, beta, c, ldc, out, ld_out,
+                                                first);
   });
   check_cuda(cudaGetLastError(), "epilogue kernel launch");
 }

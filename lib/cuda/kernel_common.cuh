@@ -27,8 +27,7 @@ __device__ __forceinline__ float load_b(const GemmProblem& p, int64_t q, int64_t
 
 // C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
 // there cannot leak into the result.
-__device__ __forceinline__ void store_c(const GemmProblem& p, int64_t i, int64_t j,
-                                        float acc) {
+__device__ __forceinline__ void store_c(const GemmProblem& p, int64_t i, int64_t j, float acc) {
   float* c = p.c + i * p.ldc + j;
   *c = p.beta == 0.0f ? p.alpha * acc : p.alpha * acc + p.beta * *c;
 }
@@ -45,6 +44,10 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
 }
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Threads of a square block of edge `edge` (for __launch_bounds__, which
+// clang-format would otherwise print as "T* T").
+constexpr int square_block_threads(int edge) { return edge * edge; }
 
 // Calls f(TransA, TransB) with the problem's transposes as compile-time constants
 // (std::true_type / std::false_type), so a kernel file instantiates its four

@@ -40,7 +40,7 @@ void launch_naive(const GemmProblem& p, const KernelPlan& plan, float*, void* st
           "naive kernel: a block has at most 1024 threads");
   with_transposes(p, [&](auto ta, auto tb) {
     launch<decltype(ta)::value, decltype(tb)::value>(p, plan.tile,
-                                                      static_cast<cudaStream_t>(stream));
+                                                     static_cast<cudaStream_t>(stream));
   });
   check_cuda(cudaGetLastError(), "naive kernel launch");
 }

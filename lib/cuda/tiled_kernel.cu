@@ -17,7 +17,8 @@ namespace tiledmm {
 namespace {
 
 template <int T, bool TransA, bool TransB>
-__global__ void __launch_bounds__(T * T) tiled_kernel(GemmProblem p, int64_t first_block_row) {
+__global__ void __launch_bounds__(square_block_threads(T))
+    tiled_kernel(GemmProblem p, int64_t first_block_row) {
   // One thread per element of the tile: the block is T x T threads.
   static_assert(T > 0 && T * T <= 1024, "a block has at most 1024 threads: T <= 32");
   __shared__ float a_tile[T][T + 1];  // a_tile[i][q] = op(A)[row0 + i][q0 + q]
@@ -60,17 +61,15 @@ __global__ void __launch_bounds__(T * T) tiled_kernel(GemmProblem p, int64_t fir
 template <int T, bool TransA, bool TransB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
-  launch_in_row_slices(ceil_div(p.m, T), unsigned(ceil_div(p.n, T)),
-                       [&](int64_t first, dim3 grid) {
-                         tiled_kernel<T, TransA, TransB><<<grid, block, 0, stream>>>(p, first);
-                       });
+  launch_in_row_slices(ceil_div(p.m, T), unsigned(ceil_div(p.n, T)), [&](int64_t first, dim3 grid) {
+    tiled_kernel<T, TransA, TransB><<<grid, block, 0, stream>>>(p, first);
+  });
 }
 
 template <int T>
 void launch_for_tile(const GemmProblem& p, cudaStream_t stream) {
-  with_transposes(p, [&](auto ta, auto tb) {
-    launch<T, decltype(ta)::value, decltype(tb)::value>(p, stream);
-  });
+  with_transposes(
+      p, [&](auto ta, auto tb) { launch<T, decltype(ta)::value, decltype(tb)::value>(p, stream); });
 }
 
 }  // namespace
@@ -78,10 +77,17 @@ void launch_for_tile(const GemmProblem& p, cudaStream_t stream) {
 void launch_tiled(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   switch (plan.tile) {
-    case 8: launch_for_tile<8>(p, stream); break;
-    case 16: launch_for_tile<16>(p, stream); break;
-    case 32: launch_for_tile<32>(p, stream); break;
-    default: throw Error(Status::Internal, "tiled kernel: unsupported tile size");
+    case 8:
+      launch_for_tile<8>(p, stream);
+      break;
+    case 16:
+      launch_for_tile<16>(p, stream);
+      break;
+    case 32:
+      launch_for_tile<32>(p, stream);
+      break;
+    default:
+      throw Error(Status::Internal, "tiled kernel: unsupported tile size");
   }
   check_cuda(cudaGetLastError(), "tiled kernel launch");
 }

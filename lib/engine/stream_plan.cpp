@@ -49,8 +49,8 @@ int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
 // Staging is dense: no padding.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
   const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;  // down, and up when C is read
-  return 4 * (2 * s.tile_m * s.chunk_k + 2 * s.chunk_k * s.tile_n +
-              c_buffers * s.tile_m * s.tile_n);
+  return 4 *
+         (2 * s.tile_m * s.chunk_k + 2 * s.chunk_k * s.tile_n + c_buffers * s.tile_m * s.tile_n);
 }
 
 namespace {
@@ -89,8 +89,9 @@ StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t stagi
   const StreamPlan s = make(p, 16, 16, 16);
   fail(Status::OutOfMemory, "the streamed host path needs at least ",
        stream_device_bytes(p, s) >> 10, " KiB of device memory and ",
-       stream_staging_bytes(p, s) >> 10, " KiB of pinned staging for this shape (budget: ",
-       device_bytes >> 10, " KiB and ", staging_bytes >> 10, " KiB)");
+       stream_staging_bytes(p, s) >> 10,
+       " KiB of pinned staging for this shape (budget: ", device_bytes >> 10, " KiB and ",
+       staging_bytes >> 10, " KiB)");
 }
 
 double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates& r) {
@@ -100,8 +101,8 @@ double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates&
   return up + 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s + c / r.pageable_d2h;
 }
 
-double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s,
-                        int threads, const HostRates& r) {
+double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s, int threads,
+                        const HostRates& r) {
   const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
   const double c = 4.0 * double(p.m) * double(p.n);
   const double c_moves = p.beta != 0.0f ? 2.0 : 1.0;

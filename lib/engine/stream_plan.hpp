@@ -36,9 +36,9 @@ int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& plan);
 // BENCHMARKS.md).
 struct HostRates {
   double pageable_h2d = 9e9, pageable_d2h = 15e9;  // the driver's own pageable copies
-  double pinned_link = 45e9;                        // each way, both ways at once
-  double pack_per_thread = 4e9, pack_max = 30e9;    // memcpy into and out of staging
-  double step_overhead_s = 20e-6;                   // host work per chunk and tile
+  double pinned_link = 45e9;                       // each way, both ways at once
+  double pack_per_thread = 4e9, pack_max = 30e9;   // memcpy into and out of staging
+  double step_overhead_s = 20e-6;                  // host work per chunk and tile
 };
 
 // Modeled seconds of the direct path (pageable copies, then the kernel, then the

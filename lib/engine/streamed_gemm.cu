@@ -1,5 +1,3 @@
-#include "streamed_gemm.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +7,7 @@
 #include "../cuda/cuda_objects.hpp"
 #include "../cuda/device_buffer.hpp"
 #include "../cuda/kernels.hpp"
+#include "streamed_gemm.hpp"
 
 namespace tiledmm {
 namespace {
@@ -20,7 +19,9 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-void record(const Event& e, cudaStream_t s) { check_cuda(cudaEventRecord(e.get(), s), "cudaEventRecord"); }
+void record(const Event& e, cudaStream_t s) {
+  check_cuda(cudaEventRecord(e.get(), s), "cudaEventRecord");
+}
 void wait(cudaStream_t s, const Event& e) {
   check_cuda(cudaStreamWaitEvent(s, e.get(), 0), "cudaStreamWaitEvent");
 }
@@ -38,7 +39,8 @@ void copy_rows(WorkerPool& pool, int threads, float* dst, int64_t dst_ld, const 
   const int64_t bytes = rows * cols * int64_t(sizeof(float));
   // At least 256 KiB a task (handing out less costs more than it saves), at most one
   // task a row.
-  const int tasks = int(std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), bytes >> 18, rows})));
+  const int tasks =
+      int(std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), bytes >> 18, rows})));
   auto task = [&](int t) {
     const int64_t r0 = rows * t / tasks, r1 = rows * (t + 1) / tasks;
     for (int64_t r = r0; r < r1; ++r)
@@ -47,9 +49,7 @@ void copy_rows(WorkerPool& pool, int threads, float* dst, int64_t dst_ld, const 
   pool.run(tasks, task);
 }
 
-void poison(float* p, size_t n) {
-  std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
-}
+void poison(float* p, size_t n) { std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN()); }
 
 // One device copy slot fed from one staging slot: the copy's start and end, and
 // the event after which the device slot's last reader (a kernel) is done.
@@ -136,16 +136,16 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
                     int64_t cols) {
     wait(h2d, slot.consumed);  // the device slot's last reader is done (a no-op the first time)
     record(slot.start, h2d);
-    check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src,
-                                 size_t(cols) * sizeof(float), size_t(cols) * sizeof(float),
-                                 size_t(rows), cudaMemcpyHostToDevice, h2d),
-               "cudaMemcpy2DAsync");
+    check_cuda(
+        cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src, size_t(cols) * sizeof(float),
+                          size_t(cols) * sizeof(float), size_t(rows), cudaMemcpyHostToDevice, h2d),
+        "cudaMemcpy2DAsync");
     record(slot.end, h2d);
     slot.used = true;
   };
   // Prime the "consumed" events so the first waits on them pass at once.
-  for (CopySlot* slot : {&s.a_slot[0], &s.a_slot[1], &s.b_slot[0], &s.b_slot[1],
-                         &s.c_up_slot[0], &s.c_up_slot[1]})
+  for (CopySlot* slot :
+       {&s.a_slot[0], &s.a_slot[1], &s.b_slot[0], &s.b_slot[1], &s.c_up_slot[0], &s.c_up_slot[1]})
     record(slot->consumed, comp);
   record(s.panel_consumed, comp);
   for (int i = 0; i < 2; ++i) record(s.down_done[i], d2h);
