@@ -11,7 +11,10 @@
 // fails the program). --ooc adds 150000 x 150000 x 256 (C is 84 GiB: the GPU cannot
 // hold it), tiledmm only, checked the same way.
 //
-//   tmm_host_bench [--square n,n,...] [--thin] [--ooc] [--reps N] [--no-xt]
+// --budget-check multiplies 8192^3 exact integers in core and through a 256 MiB device
+// budget and compares the results bit for bit.
+//
+//   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -208,6 +211,36 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   tmm_destroy(h);
 }
 
+// 8192^3 on exact integers, in core (AUTO) and through a 256 MiB device budget: the
+// results must be equal bit for bit, and the report must show several tiles.
+void run_budget_check(int reps) {
+  const int64_t n = 8192;
+  Host a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n)), c2(size_t(n * n));
+  std::mt19937 rng(9);
+  for (size_t i = 0; i < a.n; ++i) a.p[i] = float(int(rng() % 5) - 2);
+  for (size_t i = 0; i < b.n; ++i) b.p[i] = float(int(rng() % 5) - 2);
+  tmm_handle h = nullptr;
+  check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  auto call = [&](float* out) {
+    check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.p, n, b.p, n,
+                    0.0f, out, n),
+          h, "tmm_sgemm");
+  };
+  const double in_core = seconds_of([&] { call(c.p); }, reps);
+  const std::string in_core_detail = tmm_detail(h);
+  check(tmm_set_option(h, TMM_OPTION_DEVICE_MEMORY_BUDGET, int64_t(256) << 20), h, "budget");
+  check(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), h, "path");
+  const double budget = seconds_of([&] { call(c2.p); }, reps);
+  const bool equal = std::memcmp(c.p, c2.p, c.n * sizeof(float)) == 0;
+  std::printf(
+      "8192^3 exact integers: in core %.2f ms (%s); 256 MiB budget %.2f ms (%s): %.2fx, "
+      "results %s\n",
+      in_core * 1e3, in_core_detail.c_str(), budget * 1e3, tmm_detail(h).c_str(), budget / in_core,
+      equal ? "bit-identical" : "DIFFERENT");
+  if (!equal) die("budget check", "results differ");
+  tmm_destroy(h);
+}
+
 void run_out_of_core() {
   const int64_t m = 150000, n = 150000, k = 256;
   Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
@@ -229,7 +262,7 @@ void run_out_of_core() {
 
 int main(int argc, char** argv) {
   std::vector<int64_t> squares = {4096, 8192, 16384};
-  bool thin = false, ooc = false, xt = true;
+  bool thin = false, ooc = false, xt = true, budget = false;
   int reps = 3;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
@@ -240,12 +273,16 @@ int main(int argc, char** argv) {
       thin = true;
     } else if (!std::strcmp(argv[i], "--ooc")) {
       ooc = true;
+    } else if (!std::strcmp(argv[i], "--budget-check")) {
+      budget = true;
     } else if (!std::strcmp(argv[i], "--no-xt")) {
       xt = false;
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--square n,n,...] [--thin] [--ooc] [--reps N] [--no-xt]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
+                   "[--no-xt]\n",
                    argv[0]);
       return 2;
     }
@@ -257,6 +294,7 @@ int main(int argc, char** argv) {
       prop.name, reps);
   for (int64_t s : squares) run_shape(s, s, s, reps, xt);
   if (thin) run_shape(16384, 16384, 256, reps, xt);
+  if (budget) run_budget_check(reps);
   if (ooc) run_out_of_core();
   return 0;
 }
