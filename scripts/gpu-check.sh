@@ -45,8 +45,9 @@ step() {
   [ "$rc" -eq 0 ] || failed=1
 }
 
-for t in test_api_contract test_correctness test_threads test_cuda_backend test_cuda_faults \
-         test_header_c test_header_cxx; do
+for t in test_internals test_api_contract test_alloc_faults test_correctness test_threads \
+         test_cuda_backend test_cuda_faults test_streamed test_cuda_sticky test_header_c \
+         test_header_cxx; do
   step "$t" 900 "$build/tests/$t"
 done
 
@@ -59,7 +60,9 @@ done
 # about 15 (test_correctness alone about 12), so give it a run of its own:
 # TMM_SANITIZERS=racecheck TMM_SKIP_DEMO=1 TMM_SKIP_BENCH=1 scripts/gpu-check.sh.
 [ "${TMM_SKIP_SANITIZERS:-0}" = 1 ] && TMM_SANITIZERS=" "
-suite=(test_correctness test_cuda_backend test_cuda_faults test_threads test_api_contract)
+# test_cuda_sticky faults on purpose (an illegal address): not under the sanitizers.
+suite=(test_correctness test_cuda_backend test_cuda_faults test_streamed test_threads
+       test_api_contract test_alloc_faults)
 for tool in ${TMM_SANITIZERS:-memcheck initcheck synccheck racecheck}; do
   for t in "${suite[@]}"; do
     step "${tool}_$t" 1200 env TMM_TEST_SANITIZER=1 compute-sanitizer --tool "$tool" \
