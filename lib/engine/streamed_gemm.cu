@@ -65,7 +65,7 @@ struct StreamedGemm::State {
   DeviceBuffer a[2], b_panel, acc[2], cin[2];
   PinnedBuffer a_stage[2], b_stage[2], c_up[2], c_down[2];
   CopySlot a_slot[2], b_slot[2], c_up_slot[2];
-  Event panel_ready, panel_consumed;
+  Event panel_consumed;
   Event tile_start[2], epilogue_done[2], down_start[2], down_done[2];
   bool panel_used = false;
 };
@@ -172,11 +172,12 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   int a_next = 0, b_next = 0, c_next = 0;
   for (int64_t tj = 0; tj < plan.tiles_n; ++tj) {
     const int64_t n0 = tj * plan.tile_n, nn = std::min(plan.tile_n, p.n - n0);
-    // The panel of op(B) for these columns, chunk by chunk, once every reader of the
-    // previous panel is done.
+    // The panel of op(B) for these columns goes up chunk by chunk inside the first
+    // row tile's loop, each chunk just before the chunk of A that meets it, so the
+    // first products start after one chunk instead of the whole panel. Every reader
+    // of the previous panel must be done first.
     wait(h2d, s.panel_consumed);
-    for (int64_t c = 0; c < plan.chunks; ++c) {
-      const int64_t k0 = c * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
+    auto upload_b_chunk = [&](int64_t k0, int64_t kk) {
       CopySlot& slot = s.b_slot[b_next];
       float* st = b_st[b_next];
       b_next ^= 1;
@@ -191,9 +192,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
         pack_ms += ms_since(u0);
         upload(slot, panel + k0 * b_ld, b_ld, st, kk, nn);
       }
-    }
-    record(s.panel_ready, h2d);
-    wait(comp, s.panel_ready);
+    };
 
     for (int64_t ti = 0; ti < plan.tiles_m; ++ti) {
       const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
@@ -212,6 +211,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       record(s.tile_start[cs], comp);
       for (int64_t c = 0; c < plan.chunks; ++c) {
         const int64_t k0 = c * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
+        if (ti == 0) upload_b_chunk(k0, kk);  // h2d runs in order: before A's chunk
         const int as = a_next;
         a_next ^= 1;
         CopySlot& slot = s.a_slot[as];
@@ -226,7 +226,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
           pack_ms += ms_since(u0);
           upload(slot, a_dev[as], a_ld, a_st[as], mm, kk);
         }
-        wait(comp, slot.end);
+        wait(comp, slot.end);  // this chunk of A, and (same stream, earlier) of B
         // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
         GemmProblem chunk = p;
         chunk.m = mm;
