@@ -102,6 +102,8 @@ void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws)
   }
 }
 
+int64_t round_up(int64_t v, int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
+
 int thread_count(const GemmProblem& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
@@ -122,9 +124,14 @@ int cpu_blocked_gemm(const GemmProblem& p, int host_threads,
   const int threads = thread_count(p, host_threads);
   // Everything that can fail happens here, before C is touched.
   if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
-  for (BlockedWorkspace& ws : workspaces) {  // no-ops once the sizes are reached
-    ws.a.resize(kMC * kKC);
-    ws.b.resize(((kNC + kNR - 1) / kNR) * kNR * kKC);
+  // Packing buffers as large as this product's blocks (a 4 x 4 product needs 64
+  // floats, not the full 576 KiB); they only grow, so a warm call allocates nothing.
+  const int64_t depth = std::min(kKC, p.k);
+  const size_t a_floats = size_t(round_up(std::min(kMC, p.m), kMR) * depth);
+  const size_t b_floats = size_t(round_up(std::min(kNC, p.n), kNR) * depth);
+  for (BlockedWorkspace& ws : workspaces) {
+    if (ws.a.size() < a_floats) ws.a.resize(a_floats);
+    if (ws.b.size() < b_floats) ws.b.resize(b_floats);
   }
   auto task = [&](int t) { worker(p, t, threads, workspaces[size_t(t)]); };
   pool.run(threads, task);  // never fails: threads it cannot start run inline
