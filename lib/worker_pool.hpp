@@ -7,6 +7,7 @@
 // begun writing the caller's memory always finishes.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -14,6 +15,12 @@
 #include <vector>
 
 namespace tiledmm {
+
+// The threads a call may use: the host_threads setting, or 0 for one per core the
+// system reports.
+inline int host_thread_count(int setting) {
+  return setting > 0 ? setting : int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 class WorkerPool {
  public:

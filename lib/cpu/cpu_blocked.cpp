@@ -12,7 +12,6 @@
 // caller's C unchanged; the worker pool never fails once started (a thread it cannot
 // start has its share run by the caller).
 #include <algorithm>
-#include <thread>
 
 #include "../worker_pool.hpp"
 #include "cpu_kernels.hpp"
@@ -108,8 +107,7 @@ int thread_count(const GemmProblem& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
   const int64_t row_blocks = (p.m + kMC - 1) / kMC;
-  const int64_t cores =
-      host_threads > 0 ? host_threads : std::max(1u, std::thread::hardware_concurrency());
+  const int64_t cores = host_thread_count(host_threads);
   return int(std::min(cores, row_blocks));
 }
 

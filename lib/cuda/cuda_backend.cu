@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <climits>
 #include <string>
-#include <thread>
 
 #include "../engine/streamed_gemm.hpp"
 #include "cuda_backend.hpp"
@@ -73,6 +72,16 @@ void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64
 }
 
 int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
+
+// Floats the direct path copies to the device: dense A and B (when the call reads
+// them) and C, rows padded to 4 floats (not counting a kernel's workspace).
+int64_t direct_floats(const GemmProblem& p) {
+  if (is_empty(p)) return 0;
+  const int64_t c = p.m * padded_ld(p.n);
+  if (is_scale_only(p)) return c;
+  return stored_rows_a(p) * padded_ld(stored_cols_a(p)) +
+         stored_rows_b(p) * padded_ld(stored_cols_b(p)) + c;
+}
 
 int attribute(cudaDeviceAttr what, int device) {
   int value = 0;
@@ -161,8 +170,7 @@ class CudaBackend final : public Backend {
     d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
     d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
     if (settings.device_budget > 0) {  // the budget bounds what this call may hold
-      const size_t need = (uses_ab ? size_t(a_rows * d.lda + b_rows * d.ldb) : 0) +
-                          (is_empty(p) ? 0 : size_t(p.m * d.ldc)) + workspace_elements(config, d);
+      const size_t need = size_t(direct_floats(p)) + workspace_elements(config, d);
       require(int64_t(need * sizeof(float)) <= settings.device_budget, Status::OutOfMemory,
               "the direct path needs ", uint64_t(need * sizeof(float) >> 20),
               " MiB of device memory, over the budget of ", settings.device_budget >> 20,
@@ -268,24 +276,18 @@ class CudaBackend final : public Backend {
     return s.staging_bytes > 0 ? s.staging_bytes : int64_t(512) << 20;
   }
 
-  int host_threads(const Settings& s) const {
-    return s.host_threads > 0 ? s.host_threads
-                              : int(std::max(1u, std::thread::hardware_concurrency()));
-  }
-
   // The direct path when asked for, or when it fits the budget and the model says
   // streaming cannot win; else the streamed path.
   HostPath choose_path(const GemmProblem& p, const Settings& s) const {
     if (s.host_path != HostPath::Auto) return s.host_path;
     const int64_t budget = device_budget(s);
-    const int64_t direct_bytes =
-        4 * (stored_rows_a(p) * padded_ld(stored_cols_a(p)) +
-             stored_rows_b(p) * padded_ld(stored_cols_b(p)) + p.m * padded_ld(p.n));
-    if (direct_bytes > budget) return HostPath::Streamed;
+    if (4 * direct_floats(p) > budget) return HostPath::Streamed;
     const double rate = kernel_rate();
     const HostRates rates;
-    const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, host_threads(s));
-    return streamed_seconds(p, plan, rate, host_threads(s), rates) < direct_seconds(p, rate, rates)
+    const StreamPlan plan =
+        plan_stream(p, budget, staging_budget(s), rate, host_thread_count(s.host_threads));
+    return streamed_seconds(p, plan, rate, host_thread_count(s.host_threads), rates) <
+                   direct_seconds(p, rate, rates)
                ? HostPath::Streamed
                : HostPath::Direct;
   }
@@ -294,8 +296,8 @@ class CudaBackend final : public Backend {
   double kernel_rate() const { return 0.74 * profile_.fp32_peak(); }
 
   void gemm_streamed(const GemmProblem& p, const Settings& s) {
-    const StreamPlan plan =
-        plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(), host_threads(s));
+    const StreamPlan plan = plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(),
+                                        host_thread_count(s.host_threads));
     if (!streamed_) streamed_ = std::make_unique<StreamedGemm>();
     Timing t = streamed_->run(p, s, profile_, plan, pool_);
     commit(t, /*pending=*/false);

@@ -33,10 +33,13 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
   // Each operand keeps the orientation it is stored in (op(A) chunk: tile_m x chunk_k,
   // or chunk_k x tile_m when A is transposed; the panel: k x tile_n, or tile_n x k).
   const int64_t k = std::max<int64_t>(p.k, 1);
-  b.a_slot = p.trans_a ? s.chunk_k * round_up4(s.tile_m) : s.tile_m * round_up4(s.chunk_k);
-  b.b_panel = p.trans_b ? s.tile_n * round_up4(k) : k * round_up4(s.tile_n);
+  b.a_ld = round_up4(p.trans_a ? s.tile_m : s.chunk_k);
+  b.b_ld = round_up4(p.trans_b ? k : s.tile_n);
+  b.c_ld = round_up4(s.tile_n);
+  b.a_slot = (p.trans_a ? s.chunk_k : s.tile_m) * b.a_ld;
+  b.b_panel = (p.trans_b ? s.tile_n : k) * b.b_ld;
   b.b_slot = s.chunk_k * s.tile_n;
-  b.c_tile = s.tile_m * round_up4(s.tile_n);
+  b.c_tile = s.tile_m * b.c_ld;
   return b;
 }
 

@@ -21,8 +21,11 @@ struct StreamPlan {
   int64_t tiles() const { return tiles_m * tiles_n; }
 };
 
-// Floats of each device buffer the plan needs (rows padded to 4 floats).
+// The device buffers the plan needs: their leading dimensions (each operand kept in
+// the orientation it is stored in, rows padded to 4 floats for 16-byte accesses) and
+// their sizes in floats.
 struct StreamBuffers {
+  int64_t a_ld, b_ld, c_ld;
   int64_t a_slot;   // a chunk of op(A), two slots
   int64_t b_panel;  // all of k by tile_n of op(B)
   int64_t b_slot;   // a chunk of the panel (staging only, two slots)

@@ -12,8 +12,6 @@
 namespace tiledmm {
 namespace {
 
-int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
-
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -78,15 +76,11 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   State& s = *state_;
   const auto t0 = Clock::now();
   const bool reads_c = p.beta != 0.0f;
-  const int threads = settings.host_threads > 0
-                          ? settings.host_threads
-                          : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = host_thread_count(settings.host_threads);
 
   // Device layouts: each operand as it is stored, rows padded to 4 floats.
-  const int64_t a_ld = p.trans_a ? round_up4(plan.tile_m) : round_up4(plan.chunk_k);
-  const int64_t b_ld = p.trans_b ? round_up4(p.k) : round_up4(plan.tile_n);
-  const int64_t c_ld = round_up4(plan.tile_n);
   const StreamBuffers sizes = stream_buffers(p, plan);
+  const int64_t a_ld = sizes.a_ld, b_ld = sizes.b_ld, c_ld = sizes.c_ld;
 
   // The kernel for the chunk products: the user's algorithm settings, no split-K
   // (chunks already give the device work, and split-K would need a workspace).
