@@ -235,7 +235,8 @@ namespace TiledMM
                         Algorithm = (Algorithm)k.algorithm, TileSize = k.tile_size,
                         Coarsening = k.coarsening, IsDefault = k.is_default != 0,
                         MinComputeCapability = k.min_compute_capability,
-                        MaxComputeCapability = k.max_compute_capability
+                        MaxComputeCapability = k.max_compute_capability,
+                        OutputsPerThread = k.outputs_per_thread
                     });
                 }
             }
@@ -304,7 +305,9 @@ namespace TiledMM
                             DownloadMs = r.download_ms, Backend = (Backend)r.backend,
                             Device = r.device, Algorithm = (Algorithm)r.algorithm,
                             TileSize = r.tile_size, Coarsening = r.coarsening, Splits = r.splits,
-                            HostThreads = r.host_threads, Kernel = r.kernel
+                            HostThreads = r.host_threads, Kernel = r.kernel,
+                            HostPath = (HostPath)r.host_path, Tiles = r.tiles, KChunks = r.k_chunks,
+                            PackMs = r.pack_ms, LinkMs = r.link_ms
                         };
                     }
                 }

@@ -82,6 +82,16 @@ namespace TiledMM
         /// ("blocked_128x256", "cpu_blocked"); the library reports others for products that
         /// ran no multiplication kernel (only C = beta * C, or nothing).</summary>
         public string Kernel { get; internal set; }
+        /// <summary>The path a host-memory sgemm took on CUDA (Direct or Streamed); Auto otherwise.</summary>
+        public HostPath HostPath { get; internal set; }
+        /// <summary>Tiles of C the streamed path cut the product into (1 otherwise).</summary>
+        public long Tiles { get; internal set; }
+        /// <summary>Chunks of k per tile (1 otherwise).</summary>
+        public long KChunks { get; internal set; }
+        /// <summary>Host time spent packing into and out of staging, in milliseconds.</summary>
+        public double PackMs { get; internal set; }
+        /// <summary>Time host-device copies kept the link busy (streamed path), in milliseconds.</summary>
+        public double LinkMs { get; internal set; }
 
         /// <summary>For example "cpu_blocked on Cpu (Blocked, 4 host threads): upload 0.000 ms, ...".</summary>
         public override string ToString() =>
@@ -89,6 +99,7 @@ namespace TiledMM
             (TileSize > 0 ? $", tile {TileSize}" : "") + (Coarsening > 0 ? $", x{Coarsening}" : "") +
             (Splits > 1 ? $", split-K {Splits}" : "") +
             (HostThreads > 0 ? $", {HostThreads} host thread(s)" : "") +
+            (HostPath == HostPath.Streamed ? $", streamed: {Tiles} tiles x {KChunks} chunks" : "") +
             $"): upload {UploadMs:F3} ms, compute {ComputeMs:F3} ms, download {DownloadMs:F3} ms, " +
             $"total {TotalMs:F3} ms";
     }
@@ -117,6 +128,8 @@ namespace TiledMM
         public int MinComputeCapability { get; internal set; }
         /// <summary>CUDA: the greatest compute capability it runs on (999: no limit); CPU: 0.</summary>
         public int MaxComputeCapability { get; internal set; }
+        /// <summary>Elements of C one thread computes (0: not fixed).</summary>
+        public int OutputsPerThread { get; internal set; }
 
         public override string ToString() =>
             $"{Name} ({Backend} {Algorithm}, tile {TileSize}, coarsening {Coarsening}" +

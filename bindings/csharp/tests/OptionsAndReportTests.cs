@@ -106,6 +106,8 @@ static partial class EngineTests
             Assert(r.Algorithm == Algorithm.Blocked, r.ToString());
             Assert(r.HostThreads == 2, "host_threads honoured: " + r);
             Assert(r.Splits == 1 && r.UploadMs == 0 && r.DownloadMs == 0, r.ToString());
+            Assert(r.HostPath == HostPath.Auto && r.Tiles == 1 && r.KChunks == 1 && r.LinkMs == 0,
+                   "the CPU takes no host path: " + r);
             Assert(r.ComputeMs >= 0 && r.TotalMs >= r.ComputeMs, r.ToString());
             Timing t = e.LastTiming;
             Assert(t.Algorithm == r.Algorithm && t.TileSize == r.TileSize && t.Coarsening == r.Coarsening,

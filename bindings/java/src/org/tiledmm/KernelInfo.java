@@ -15,6 +15,7 @@ public final class KernelInfo {
   private final boolean isDefault;
   private final int minComputeCapability;
   private final int maxComputeCapability;
+  private final int outputsPerThread;
 
   KernelInfo(tmm_kernel_info k) {
     name = k.getName();
@@ -26,6 +27,12 @@ public final class KernelInfo {
     isDefault = k.getIs_default() != 0;
     minComputeCapability = k.getMin_compute_capability();
     maxComputeCapability = k.getMax_compute_capability();
+    outputsPerThread = k.getOutputs_per_thread();
+  }
+
+  /** Elements of C one thread computes (0: not fixed). */
+  public int getOutputsPerThread() {
+    return outputsPerThread;
   }
 
   /** Its name, as {@link Report#getKernel()} reports it: "blocked_128x256", "cpu_naive". */

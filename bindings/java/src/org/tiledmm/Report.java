@@ -19,6 +19,11 @@ public final class Report {
   private final int splits;
   private final int hostThreads;
   private final String kernel;
+  private final HostPath hostPath;
+  private final long tiles;
+  private final long kChunks;
+  private final double packMs;
+  private final double linkMs;
 
   Report(tmm_report r) {
     totalMs = r.getTotal_ms();
@@ -33,6 +38,11 @@ public final class Report {
     splits = r.getSplits();
     hostThreads = r.getHost_threads();
     kernel = r.getKernel();
+    hostPath = HostPath.of(r.getHost_path());
+    tiles = r.getTiles();
+    kChunks = r.getK_chunks();
+    packMs = r.getPack_ms();
+    linkMs = r.getLink_ms();
   }
 
   /** The whole call, copies included, in milliseconds. */
@@ -99,6 +109,31 @@ public final class Report {
     return kernel;
   }
 
+  /** The path a host-memory sgemm took on CUDA (DIRECT or STREAMED); AUTO otherwise. */
+  public HostPath getHostPath() {
+    return hostPath;
+  }
+
+  /** Tiles of C the streamed path cut the product into (1 otherwise). */
+  public long getTiles() {
+    return tiles;
+  }
+
+  /** Chunks of k per tile (1 otherwise). */
+  public long getKChunks() {
+    return kChunks;
+  }
+
+  /** Host time spent packing into and out of staging, in milliseconds. */
+  public double getPackMs() {
+    return packMs;
+  }
+
+  /** Time host-device copies kept the link busy (streamed path), in milliseconds. */
+  public double getLinkMs() {
+    return linkMs;
+  }
+
   /** For example "cpu_blocked on CPU (BLOCKED, 4 host threads): upload 0.000 ms, ...". */
   @Override
   public String toString() {
@@ -109,6 +144,9 @@ public final class Report {
     if (coarsening > 0) s.append(", x").append(coarsening);
     if (splits > 1) s.append(", split-K ").append(splits);
     if (hostThreads > 0) s.append(", ").append(hostThreads).append(" host thread(s)");
+    if (hostPath == HostPath.STREAMED) {
+      s.append(", streamed: ").append(tiles).append(" tiles x ").append(kChunks).append(" chunks");
+    }
     return s.append(String.format("): upload %.3f ms, compute %.3f ms, download %.3f ms,"
         + " total %.3f ms", uploadMs, computeMs, downloadMs, totalMs)).toString();
   }

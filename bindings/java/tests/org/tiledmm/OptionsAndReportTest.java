@@ -138,6 +138,10 @@ class OptionsAndReportTest {
       assertEquals(Algorithm.BLOCKED, r.getAlgorithm());
       assertEquals(2, r.getHostThreads(), "host_threads is honoured");
       assertEquals(1, r.getSplits());
+      assertEquals(HostPath.AUTO, r.getHostPath(), "the CPU takes no host path");
+      assertEquals(1, r.getTiles());
+      assertEquals(1, r.getKChunks());
+      assertEquals(0, r.getLinkMs());
       assertEquals(0, r.getUploadMs());
       assertEquals(0, r.getDownloadMs());
       assertTrue(r.getComputeMs() >= 0 && r.getTotalMs() >= r.getComputeMs(), r.toString());
@@ -190,6 +194,9 @@ class OptionsAndReportTest {
       for (String cuda : new String[] {"naive_16", "tiled_32", "blocked_128x256"}) {
         assertTrue(names.contains(cuda), cuda + " in " + names);
       }
+      KernelInfo wide = kernels.stream().filter(k -> k.getName().equals("blocked_128x256"))
+                            .findFirst().get();
+      assertEquals(128, wide.getOutputsPerThread(), "16 x 8 outputs per thread");
     }
     // Each CPU kernel runs when its settings are chosen, and the report names it.
     try (Engine mm = new Engine(Backend.CPU, 0)) {
