@@ -14,7 +14,10 @@
 // --budget-check multiplies 8192^3 exact integers in core and through a 256 MiB device
 // budget and compares the results bit for bit.
 //
+// --threads N sets TMM_OPTION_HOST_THREADS (the streamed path's packing threads).
+//
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
+//                  [--threads N]
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -100,6 +103,8 @@ double sampled_error(const float* a, const float* b, const float* c, int64_t m, 
   return std::sqrt(num / den);
 }
 
+int g_threads = 0;  // --threads: TMM_OPTION_HOST_THREADS of every handle
+
 void report_line(const char* what, int64_t m, int64_t n, int64_t k, double s, double err,
                  double base_s, const char* extra) {
   const double tf = 2.0 * double(m) * double(n) * double(k) / s / 1e12;
@@ -129,6 +134,7 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   fill(c.p, c.n, 3);
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
   auto tmm_call = [&] {
     check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n,
                     0.0f, c.p, n),
@@ -184,6 +190,16 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   tmm_call();
   report_line("tiledmm host AUTO", m, n, k, auto_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               tmm_detail(h).c_str());
+  // The caller's memory pinned, as cuBLAS-XT's pinned row has it: no staging.
+  check(cudaHostRegister(a.p, a.n * 4, cudaHostRegisterDefault), "register A");
+  check(cudaHostRegister(b.p, b.n * 4, cudaHostRegisterDefault), "register B");
+  check(cudaHostRegister(c.p, c.n * 4, cudaHostRegisterDefault), "register C");
+  const double pinned_s = seconds_of(tmm_call, reps);
+  report_line("tiledmm host pinned", m, n, k, pinned_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
+              tmm_detail(h).c_str());
+  cudaHostUnregister(a.p);
+  cudaHostUnregister(b.p);
+  cudaHostUnregister(c.p);
   check(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), h, "option");
   const double direct_s = seconds_of(tmm_call, reps);
   report_line("tiledmm host DIRECT", m, n, k, direct_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
@@ -221,6 +237,7 @@ void run_budget_check(int reps) {
   for (size_t i = 0; i < b.n; ++i) b.p[i] = float(int(rng() % 5) - 2);
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
   auto call = [&](float* out) {
     check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.p, n, b.p, n,
                     0.0f, out, n),
@@ -248,6 +265,7 @@ void run_out_of_core() {
   fill(b.p, b.n, 5);
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
   const auto t0 = std::chrono::steady_clock::now();
   check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n, 0.0f,
                   c.p, n),
@@ -277,12 +295,14 @@ int main(int argc, char** argv) {
       budget = true;
     } else if (!std::strcmp(argv[i], "--no-xt")) {
       xt = false;
+    } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      g_threads = std::max(0, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else {
       std::fprintf(stderr,
                    "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
-                   "[--no-xt]\n",
+                   "[--no-xt] [--threads N]\n",
                    argv[0]);
       return 2;
     }

@@ -31,6 +31,11 @@ struct Settings {
   int max_splits = 0;           // split-K cap (0 = the planner's); the streamed path uses 1
 };
 
+// The pinned staging the streamed path may use: the setting, or 512 MiB.
+inline int64_t staging_budget(const Settings& s) {
+  return s.staging_bytes > 0 ? s.staging_bytes : int64_t(512) << 20;
+}
+
 // Where the time of one sgemm went, and what actually ran.
 struct Timing {
   double upload_ms = 0;
@@ -79,6 +84,10 @@ class Backend {
   // Timing of the last successful gemm; may wait for it to finish. Throws
   // Error(InvalidValue) if none has succeeded.
   virtual Timing last_timing() = 0;
+
+  // Allocates `bytes` of the host path's pinned staging now (CUDA); a no-op where
+  // there is none (the CPU).
+  virtual void reserve_host_staging(int64_t bytes) { (void)bytes; }
 
   virtual void set_stream(void* stream) = 0;
   virtual void* stream() const = 0;

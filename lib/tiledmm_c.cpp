@@ -452,6 +452,16 @@ tmm_status tmm_get_stream(tmm_handle h, void** out) {
   });
 }
 
+tmm_status tmm_reserve_host_staging(tmm_handle h, int64_t bytes) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    const int64_t budget = tiledmm::staging_budget(c.settings);
+    require(bytes >= 0 && bytes <= budget, Status::InvalidValue, "bytes is ", bytes,
+            "; it must be 0 (the staging budget) or at most the budget, ", budget,
+            " (TMM_OPTION_HOST_STAGING_BYTES)");
+    c.backend->reserve_host_staging(bytes > 0 ? bytes : budget);
+  });
+}
+
 tmm_status tmm_synchronize(tmm_handle h) {
   return on_handle(h, [&](tmm_context_s& c) { c.backend->synchronize(); });
 }

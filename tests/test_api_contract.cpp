@@ -161,6 +161,7 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
   EXPECT_EQ(tmm_set_stream(nullptr, nullptr), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_stream(nullptr, &s), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_synchronize(nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_reserve_host_staging(nullptr, 0), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_last_time(nullptr, &ms), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_last_timing(nullptr, &t), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_device_info(nullptr, &d), TMM_ERROR_INVALID_VALUE);
@@ -225,6 +226,13 @@ TEST_F(Contract, CpuLacksDeviceFeatures) {
   EXPECT_EQ(tmm_get_stream(h_, &s), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+  // No staging on the CPU: a reservation within the bounds is a no-op, outside them
+  // the same error as on CUDA.
+  EXPECT_EQ(tmm_reserve_host_staging(h_, 0), TMM_SUCCESS);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, int64_t(1) << 20), TMM_SUCCESS);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, -1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, (int64_t(512) << 20) + 1), TMM_ERROR_INVALID_VALUE)
+      << "over the default budget of 512 MiB";
 }
 
 TEST_F(Contract, NegativeSizesAreInvalid) {

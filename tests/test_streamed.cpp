@@ -3,9 +3,11 @@
 // GPU. Exact arithmetic (small integers) makes results comparable bit for bit across
 // tile and chunk edges, with the direct path, and between concurrent handles.
 // Skips without a GPU; fails instead when TMM_REQUIRE_GPU=1.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -220,6 +222,134 @@ TEST_F(Streamed, ConcurrentHandlesGiveTheSingleHandleResultBitForBit) {
         std::memcmp(cases[t].c.data(), reference.c.data(), reference.c.size() * sizeof(float)), 0)
         << "handle " << t;
   }
+}
+
+// Host memory of one kind for a test operand: pageable, pinned by the CUDA runtime
+// (cudaMallocHost), or pageable with only its first half registered
+// (cudaHostRegister), which must be treated as pageable.
+class HostArray {
+ public:
+  enum Kind { Pageable, Pinned, PartlyPinned };
+  HostArray(const std::vector<float>& v, Kind kind) : kind_(kind), bytes_(v.size() * 4) {
+    const size_t page = 4096, rounded = (bytes_ + page - 1) / page * page;
+    if (kind == Pinned) {
+      EXPECT_EQ(cudaMallocHost(reinterpret_cast<void**>(&p_), bytes_), cudaSuccess);
+    } else {
+      p_ = static_cast<float*>(std::aligned_alloc(page, rounded));
+      if (kind == PartlyPinned) {
+        registered_ = rounded / 2 / page * page;
+        EXPECT_GT(registered_, 0u) << "the test needs operands of two pages or more";
+        EXPECT_EQ(cudaHostRegister(p_, registered_, cudaHostRegisterDefault), cudaSuccess);
+      }
+    }
+    std::memcpy(p_, v.data(), bytes_);
+  }
+  ~HostArray() {
+    if (kind_ == Pinned) {
+      cudaFreeHost(p_);
+      return;
+    }
+    if (registered_) cudaHostUnregister(p_);
+    std::free(p_);
+  }
+  HostArray(const HostArray&) = delete;
+  HostArray& operator=(const HostArray&) = delete;
+  float* get() const { return p_; }
+  void copy_to(std::vector<float>& v) const { std::memcpy(v.data(), p_, bytes_); }
+
+ private:
+  Kind kind_;
+  size_t bytes_;
+  size_t registered_ = 0;
+  float* p_ = nullptr;
+};
+
+// Operands the caller pinned over their whole range are copied by the DMA engines in
+// place (no host packing at all when all three are), and the result is the same bit
+// for bit; a range only partly pinned goes through staging like pageable memory.
+TEST_F(Streamed, PinnedOperandsSkipStagingAndPartlyPinnedOnesAreStaged) {
+  using K = HostArray::Kind;
+  struct Mix {
+    K a, b, c;
+    bool none_staged;
+  };
+  const Mix mixes[] = {{K::Pinned, K::Pinned, K::Pinned, true},
+                       {K::Pinned, K::Pageable, K::Pinned, false},
+                       {K::Pageable, K::Pinned, K::Pageable, false},
+                       {K::PartlyPinned, K::Pinned, K::PartlyPinned, false}};
+  int variant = 0;
+  for (const Mix& mix : mixes) {
+    for (float beta : {0.0f, 2.0f}) {
+      ++variant;
+      SCOPED_TRACE("mix " + std::to_string(variant));
+      GemmCase g = exact_case(variant % 2 ? TMM_ROW_MAJOR : TMM_COL_MAJOR, TMM_NO_TRANS,
+                              variant % 3 ? TMM_TRANS : TMM_NO_TRANS, 300, 260, 700, 1.0f, beta, 2,
+                              tmm_test::fresh_seed());
+      HostArray a(g.a, mix.a), b(g.b, mix.b), c(g.c, mix.c);
+      ASSERT_EQ(tmm_sgemm(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a.get(), g.lda, b.get(),
+                          g.ldb, g.beta, c.get(), g.ldc),
+                TMM_SUCCESS)
+          << tmm_get_error_message(h_);
+      c.copy_to(g.c);
+      EXPECT_TRUE(exactly_right(g));
+      const tmm_report r = report(h_);
+      EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+      EXPECT_GE(r.tiles, 4);
+      if (mix.none_staged) {
+        EXPECT_EQ(r.pack_ms, 0.0) << "all three pinned: nothing to pack";
+      } else {
+        EXPECT_GT(r.pack_ms, 0.0) << "a pageable or partly pinned operand is packed";
+      }
+    }
+  }
+}
+
+TEST_F(Streamed, ReserveHostStagingChecksItsBoundsAndAFailureKeepsTheHandleUsable) {
+  EXPECT_EQ(tmm_reserve_host_staging(nullptr, 0), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, -1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, (256 << 10) + 1), TMM_ERROR_INVALID_VALUE)
+      << "over the handle's staging budget";
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("TMM_OPTION_HOST_STAGING_BYTES"),
+            std::string::npos);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, 0), TMM_SUCCESS) << tmm_get_error_message(h_);
+  // A petabyte of pinned memory cannot be had: out of memory, and the handle works on.
+  const int64_t huge = int64_t(1) << 50;
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_STAGING_BYTES, huge), TMM_SUCCESS);
+  EXPECT_EQ(tmm_reserve_host_staging(h_, huge), TMM_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("pinned"), std::string::npos)
+      << tmm_get_error_message(h_);
+  stream(h_, 1 << 20, 256 << 10);
+  GemmCase g = exact_case(TMM_ROW_MAJOR, TMM_TRANS, TMM_NO_TRANS, 200, 190, 300, 1.0f, 1.0f, 1,
+                          tmm_test::fresh_seed());
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  EXPECT_TRUE(exactly_right(g));
+}
+
+// The device allocation of the streamed path fails (another user holds the device's
+// memory) after the handle's earlier calls had set up smaller buffers: out of memory,
+// C untouched, and the next call after the memory comes back works.
+TEST_F(Streamed, OutOfDeviceMemoryMidSetupLeavesCUntouchedAndTheHandleWorksOn) {
+  GemmCase warm = exact_case(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 64, 64, 64, 1.0f, 1.0f, 0,
+                             tmm_test::fresh_seed());
+  ASSERT_EQ(tmm_test::run_case(h_, warm), TMM_SUCCESS);
+  stream(h_, int64_t(256) << 20, int64_t(64) << 20);  // an explicit budget: no free-memory check
+  GemmCase g = exact_case(TMM_COL_MAJOR, TMM_NO_TRANS, TMM_TRANS, 1024, 1000, 256, 1.0f, 1.0f, 3,
+                          tmm_test::fresh_seed());
+  size_t free = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  void* hog = nullptr;
+  for (size_t take = free - (size_t(1) << 20); take > (size_t(64) << 20); take -= size_t(2) << 20) {
+    if (cudaMalloc(&hog, take) == cudaSuccess) break;
+    cudaGetLastError();
+    hog = nullptr;
+  }
+  ASSERT_NE(hog, nullptr);
+  const tmm_status st = tmm_test::run_case(h_, g);
+  cudaFree(hog);
+  EXPECT_EQ(st, TMM_ERROR_OUT_OF_MEMORY) << tmm_get_error_message(h_);
+  EXPECT_EQ(std::memcmp(g.c.data(), g.c0.data(), g.c.size() * sizeof(float)), 0) << "C untouched";
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  EXPECT_TRUE(exactly_right(g));
 }
 
 }  // namespace

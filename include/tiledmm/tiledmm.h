@@ -286,7 +286,9 @@ typedef enum tmm_option {
   TMM_OPTION_COARSENING = 3,           /* as tmm_set_coarsening; default 0 (= 2) */
   TMM_OPTION_HOST_THREADS = 4,         /* CPU threads a call may use (the CPU backend's
                                           product, the streamed path's packing); default 0 =
-                                          one per core the system reports */
+                                          one per core the system reports for the CPU
+                                          backend, three quarters of them for packing
+                                          (which shares the memory bus with the link) */
   TMM_OPTION_DEVICE_MEMORY_BUDGET = 5, /* bytes of device memory tmm_sgemm may
                                   allocate; default 0 = what the device has free when
                                   the call starts, less a margin. A product that does
@@ -367,6 +369,18 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * safely, so using one is undefined, as it is in CUDA). */
 TMM_API tmm_status tmm_set_stream(tmm_handle handle, void* stream);
 TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
+
+/* Allocate now the pinned host staging that the streamed host path
+ * (TMM_HOST_PATH_STREAMED) fills, so that the first large tmm_sgemm does not pay for it:
+ * pinning host memory is slow (tens of milliseconds per GiB). `bytes` is 0 for the
+ * handle's staging budget (TMM_OPTION_HOST_STAGING_BYTES, default 512 MiB) or at most
+ * that budget (more is TMM_ERROR_INVALID_VALUE). The streamed path's staging, device
+ * buffers and packing threads belong to the device, not the handle: every handle of
+ * the process on that device shares them (products on host memory through one device
+ * run one at a time), they grow as products need and are freed with the last handle
+ * on the device. TMM_ERROR_OUT_OF_MEMORY when the memory cannot be had (the handle
+ * works on). The CPU backend has no staging: a no-op. */
+TMM_API tmm_status tmm_reserve_host_staging(tmm_handle handle, int64_t bytes);
 
 /* Wait until all work the handle has enqueued is done. A no-op on the CPU. */
 TMM_API tmm_status tmm_synchronize(tmm_handle handle);

@@ -11,13 +11,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <climits>
 #include <string>
 
+#include "../engine/host_copy.hpp"
 #include "../engine/streamed_gemm.hpp"
 #include "cuda_backend.hpp"
 #include "cuda_objects.hpp"
 #include "device_buffer.hpp"
+#include "host_memory.hpp"
 #include "kernels.hpp"
 
 namespace tiledmm {
@@ -50,25 +51,6 @@ void check_device_pointer(const void* ptr, const char* name) {
   if (err != cudaSuccess) cudaGetLastError();
   require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered, Status::InvalidValue, name,
           " is not a device, managed or registered host pointer");
-}
-
-// rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements.
-void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
-             int64_t cols, cudaMemcpyKind kind, cudaStream_t stream) {
-  if (rows == 0 || cols == 0) return;
-  const size_t width = size_t(cols) * sizeof(float);
-  const int64_t max_pitch = INT_MAX;  // cudaMemcpy2D's pitch limit
-  if (dst_ld * int64_t(sizeof(float)) <= max_pitch &&
-      src_ld * int64_t(sizeof(float)) <= max_pitch) {
-    check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src,
-                                 size_t(src_ld) * sizeof(float), width, size_t(rows), kind, stream),
-               "cudaMemcpy2DAsync");
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) {  // pitches beyond the 2D copy's reach
-    check_cuda(cudaMemcpyAsync(dst + r * dst_ld, src + r * src_ld, width, kind, stream),
-               "cudaMemcpyAsync");
-  }
 }
 
 int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
@@ -130,7 +112,7 @@ class CudaBackend final : public Backend {
     try {
       DeviceGuard guard(device_);
       cudaStreamSynchronize(stream_);  // work this handle queued must finish first
-      streamed_.reset();
+      streamed_.reset();               // this handle's share of the device's engine
       state_.reset();
     } catch (const Error&) {
       // No device can be made current: the context is gone, and its resources too.
@@ -238,6 +220,12 @@ class CudaBackend final : public Backend {
     return timing_;
   }
 
+  void reserve_host_staging(int64_t bytes) override {
+    check_context(device_);
+    DeviceGuard guard(device_);
+    engine().reserve_staging(bytes);
+  }
+
   void set_stream(void* stream) override {
     if (stream != nullptr) {  // a destroyed or foreign handle must fail here, not later
       check_context(device_);
@@ -272,10 +260,6 @@ class CudaBackend final : public Backend {
     return std::max<int64_t>(0, int64_t(free) - margin);
   }
 
-  static int64_t staging_budget(const Settings& s) {
-    return s.staging_bytes > 0 ? s.staging_bytes : int64_t(512) << 20;
-  }
-
   // The direct path when asked for, or when it fits the budget and the model says
   // streaming cannot win; else the streamed path.
   HostPath choose_path(const GemmProblem& p, const Settings& s) const {
@@ -284,22 +268,30 @@ class CudaBackend final : public Backend {
     if (4 * direct_floats(p) > budget) return HostPath::Streamed;
     const double rate = kernel_rate();
     const HostRates rates;
-    const StreamPlan plan =
-        plan_stream(p, budget, staging_budget(s), rate, host_thread_count(s.host_threads));
-    return streamed_seconds(p, plan, rate, host_thread_count(s.host_threads), rates) <
-                   direct_seconds(p, rate, rates)
+    const int threads = packing_threads(s);
+    const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
+    return streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates)
                ? HostPath::Streamed
                : HostPath::Direct;
+  }
+
+  static int packing_threads(const Settings& s) {
+    return s.host_threads > 0 ? s.host_threads : default_packing_threads();
+  }
+
+  // The device's streamed engine, shared with the process's other handles on it.
+  StreamedGemm& engine() {
+    if (!streamed_) streamed_ = shared_streamed_gemm(device_);
+    return *streamed_;
   }
 
   // BLOCKED's rate at large sizes, for the models: 74% of the FP32 peak on the H100.
   double kernel_rate() const { return 0.74 * profile_.fp32_peak(); }
 
   void gemm_streamed(const GemmProblem& p, const Settings& s) {
-    const StreamPlan plan = plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(),
-                                        host_thread_count(s.host_threads));
-    if (!streamed_) streamed_ = std::make_unique<StreamedGemm>();
-    Timing t = streamed_->run(p, s, profile_, plan, pool_);
+    const StreamPlan plan =
+        plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(), packing_threads(s));
+    Timing t = engine().run(p, s, profile_, plan);
     commit(t, /*pending=*/false);
   }
 
@@ -332,8 +324,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DeviceState> state_;
   cudaStream_t stream_ = nullptr;           // the own stream, or one the caller set
   DeviceProfile profile_;                   // read once, for the planner
-  std::unique_ptr<StreamedGemm> streamed_;  // the streamed host path, made on first use
-  WorkerPool pool_;                         // its packing threads
+  std::shared_ptr<StreamedGemm> streamed_;  // the device's streamed engine, on first use
   int current_ = -1;                        // event set of the last successful call
   bool pending_ = false;                    // its compute time is not read yet
   Timing timing_;

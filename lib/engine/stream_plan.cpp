@@ -46,14 +46,15 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
   const StreamBuffers b = stream_buffers(p, s);
   const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;
-  return 4 * (2 * b.a_slot + b.b_panel + c_buffers * b.c_tile);
+  return 4 * (2 * aligned_floats(b.a_slot) + aligned_floats(b.b_panel) +
+              c_buffers * aligned_floats(b.c_tile));
 }
 
-// Staging is dense: no padding.
+// Staging is dense: no padding inside a buffer.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
   const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;  // down, and up when C is read
-  return 4 *
-         (2 * s.tile_m * s.chunk_k + 2 * s.chunk_k * s.tile_n + c_buffers * s.tile_m * s.tile_n);
+  return 4 * (2 * aligned_floats(s.tile_m * s.chunk_k) + 2 * aligned_floats(s.chunk_k * s.tile_n) +
+              c_buffers * aligned_floats(s.tile_m * s.tile_n));
 }
 
 namespace {

@@ -32,6 +32,13 @@ struct StreamBuffers {
   int64_t c_tile;   // the accumulator, and C's copy when beta != 0; two of each
 };
 StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
+
+// The buffers are carved out of one device allocation and one pinned allocation,
+// each starting on a 256-byte boundary: a buffer of n floats takes this many.
+inline int64_t aligned_floats(int64_t n) { return (n + 63) / 64 * 64; }
+
+// Bytes of device memory and of pinned staging the plan needs, alignment included
+// (staging for every operand: an operand in the caller's pinned memory needs none).
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& plan);
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& plan);
 

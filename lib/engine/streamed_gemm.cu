@@ -3,10 +3,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "../cuda/cuda_objects.hpp"
 #include "../cuda/device_buffer.hpp"
+#include "../cuda/host_memory.hpp"
 #include "../cuda/kernels.hpp"
+#include "host_copy.hpp"
 #include "streamed_gemm.hpp"
 
 namespace tiledmm {
@@ -30,24 +33,9 @@ float elapsed(const Event& a, const Event& b) {
   return ms;
 }
 
-// A block of `rows` runs of `cols` floats, `src_ld` apart in the source and `dst_ld`
-// apart in the destination, copied by the pool's threads (each takes whole rows).
-void copy_rows(WorkerPool& pool, int threads, float* dst, int64_t dst_ld, const float* src,
-               int64_t src_ld, int64_t rows, int64_t cols) {
-  const int64_t bytes = rows * cols * int64_t(sizeof(float));
-  // At least 256 KiB a task (handing out less costs more than it saves), at most one
-  // task a row.
-  const int tasks =
-      int(std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), bytes >> 18, rows})));
-  auto task = [&](int t) {
-    const int64_t r0 = rows * t / tasks, r1 = rows * (t + 1) / tasks;
-    for (int64_t r = r0; r < r1; ++r)
-      std::memcpy(dst + r * dst_ld, src + r * src_ld, size_t(cols) * sizeof(float));
-  };
-  pool.run(tasks, task);
+void poison(float* p, int64_t n) {
+  if (p != nullptr) std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
 }
-
-void poison(float* p, size_t n) { std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN()); }
 
 // One device copy slot fed from one staging slot: the copy's start and end, and
 // the event after which the device slot's last reader (a kernel) is done.
@@ -56,63 +44,117 @@ struct CopySlot {
   bool used = false;
 };
 
+// Hands out consecutive pieces of one allocation, each on a 256-byte boundary
+// (aligned_floats), or none for a buffer the call does not need.
+class Carver {
+ public:
+  explicit Carver(float* base) : base_(base) {}
+  float* take(int64_t floats, bool needed = true) {
+    if (!needed) return nullptr;
+    float* p = base_ ? base_ + used_ : nullptr;
+    used_ += aligned_floats(floats);
+    return p;
+  }
+  int64_t used() const { return used_; }
+
+ private:
+  float* base_;
+  int64_t used_ = 0;
+};
+
+// Where one operand comes from or goes to: the caller's memory, read or written by
+// the DMA engines in place when it is pinned over its whole range, else through
+// staging.
+struct Operand {
+  const float* ptr;
+  int64_t ld;
+  bool pinned;
+};
+Operand operand(const float* ptr, int64_t ld, int64_t rows, int64_t cols) {
+  const size_t bytes = size_t((rows - 1) * ld + cols) * sizeof(float);
+  return Operand{ptr, ld, is_pinned_range(ptr, bytes)};
+}
+
 }  // namespace
 
 struct StreamedGemm::State {
   Stream h2d{cudaStreamNonBlocking}, compute{cudaStreamNonBlocking}, d2h{cudaStreamNonBlocking};
-  DeviceBuffer a[2], b_panel, acc[2], cin[2];
-  PinnedBuffer a_stage[2], b_stage[2], c_up[2], c_down[2];
+  DeviceBuffer device;   // carved into the device slots
+  PinnedBuffer staging;  // carved into the staging slots
   CopySlot a_slot[2], b_slot[2], c_up_slot[2];
   Event panel_consumed;
   Event tile_start[2], epilogue_done[2], down_start[2], down_done[2];
-  bool panel_used = false;
+  WorkerPool pool;  // the packing threads
 };
 
 StreamedGemm::StreamedGemm() : state_(std::make_unique<State>()) {}
 StreamedGemm::~StreamedGemm() = default;
 
+void StreamedGemm::reserve_staging(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_->staging.reserve(size_t(aligned_floats((bytes + 3) / 4)));
+}
+
+int64_t StreamedGemm::staging_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return int64_t(state_->staging.capacity() * sizeof(float));
+}
+
 Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
-                         const DeviceProfile& device, const StreamPlan& plan, WorkerPool& pool) {
+                         const DeviceProfile& device, const StreamPlan& plan) {
+  std::lock_guard<std::mutex> lock(mutex_);
   State& s = *state_;
   const auto t0 = Clock::now();
   const bool reads_c = p.beta != 0.0f;
-  const int threads = host_thread_count(settings.host_threads);
+  const int threads = settings.host_threads > 0 ? settings.host_threads : default_packing_threads();
 
   // Device layouts: each operand as it is stored, rows padded to 4 floats.
   const StreamBuffers sizes = stream_buffers(p, plan);
   const int64_t a_ld = sizes.a_ld, b_ld = sizes.b_ld, c_ld = sizes.c_ld;
+  const Operand a = operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p));
+  const Operand b = operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p));
+  const Operand c = operand(p.c, p.ldc, p.m, p.n);
 
   // The kernel for the chunk products: the user's algorithm settings, no split-K
   // (chunks already give the device work, and split-K would need a workspace).
   Settings chunk_settings = settings;
   chunk_settings.max_splits = 1;
 
-  // Every allocation before the first write to C.
+  // Every allocation before the first write to C: one device and one pinned
+  // allocation, carved (a first pass measures, the second hands out pointers).
+  const int64_t a_chunk = plan.tile_m * plan.chunk_k, b_chunk = plan.chunk_k * plan.tile_n;
+  const int64_t c_tile = plan.tile_m * plan.tile_n;
   float* a_dev[2];
   float* acc[2];
-  float* cin[2] = {nullptr, nullptr};
+  float* cin[2];
+  float* panel = nullptr;
   float* a_st[2];
   float* b_st[2];
-  float* up_st[2] = {nullptr, nullptr};
+  float* up_st[2];
   float* down_st[2];
-  for (int i = 0; i < 2; ++i) {
-    a_dev[i] = s.a[i].reserve(size_t(sizes.a_slot));
-    acc[i] = s.acc[i].reserve(size_t(sizes.c_tile));
-    if (reads_c) cin[i] = s.cin[i].reserve(size_t(sizes.c_tile));
-    a_st[i] = s.a_stage[i].reserve(size_t(plan.tile_m * plan.chunk_k));
-    b_st[i] = s.b_stage[i].reserve(size_t(plan.chunk_k * plan.tile_n));
-    if (reads_c) up_st[i] = s.c_up[i].reserve(size_t(plan.tile_m * plan.tile_n));
-    down_st[i] = s.c_down[i].reserve(size_t(plan.tile_m * plan.tile_n));
-  }
-  float* panel = s.b_panel.reserve(size_t(sizes.b_panel));
-  if (settings.poison_staging) {
+  auto carve_device = [&](float* base) {
+    Carver d(base);
     for (int i = 0; i < 2; ++i) {
-      poison(a_st[i], s.a_stage[i].capacity());
-      poison(b_st[i], s.b_stage[i].capacity());
-      if (reads_c) poison(up_st[i], s.c_up[i].capacity());
-      poison(down_st[i], s.c_down[i].capacity());
+      a_dev[i] = d.take(sizes.a_slot);
+      acc[i] = d.take(sizes.c_tile);
+      cin[i] = d.take(sizes.c_tile, reads_c);
     }
-  }
+    panel = d.take(sizes.b_panel);
+    return d.used();
+  };
+  auto carve_staging = [&](float* base) {
+    Carver h(base);
+    for (int i = 0; i < 2; ++i) {
+      a_st[i] = h.take(a_chunk, !a.pinned);
+      b_st[i] = h.take(b_chunk, !b.pinned);
+      up_st[i] = h.take(c_tile, reads_c && !c.pinned);
+      down_st[i] = h.take(c_tile, !c.pinned);
+    }
+    return h.used();
+  };
+  carve_device(s.device.reserve(size_t(carve_device(nullptr))));
+  const int64_t staging_floats = carve_staging(nullptr);
+  if (staging_floats > 0) carve_staging(s.staging.reserve(size_t(staging_floats)));
 
   Timing t;
   double pack_ms = 0, link_ms = 0, compute_ms = 0;
@@ -126,21 +168,34 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     link_ms += elapsed(slot.start, slot.end);
     slot.used = false;
   };
-  auto upload = [&](CopySlot& slot, float* dst, int64_t dst_ld, const float* src, int64_t rows,
-                    int64_t cols) {
+  // rows x cols of the operand stored at (src, src_ld) up to (dst, dst_ld), through
+  // `stage` (packed densely by the packing threads) unless the source is pinned.
+  auto upload = [&](CopySlot& slot, float* dst, int64_t dst_ld, const Operand& from, int64_t offset,
+                    float* stage, int64_t slot_floats, int64_t rows, int64_t cols) {
+    const float* src = from.ptr + offset;
+    int64_t src_ld = from.ld;
+    if (!from.pinned) {
+      // Debug: NaN in the whole slot first, so a packing step that misses part of
+      // the block, or a copy that reads the slot before or after it, shows in C.
+      if (settings.poison_staging) poison(stage, slot_floats);
+      const auto u0 = Clock::now();
+      copy_block(s.pool, threads, stage, cols, src, src_ld, rows, cols);
+      pack_ms += ms_since(u0);
+      src = stage;
+      src_ld = cols;
+    }
     wait(h2d, slot.consumed);  // the device slot's last reader is done (a no-op the first time)
     record(slot.start, h2d);
-    check_cuda(
-        cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src, size_t(cols) * sizeof(float),
-                          size_t(cols) * sizeof(float), size_t(rows), cudaMemcpyHostToDevice, h2d),
-        "cudaMemcpy2DAsync");
+    copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d);
     record(slot.end, h2d);
     slot.used = true;
   };
   // Prime the "consumed" events so the first waits on them pass at once.
   for (CopySlot* slot :
-       {&s.a_slot[0], &s.a_slot[1], &s.b_slot[0], &s.b_slot[1], &s.c_up_slot[0], &s.c_up_slot[1]})
+       {&s.a_slot[0], &s.a_slot[1], &s.b_slot[0], &s.b_slot[1], &s.c_up_slot[0], &s.c_up_slot[1]}) {
+    slot->used = false;
     record(slot->consumed, comp);
+  }
   record(s.panel_consumed, comp);
   for (int i = 0; i < 2; ++i) record(s.down_done[i], d2h);
 
@@ -155,11 +210,12 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     sync(s.down_done[cs]);
     link_ms += elapsed(s.down_start[cs], s.down_done[cs]);
     compute_ms += elapsed(s.tile_start[cs], s.epilogue_done[cs]);
-    const auto u0 = Clock::now();
-    copy_rows(pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
-              tile.rows, tile.cols);
-    if (settings.poison_staging) poison(down_st[cs], size_t(tile.rows * tile.cols));
-    pack_ms += ms_since(u0);
+    if (!c.pinned) {
+      const auto u0 = Clock::now();
+      copy_block(s.pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
+                 tile.rows, tile.cols);
+      pack_ms += ms_since(u0);
+    }
     tile.live = false;
   };
 
@@ -172,19 +228,14 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     // of the previous panel must be done first.
     wait(h2d, s.panel_consumed);
     auto upload_b_chunk = [&](int64_t k0, int64_t kk) {
-      CopySlot& slot = s.b_slot[b_next];
-      float* st = b_st[b_next];
+      const int bs = b_next;
       b_next ^= 1;
-      claim(slot);
-      const auto u0 = Clock::now();
+      claim(s.b_slot[bs]);
       if (p.trans_b) {  // B stored n x k: rows n0.. of it, columns k0..
-        copy_rows(pool, threads, st, kk, p.b + n0 * p.ldb + k0, p.ldb, nn, kk);
-        pack_ms += ms_since(u0);
-        upload(slot, panel + k0, b_ld, st, nn, kk);
+        upload(s.b_slot[bs], panel + k0, b_ld, b, n0 * p.ldb + k0, b_st[bs], b_chunk, nn, kk);
       } else {  // B stored k x n: rows k0.., columns n0..
-        copy_rows(pool, threads, st, nn, p.b + k0 * p.ldb + n0, p.ldb, kk, nn);
-        pack_ms += ms_since(u0);
-        upload(slot, panel + k0 * b_ld, b_ld, st, kk, nn);
+        upload(s.b_slot[bs], panel + k0 * b_ld, b_ld, b, k0 * p.ldb + n0, b_st[bs], b_chunk, kk,
+               nn);
       }
     };
 
@@ -194,31 +245,22 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       c_next ^= 1;
       finish(cs);  // the tile that last used this C slot is unpacked; its buffers are free
       if (reads_c) {
-        CopySlot& slot = s.c_up_slot[cs];
-        claim(slot);
-        const auto u0 = Clock::now();
-        copy_rows(pool, threads, up_st[cs], nn, p.c + m0 * p.ldc + n0, p.ldc, mm, nn);
-        pack_ms += ms_since(u0);
-        upload(slot, cin[cs], c_ld, up_st[cs], mm, nn);
+        claim(s.c_up_slot[cs]);
+        upload(s.c_up_slot[cs], cin[cs], c_ld, c, m0 * p.ldc + n0, up_st[cs], c_tile, mm, nn);
       }
       wait(comp, s.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
       record(s.tile_start[cs], comp);
-      for (int64_t c = 0; c < plan.chunks; ++c) {
-        const int64_t k0 = c * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
+      for (int64_t ci = 0; ci < plan.chunks; ++ci) {
+        const int64_t k0 = ci * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
         if (ti == 0) upload_b_chunk(k0, kk);  // h2d runs in order: before A's chunk
         const int as = a_next;
         a_next ^= 1;
         CopySlot& slot = s.a_slot[as];
         claim(slot);
-        const auto u0 = Clock::now();
         if (p.trans_a) {  // A stored k x m: rows k0.., columns m0..
-          copy_rows(pool, threads, a_st[as], mm, p.a + k0 * p.lda + m0, p.lda, kk, mm);
-          pack_ms += ms_since(u0);
-          upload(slot, a_dev[as], a_ld, a_st[as], kk, mm);
+          upload(slot, a_dev[as], a_ld, a, k0 * p.lda + m0, a_st[as], a_chunk, kk, mm);
         } else {  // A stored m x k: rows m0.., columns k0..
-          copy_rows(pool, threads, a_st[as], kk, p.a + m0 * p.lda + k0, p.lda, mm, kk);
-          pack_ms += ms_since(u0);
-          upload(slot, a_dev[as], a_ld, a_st[as], mm, kk);
+          upload(slot, a_dev[as], a_ld, a, m0 * p.lda + k0, a_st[as], a_chunk, mm, kk);
         }
         wait(comp, slot.end);  // this chunk of A, and (same stream, earlier) of B
         // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
@@ -227,7 +269,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
         chunk.n = nn;
         chunk.k = kk;
         chunk.alpha = 1.0f;
-        chunk.beta = c == 0 ? 0.0f : 1.0f;
+        chunk.beta = ci == 0 ? 0.0f : 1.0f;
         chunk.a = a_dev[as];
         chunk.lda = a_ld;
         chunk.b = p.trans_b ? panel + k0 : panel + k0 * b_ld;
@@ -251,10 +293,12 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       record(s.epilogue_done[cs], comp);
       wait(d2h, s.epilogue_done[cs]);
       record(s.down_start[cs], d2h);
-      check_cuda(cudaMemcpy2DAsync(down_st[cs], size_t(nn) * sizeof(float), out,
-                                   size_t(c_ld) * sizeof(float), size_t(nn) * sizeof(float),
-                                   size_t(mm), cudaMemcpyDeviceToHost, d2h),
-                 "cudaMemcpy2DAsync");
+      if (c.pinned) {  // straight into the caller's C, m x n part only
+        copy_2d(p.c + m0 * p.ldc + n0, p.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
+      } else {
+        if (settings.poison_staging) poison(down_st[cs], c_tile);  // its unpack is done
+        copy_2d(down_st[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
+      }
       record(s.down_done[cs], d2h);
       pending[cs] = Pending{true, m0, n0, mm, nn};
     }
@@ -277,6 +321,21 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   t.host_threads = threads;
   t.total_ms = ms_since(t0);
   return t;
+}
+
+std::shared_ptr<StreamedGemm> shared_streamed_gemm(int device) {
+  // Never destroyed (a static destructor would run after the CUDA runtime's): the
+  // engines it points to are owned by their holders.
+  static std::mutex* mutex = new std::mutex;
+  static auto* engines = new std::map<int, std::weak_ptr<StreamedGemm>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  std::weak_ptr<StreamedGemm>& slot = (*engines)[device];
+  std::shared_ptr<StreamedGemm> engine = slot.lock();
+  if (!engine) {
+    engine = std::make_shared<StreamedGemm>();
+    slot = engine;
+  }
+  return engine;
 }
 
 }  // namespace tiledmm

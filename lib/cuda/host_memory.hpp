@@ -1,0 +1,24 @@
+// Host memory as the CUDA runtime sees it: whether a range of the caller's memory
+// is pinned (so the DMA engines can read or write it directly, with no staging),
+// and 2D copies between host and device that never touch the rows' padding.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tiledmm {
+
+// True when every byte of [p, p + bytes) is page-locked memory the CUDA driver knows
+// (cudaHostAlloc, cudaMallocHost or cudaHostRegister), possibly over several
+// adjacent allocations or registrations. False for pageable memory, for a range that
+// is only partly pinned, and when the driver cannot tell. Never throws.
+bool is_pinned_range(const void* p, size_t bytes) noexcept;
+
+// rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements, on `stream`;
+// pitches beyond cudaMemcpy2D's reach go row by row.
+void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
+             int64_t cols, cudaMemcpyKind kind, cudaStream_t stream);
+
+}  // namespace tiledmm
