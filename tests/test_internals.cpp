@@ -3,8 +3,17 @@
 // problem's canonical form.
 #include <gtest/gtest.h>
 
+#if TILEDMM_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -14,6 +23,9 @@
 #include "cuda/blocked_shapes.hpp"
 #include "device_profile.hpp"
 #include "engine/host_copy.hpp"
+#if TILEDMM_WITH_CUDA
+#include "engine/streamed_gemm.hpp"
+#endif
 #include "engine/stream_plan.hpp"
 #include "error.hpp"
 #include "gemm_problem.hpp"
@@ -342,6 +354,12 @@ TEST(StreamPlan, UploadsAOnceWhenThePanelFits) {
   const StreamPlan s = plan_stream(p, int64_t(70) << 30, int64_t(512) << 20, rate, 16);
   EXPECT_EQ(s.tiles_n, 1) << "B's panel of 256 MiB fits: A is uploaded once";
   EXPECT_GE(s.tiles_m, 2) << "two row tiles at least, so downloads overlap compute";
+  EXPECT_GT(s.group, 1) << "packing the 256 MiB panel takes longer than one row tile's "
+                           "products: several row tiles meet each chunk of it";
+  EXPECT_LE(s.group, s.tiles_m);
+  std::printf("8192^3 plan: %lld x %lld tiles of %lld x %lld, %lld chunks of %lld, group %lld\n",
+              (long long)s.tiles_m, (long long)s.tiles_n, (long long)s.tile_m, (long long)s.tile_n,
+              (long long)s.chunks, (long long)s.chunk_k, (long long)s.group);
 }
 
 TEST(StreamPlan, ModelKeepsSmallProductsDirectAndStreamsLargeOnes) {
@@ -404,6 +422,84 @@ TEST(Registry, EachAlgorithmHasOneDefaultExceptThePlannedOne) {
   }
 #endif
 }
+
+#if TILEDMM_WITH_CUDA
+// The streamed engine run directly with hand-made plans: groups of 1, 2, 3 and 5 row
+// tiles computed together while the panel goes up, ragged tile and chunk edges,
+// beta 0 and not, transposed and not. Exact integers: every plan gives the exact
+// result, bit for bit. Skips without a GPU (fails with TMM_REQUIRE_GPU=1).
+TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    const char* required = std::getenv("TMM_REQUIRE_GPU");
+    if (required && std::string(required) == "1") FAIL() << "TMM_REQUIRE_GPU=1 but no GPU";
+    GTEST_SKIP() << "no usable CUDA device";
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceProfile device = h100();
+  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
+  EXPECT_EQ(engine.get(), shared_streamed_gemm(0).get()) << "one engine per device";
+
+  std::mt19937 rng(11);
+  const int64_t m = 333, n = 200, k = 700;
+  for (bool trans : {false, true}) {
+    for (float beta : {0.0f, 2.0f}) {
+      std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
+      for (float& x : a) x = float(int(rng() % 5) - 2);
+      for (float& x : b) x = float(int(rng() % 5) - 2);
+      for (float& x : c0) x = beta == 0.0f ? std::nanf("") : float(int(rng() % 7) - 3);
+      std::vector<float> want(c0.size());
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double dot = 0;
+          for (int64_t q = 0; q < k; ++q) {
+            const double x = trans ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
+            dot += x * b[size_t(q * n + j)];
+          }
+          want[size_t(i * n + j)] =
+              float(dot + (beta == 0.0f ? 0.0 : beta * c0[size_t(i * n + j)]));
+        }
+      }
+      for (int64_t group : {1, 2, 3, 5}) {
+        SCOPED_TRACE("trans " + std::to_string(trans) + ", beta " + std::to_string(beta) +
+                     ", group " + std::to_string(group));
+        std::vector<float> c = c0;
+        GemmProblem p{};
+        p.trans_a = trans;
+        p.trans_b = false;
+        p.m = m;
+        p.n = n;
+        p.k = k;
+        p.alpha = 1.0f;
+        p.beta = beta;
+        p.a = a.data();
+        p.lda = trans ? m : k;
+        p.b = b.data();
+        p.ldb = n;
+        p.c = c.data();
+        p.ldc = n;
+        StreamPlan plan;
+        plan.tile_m = 48;   // 7 row tiles, the last of 45 rows
+        plan.tile_n = 128;  // 2 column tiles, the last of 72 columns
+        plan.chunk_k = 96;  // 8 chunks, the last of 28
+        plan.tiles_m = 7;
+        plan.tiles_n = 2;
+        plan.chunks = 8;
+        plan.group = group;
+        Settings settings;
+        settings.poison_staging = true;
+        const Timing t = engine->run(p, settings, device, plan);
+        EXPECT_EQ(t.tiles, 14);
+        EXPECT_EQ(std::memcmp(c.data(), want.data(), c.size() * sizeof(float)), 0);
+      }
+    }
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace tiledmm

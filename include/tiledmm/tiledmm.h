@@ -180,8 +180,9 @@ typedef struct tmm_report {
   int64_t k_chunks;        /* chunks of k per tile (1 otherwise) */
   double pack_ms;          /* host time spent packing into and out of staging */
   double link_ms;          /* time host-device copies kept the link busy (streamed);
-                              compute_ms is then the sum over tiles of the time from
-                              a tile's first kernel to its epilogue */
+                              compute_ms is then the device's span from the first
+                              product to the last epilogue, waits for data included,
+                              and total_ms the wall time of the call */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that

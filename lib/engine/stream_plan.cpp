@@ -10,7 +10,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
 
-StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk) {
+StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1) {
   StreamPlan s;
   s.tile_m = std::min(tm, p.m);
   s.tile_n = std::min(tn, p.n);
@@ -18,6 +18,7 @@ StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk) {
   s.tiles_m = ceil_div(p.m, s.tile_m);
   s.tiles_n = ceil_div(p.n, s.tile_n);
   s.chunks = ceil_div(std::max<int64_t>(p.k, 1), s.chunk_k);
+  s.group = std::max<int64_t>(1, std::min(group, s.tiles_m));
   return s;
 }
 
@@ -45,15 +46,16 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
 
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
   const StreamBuffers b = stream_buffers(p, s);
-  const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;
-  return 4 * (2 * aligned_floats(b.a_slot) + aligned_floats(b.b_panel) +
+  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();
+  return 4 * (kASlots * aligned_floats(b.a_slot) + aligned_floats(b.b_panel) +
               c_buffers * aligned_floats(b.c_tile));
 }
 
 // Staging is dense: no padding inside a buffer.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
-  const int64_t c_buffers = p.beta != 0.0f ? 4 : 2;  // down, and up when C is read
-  return 4 * (2 * aligned_floats(s.tile_m * s.chunk_k) + 2 * aligned_floats(s.chunk_k * s.tile_n) +
+  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();  // down, and up
+  return 4 * (kASlots * aligned_floats(s.tile_m * s.chunk_k) +
+              2 * aligned_floats(s.chunk_k * s.tile_n) +
               c_buffers * aligned_floats(s.tile_m * s.tile_n));
 }
 
@@ -79,12 +81,15 @@ StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t stagi
   for (int a = 0; a < nm; ++a) {
     for (int b = 0; b < nn; ++b) {
       for (int c = 0; c < nk; ++c) {
-        const StreamPlan s = make(p, ms[a], ns[b], ks[c]);
-        if (!fits(p, s, device_bytes, staging_bytes)) continue;
-        const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
-        if (t < best_time) {
-          best_time = t;
-          best = s;
+        for (int64_t g = 1; g <= 8; g *= 2) {
+          const StreamPlan s = make(p, ms[a], ns[b], ks[c], g);
+          if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
+          // Ties go to the smaller group and the cut found first (less memory).
+          const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
+          if (t < best_time * (1 - 1e-9)) {
+            best_time = t;
+            best = s;
+          }
         }
       }
     }
@@ -120,8 +125,23 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   const double last = 4.0 * double(s.tile_m) * double(s.tile_n);
   const double fill = first / pack + first / r.pinned_link;
   const double drain = last / r.pinned_link + last / pack;
+  // Each panel: the host packs it and the group's chunks of A while the device
+  // multiplies the group; what the device cannot cover is lost, once per panel.
+  const double panel = 4.0 * double(p.k) * double(s.tile_n);
+  const double group_a = 4.0 * double(s.group) * double(s.tile_m) * double(p.k);
+  const double group_flops =
+      2.0 * double(s.group) * double(s.tile_m) * double(s.tile_n) * double(p.k);
+  const double panel_wait =
+      std::max(0.0, std::max((panel + group_a) / pack, (panel + group_a) / r.pinned_link) -
+                        group_flops / flops_per_s);
+  // And the group's tiles finish together: the host unpacks them while the device
+  // multiplies the later row tiles of the panel; what those cannot cover is lost too.
+  const double tile_flops = 2.0 * double(s.tile_m) * double(s.tile_n) * double(p.k);
+  const double bunch = std::max(0.0, double(s.group - 1) * last / pack -
+                                         double(s.tiles_m - s.group) * tile_flops / flops_per_s);
   const double steps = double(s.tiles()) * double(s.chunks) + double(s.tiles_n * s.chunks);
-  return steady + fill + drain + steps * r.step_overhead_s;
+  return steady + fill + drain + double(s.tiles_n) * (panel_wait + bunch) +
+         steps * r.step_overhead_s;
 }
 
 }  // namespace tiledmm

@@ -7,6 +7,15 @@
 // tile uploads its chunks of op(A) (tile_m by chunk_k) two slots deep, accumulates
 // D += A_chunk * B_chunk on the device, applies C = alpha * D + beta * C (C uploaded
 // when beta != 0) and downloads. A column tile as wide as n uploads A exactly once.
+//
+// While a panel goes up, the device could only multiply the one row tile that meets
+// the chunks already there, and the host packs the panel (k x tile_n floats) in the
+// time the device needs for that tile: the device would wait. So the first `group`
+// row tiles of each column tile are computed together, chunk by chunk (each chunk of
+// the panel meets `group` chunks of A), which gives the device `group` tiles of work
+// while the panel goes up; the later row tiles go one at a time. C has group + 1
+// slots (accumulator, and C's copy when beta != 0), so a finished tile downloads and
+// unpacks while the next ones compute.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +24,16 @@
 
 namespace tiledmm {
 
+// Chunks of op(A) in flight (staging and device slots): deep enough that the host
+// packs ahead while the device multiplies a group's chunks.
+constexpr int kASlots = 4;
+
 struct StreamPlan {
   int64_t tile_m = 0, tile_n = 0, chunk_k = 0;
   int64_t tiles_m = 0, tiles_n = 0, chunks = 0;
+  int64_t group = 1;  // row tiles computed together while a panel goes up
   int64_t tiles() const { return tiles_m * tiles_n; }
+  int64_t c_slots() const { return group + 1; }
 };
 
 // The device buffers the plan needs: their leading dimensions (each operand kept in
@@ -26,10 +41,10 @@ struct StreamPlan {
 // their sizes in floats.
 struct StreamBuffers {
   int64_t a_ld, b_ld, c_ld;
-  int64_t a_slot;   // a chunk of op(A), two slots
+  int64_t a_slot;   // a chunk of op(A), kASlots slots
   int64_t b_panel;  // all of k by tile_n of op(B)
   int64_t b_slot;   // a chunk of the panel (staging only, two slots)
-  int64_t c_tile;   // the accumulator, and C's copy when beta != 0; two of each
+  int64_t c_tile;   // the accumulator, and C's copy when beta != 0; c_slots() of each
 };
 StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
 
@@ -62,7 +77,8 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& plan, double flo
 // The cut with the least modeled time (streamed_seconds) among those that fit
 // `device_bytes` of device memory and `staging_bytes` of pinned host memory: tile
 // edges from 16 up to the matrix (powers of two, or the whole edge), chunks of k up to
-// 4096. Throws Error(OutOfMemory) when not even 16 x 16 tiles and 16-deep chunks fit.
+// 4096, groups of 1, 2, 4 or 8 row tiles. Throws Error(OutOfMemory) when not even
+// 16 x 16 tiles, 16-deep chunks and groups of one fit.
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
                        double flops_per_s, int threads, const HostRates& rates = HostRates());
 

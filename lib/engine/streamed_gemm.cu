@@ -77,13 +77,16 @@ Operand operand(const float* ptr, int64_t ld, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+// The most C slots a plan has (groups of up to 8 row tiles, plus one).
+constexpr int kMaxCSlots = 9;
+
 struct StreamedGemm::State {
   Stream h2d{cudaStreamNonBlocking}, compute{cudaStreamNonBlocking}, d2h{cudaStreamNonBlocking};
   DeviceBuffer device;   // carved into the device slots
   PinnedBuffer staging;  // carved into the staging slots
-  CopySlot a_slot[2], b_slot[2], c_up_slot[2];
-  Event panel_consumed;
-  Event tile_start[2], epilogue_done[2], down_start[2], down_done[2];
+  CopySlot a_slot[kASlots], b_slot[2], c_up_slot[kMaxCSlots];
+  Event panel_consumed, first_product, last_epilogue;
+  Event epilogue_done[kMaxCSlots], down_start[kMaxCSlots], down_done[kMaxCSlots];
   WorkerPool pool;  // the packing threads
 };
 
@@ -124,18 +127,20 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   // allocation, carved (a first pass measures, the second hands out pointers).
   const int64_t a_chunk = plan.tile_m * plan.chunk_k, b_chunk = plan.chunk_k * plan.tile_n;
   const int64_t c_tile = plan.tile_m * plan.tile_n;
-  float* a_dev[2];
-  float* acc[2];
-  float* cin[2];
+  const int c_slots = int(plan.c_slots());
+  require(c_slots <= kMaxCSlots, Status::Internal, "a plan with ", c_slots, " C slots");
+  float* a_dev[kASlots];
+  float* acc[kMaxCSlots];
+  float* cin[kMaxCSlots];
   float* panel = nullptr;
-  float* a_st[2];
+  float* a_st[kASlots];
   float* b_st[2];
-  float* up_st[2];
-  float* down_st[2];
+  float* up_st[kMaxCSlots];
+  float* down_st[kMaxCSlots];
   auto carve_device = [&](float* base) {
     Carver d(base);
-    for (int i = 0; i < 2; ++i) {
-      a_dev[i] = d.take(sizes.a_slot);
+    for (int i = 0; i < kASlots; ++i) a_dev[i] = d.take(sizes.a_slot);
+    for (int i = 0; i < c_slots; ++i) {
       acc[i] = d.take(sizes.c_tile);
       cin[i] = d.take(sizes.c_tile, reads_c);
     }
@@ -144,9 +149,9 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   };
   auto carve_staging = [&](float* base) {
     Carver h(base);
-    for (int i = 0; i < 2; ++i) {
-      a_st[i] = h.take(a_chunk, !a.pinned);
-      b_st[i] = h.take(b_chunk, !b.pinned);
+    for (int i = 0; i < kASlots; ++i) a_st[i] = h.take(a_chunk, !a.pinned);
+    for (int i = 0; i < 2; ++i) b_st[i] = h.take(b_chunk, !b.pinned);
+    for (int i = 0; i < c_slots; ++i) {
       up_st[i] = h.take(c_tile, reads_c && !c.pinned);
       down_st[i] = h.take(c_tile, !c.pinned);
     }
@@ -157,7 +162,8 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   if (staging_floats > 0) carve_staging(s.staging.reserve(size_t(staging_floats)));
 
   Timing t;
-  double pack_ms = 0, link_ms = 0, compute_ms = 0;
+  double pack_ms = 0, link_ms = 0;
+  bool first_product = true;
   cudaStream_t h2d = s.h2d.get(), comp = s.compute.get(), d2h = s.d2h.get();
 
   // Waits until staging slot `slot` is free (its last copy is done), adding that
@@ -191,25 +197,31 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     slot.used = true;
   };
   // Prime the "consumed" events so the first waits on them pass at once.
-  for (CopySlot* slot :
-       {&s.a_slot[0], &s.a_slot[1], &s.b_slot[0], &s.b_slot[1], &s.c_up_slot[0], &s.c_up_slot[1]}) {
-    slot->used = false;
-    record(slot->consumed, comp);
+  for (CopySlot& slot : s.a_slot) {
+    slot.used = false;
+    record(slot.consumed, comp);
+  }
+  for (CopySlot& slot : s.b_slot) {
+    slot.used = false;
+    record(slot.consumed, comp);
+  }
+  for (int i = 0; i < c_slots; ++i) {
+    s.c_up_slot[i].used = false;
+    record(s.c_up_slot[i].consumed, comp);
+    record(s.down_done[i], d2h);
   }
   record(s.panel_consumed, comp);
-  for (int i = 0; i < 2; ++i) record(s.down_done[i], d2h);
 
   // A finished tile waiting to be unpacked into C, per C slot.
   struct Pending {
     bool live = false;
     int64_t m0, n0, rows, cols;
-  } pending[2];
+  } pending[kMaxCSlots];
   auto finish = [&](int cs) {
     Pending& tile = pending[cs];
     if (!tile.live) return;
     sync(s.down_done[cs]);
     link_ms += elapsed(s.down_start[cs], s.down_done[cs]);
-    compute_ms += elapsed(s.tile_start[cs], s.epilogue_done[cs]);
     if (!c.pinned) {
       const auto u0 = Clock::now();
       copy_block(s.pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
@@ -223,7 +235,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   for (int64_t tj = 0; tj < plan.tiles_n; ++tj) {
     const int64_t n0 = tj * plan.tile_n, nn = std::min(plan.tile_n, p.n - n0);
     // The panel of op(B) for these columns goes up chunk by chunk inside the first
-    // row tile's loop, each chunk just before the chunk of A that meets it, so the
+    // group's loop, each chunk just before the chunks of A that meet it, so the
     // first products start after one chunk instead of the whole panel. Every reader
     // of the previous panel must be done first.
     wait(h2d, s.panel_consumed);
@@ -239,76 +251,92 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       }
     };
 
-    for (int64_t ti = 0; ti < plan.tiles_m; ++ti) {
-      const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
-      const int cs = c_next;
-      c_next ^= 1;
-      finish(cs);  // the tile that last used this C slot is unpacked; its buffers are free
-      if (reads_c) {
-        claim(s.c_up_slot[cs]);
-        upload(s.c_up_slot[cs], cin[cs], c_ld, c, m0 * p.ldc + n0, up_st[cs], c_tile, mm, nn);
+    // Row tiles [t0, t1): the first `group` of them together, then one at a time.
+    for (int64_t t0 = 0; t0 < plan.tiles_m;) {
+      const int64_t t1 = t0 == 0 ? std::min(plan.group, plan.tiles_m) : t0 + 1;
+      int slot_of[kMaxCSlots];  // the C slot of each tile of the group
+      for (int64_t ti = t0; ti < t1; ++ti) {
+        const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
+        const int cs = c_next;
+        c_next = (c_next + 1) % c_slots;
+        slot_of[ti - t0] = cs;
+        finish(cs);  // the tile that last used this C slot is unpacked; its buffers are free
+        if (reads_c) {
+          claim(s.c_up_slot[cs]);
+          upload(s.c_up_slot[cs], cin[cs], c_ld, c, m0 * p.ldc + n0, up_st[cs], c_tile, mm, nn);
+        }
+        wait(comp, s.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
       }
-      wait(comp, s.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
-      record(s.tile_start[cs], comp);
       for (int64_t ci = 0; ci < plan.chunks; ++ci) {
         const int64_t k0 = ci * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
-        if (ti == 0) upload_b_chunk(k0, kk);  // h2d runs in order: before A's chunk
-        const int as = a_next;
-        a_next ^= 1;
-        CopySlot& slot = s.a_slot[as];
-        claim(slot);
-        if (p.trans_a) {  // A stored k x m: rows k0.., columns m0..
-          upload(slot, a_dev[as], a_ld, a, k0 * p.lda + m0, a_st[as], a_chunk, kk, mm);
-        } else {  // A stored m x k: rows m0.., columns k0..
-          upload(slot, a_dev[as], a_ld, a, m0 * p.lda + k0, a_st[as], a_chunk, mm, kk);
-        }
-        wait(comp, slot.end);  // this chunk of A, and (same stream, earlier) of B
-        // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
-        GemmProblem chunk = p;
-        chunk.m = mm;
-        chunk.n = nn;
-        chunk.k = kk;
-        chunk.alpha = 1.0f;
-        chunk.beta = ci == 0 ? 0.0f : 1.0f;
-        chunk.a = a_dev[as];
-        chunk.lda = a_ld;
-        chunk.b = p.trans_b ? panel + k0 : panel + k0 * b_ld;
-        chunk.ldb = b_ld;
-        chunk.c = acc[cs];
-        chunk.ldc = c_ld;
-        const KernelChoice kernel = choose_kernel(chunk, chunk_settings, device);
-        launch_gemm(kernel, chunk, nullptr, comp);
-        record(slot.consumed, comp);
-        if (t.kernel == nullptr || std::strcmp(t.kernel, "none") == 0) {
-          t.kernel = kernel.kernel->name;
-          t.algorithm = kernel.kernel->algorithm;
-          t.tile_size = kernel.kernel->tile;
-          t.coarsening = kernel.kernel->outputs_per_thread;
+        if (t0 == 0) upload_b_chunk(k0, kk);  // h2d runs in order: before A's chunks
+        for (int64_t ti = t0; ti < t1; ++ti) {
+          const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
+          const int cs = slot_of[ti - t0];
+          const int as = a_next;
+          a_next = (a_next + 1) % kASlots;
+          CopySlot& slot = s.a_slot[as];
+          claim(slot);
+          if (p.trans_a) {  // A stored k x m: rows k0.., columns m0..
+            upload(slot, a_dev[as], a_ld, a, k0 * p.lda + m0, a_st[as], a_chunk, kk, mm);
+          } else {  // A stored m x k: rows m0.., columns k0..
+            upload(slot, a_dev[as], a_ld, a, m0 * p.lda + k0, a_st[as], a_chunk, mm, kk);
+          }
+          wait(comp, slot.end);  // this chunk of A, and (same stream, earlier) of B
+          if (first_product) record(s.first_product, comp);
+          first_product = false;
+          // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
+          GemmProblem chunk = p;
+          chunk.m = mm;
+          chunk.n = nn;
+          chunk.k = kk;
+          chunk.alpha = 1.0f;
+          chunk.beta = ci == 0 ? 0.0f : 1.0f;
+          chunk.a = a_dev[as];
+          chunk.lda = a_ld;
+          chunk.b = p.trans_b ? panel + k0 : panel + k0 * b_ld;
+          chunk.ldb = b_ld;
+          chunk.c = acc[cs];
+          chunk.ldc = c_ld;
+          const KernelChoice kernel = choose_kernel(chunk, chunk_settings, device);
+          launch_gemm(kernel, chunk, nullptr, comp);
+          record(slot.consumed, comp);
+          if (t.kernel == nullptr || std::strcmp(t.kernel, "none") == 0) {
+            t.kernel = kernel.kernel->name;
+            t.algorithm = kernel.kernel->algorithm;
+            t.tile_size = kernel.kernel->tile;
+            t.coarsening = kernel.kernel->outputs_per_thread;
+          }
         }
       }
-      if (reads_c) wait(comp, s.c_up_slot[cs].end);
-      float* out = reads_c ? cin[cs] : acc[cs];
-      launch_epilogue(mm, nn, p.alpha, acc[cs], c_ld, p.beta, cin[cs], c_ld, out, c_ld, comp);
-      if (reads_c) record(s.c_up_slot[cs].consumed, comp);
-      record(s.epilogue_done[cs], comp);
-      wait(d2h, s.epilogue_done[cs]);
-      record(s.down_start[cs], d2h);
-      if (c.pinned) {  // straight into the caller's C, m x n part only
-        copy_2d(p.c + m0 * p.ldc + n0, p.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
-      } else {
-        if (settings.poison_staging) poison(down_st[cs], c_tile);  // its unpack is done
-        copy_2d(down_st[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
+      for (int64_t ti = t0; ti < t1; ++ti) {
+        const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
+        const int cs = slot_of[ti - t0];
+        if (reads_c) wait(comp, s.c_up_slot[cs].end);
+        float* out = reads_c ? cin[cs] : acc[cs];
+        launch_epilogue(mm, nn, p.alpha, acc[cs], c_ld, p.beta, cin[cs], c_ld, out, c_ld, comp);
+        if (reads_c) record(s.c_up_slot[cs].consumed, comp);
+        record(s.epilogue_done[cs], comp);
+        wait(d2h, s.epilogue_done[cs]);
+        record(s.down_start[cs], d2h);
+        if (c.pinned) {  // straight into the caller's C, m x n part only
+          copy_2d(p.c + m0 * p.ldc + n0, p.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
+        } else {
+          if (settings.poison_staging) poison(down_st[cs], c_tile);  // its unpack is done
+          copy_2d(down_st[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
+        }
+        record(s.down_done[cs], d2h);
+        pending[cs] = Pending{true, m0, n0, mm, nn};
       }
-      record(s.down_done[cs], d2h);
-      pending[cs] = Pending{true, m0, n0, mm, nn};
+      t0 = t1;
     }
     record(s.panel_consumed, comp);
   }
-  finish(c_next);  // the older of the two tiles still in flight first
-  finish(c_next ^ 1);
+  for (int i = 0; i < c_slots; ++i) finish((c_next + i) % c_slots);  // oldest first
   for (CopySlot& slot : s.a_slot) claim(slot);
   for (CopySlot& slot : s.b_slot) claim(slot);
-  for (CopySlot& slot : s.c_up_slot) claim(slot);
+  for (int i = 0; i < c_slots; ++i) claim(s.c_up_slot[i]);
+  record(s.last_epilogue, comp);
   check_cuda(cudaStreamSynchronize(comp), "streamed sgemm");
 
   t.host_path = HostPath::Streamed;
@@ -316,7 +344,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   t.k_chunks = plan.chunks;
   t.pack_ms = pack_ms;
   t.link_ms = link_ms;
-  t.compute_ms = compute_ms;
+  t.compute_ms = elapsed(s.first_product, s.last_epilogue);
   t.splits = 1;
   t.host_threads = threads;
   t.total_ms = ms_since(t0);

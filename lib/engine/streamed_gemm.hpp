@@ -10,9 +10,10 @@
 // tiles of C come back on a third stream and are unpacked into the caller's C, m x n
 // part only. An operand the caller already pinned (cudaHostAlloc, cudaHostRegister)
 // over its whole range skips staging: the DMA engines read or write it in place.
-// Two slots of everything, ordered by events; the host waits only for the copy that
-// last used the staging slot it is about to refill. Every allocation happens before
-// the first write to C.
+// kASlots slots for chunks of A, two for chunks of B, group + 1 for tiles of C
+// (stream_plan.hpp), ordered by events; the host waits only for the copy that last
+// used the staging slot it is about to refill. Every allocation happens before the
+// first write to C.
 //
 // One engine per device and process (shared_streamed_gemm): every handle on that
 // device shares its pinned staging, device buffers and packing threads, so many
