@@ -57,11 +57,12 @@
 %rename("%s") tmm_get_last_time;
 %rename("%s") tmm_get_last_timing;
 %rename("%s") tmm_get_device_info;
-/* 1.1: options, the option table, the report and the kernel list. */
+/* 1.1: options, the option table, the host staging, the report and the kernel list. */
 %rename("%s") tmm_set_option;
 %rename("%s") tmm_get_option;
 %rename("%s") tmm_get_option_bounds;
 %rename("%s") tmm_option_name;
+%rename("%s") tmm_reserve_host_staging;
 %rename("%s") tmmb_get_last_report;
 %rename("%s") tmmb_get_kernel_info;
 %rename("%s") tmm_timing;

@@ -23,9 +23,9 @@ namespace TiledMM
     /// arguments are passed to the library as their numbers, so a value this binding does
     /// not name ((Option)7) reaches the library, which accepts it if it knows it (a newer
     /// library) and otherwise raises TiledMMException(InvalidValue).
-    /// Arrays that are too short, negative offsets and null arrays that the call needs
-    /// raise ArgumentException before any native code runs; a disposed engine raises
-    /// ObjectDisposedException. Methods are thread-safe; calls on one engine are
+    /// Arrays that are too short, negative offsets and sizes, and null arrays that the
+    /// call needs raise ArgumentException before any native code runs; a disposed engine
+    /// raises ObjectDisposedException. Methods are thread-safe; calls on one engine are
     /// serialised. The native handle is held by a SafeHandle: an engine left to the
     /// garbage collector is released by it, and Dispose may be called any number of
     /// times.
@@ -360,6 +360,24 @@ namespace TiledMM
                     }
                 }
             }
+        }
+
+        /// <summary>
+        /// Allocates now the pinned host staging of the streamed host path
+        /// (HostPath.Streamed), so that the first large Sgemm does not pay for it (pinning
+        /// host memory takes tens of milliseconds per GiB): <c>engine.ReserveHostStaging(0)</c>.
+        /// bytes is 0 for the engine's staging budget (Option.HostStagingBytes, default
+        /// 512 MiB) or at most that budget; more raises TiledMMException(InvalidValue), and
+        /// memory that cannot be had raises OutOfMemory (the engine works on). The staging
+        /// belongs to the device and is shared by every engine of the process on it. A CPU
+        /// engine has no staging: a no-op. A negative bytes raises
+        /// ArgumentOutOfRangeException before any native code runs.
+        /// </summary>
+        public void ReserveHostStaging(long bytes)
+        {
+            if (bytes < 0)
+                throw new ArgumentOutOfRangeException(nameof(bytes), bytes, "bytes must not be negative");
+            lock (gate) Check(TiledMMNative.tmm_reserve_host_staging(Live(), bytes));
         }
 
         /// <summary>Waits for all work the engine queued.</summary>

@@ -290,7 +290,7 @@ static partial class EngineTests
             EnginesInThreadsAndASharedEngine, DeprecatedNamesStillWork,
             // OptionsAndReportTests.cs
             OptionsStartAtTheirDefaultsAndRoundTrip, BadOptionValuesRaiseTheLibrarysMessage,
-            OptionBoundsAndNames, ReportAfterAProduct, KernelList,
+            OptionBoundsAndNames, ReserveHostStagingOnTheCpu, ReportAfterAProduct, KernelList,
             ValuesTheBindingDoesNotNameKeepTheirNumbers, GeneratedEnumsMatchTheHeader,
         };
         foreach (Action test in tests)

@@ -1,7 +1,7 @@
 // Tests of the 1.1 API of the C# binding on the CPU backend: options (round trip, the
-// library's errors, bounds and names), the report of the last product, the kernel
-// list, values the binding does not name, and the generated enums against SWIG's
-// reading of tiledmm.h. Run by Main in EngineTests.cs.
+// library's errors, bounds and names), reserving the host staging, the report of the
+// last product, the kernel list, values the binding does not name, and the generated
+// enums against SWIG's reading of tiledmm.h. Run by Main in EngineTests.cs.
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -61,6 +61,32 @@ static partial class EngineTests
         Throws<ObjectDisposedException>(() => disposed.SetOption(Option.HostThreads, 1), "SetOption after Dispose");
         Throws<ObjectDisposedException>(() => disposed.GetOption(Option.HostThreads), "GetOption after Dispose");
         Throws<ObjectDisposedException>(() => { var r = disposed.LastReport; }, "LastReport after Dispose");
+    }
+
+    static void ReserveHostStagingOnTheCpu()
+    {
+        using (var e = new Engine(Backend.Cpu, 0))
+        {
+            // The CPU backend has no staging: sizes within the budget are a no-op.
+            e.ReserveHostStaging(0);
+            e.ReserveHostStaging(1 << 20);
+            foreach (long bad in new[] { -1L, long.MinValue })
+            {
+                var a = Throws<ArgumentOutOfRangeException>(() => e.ReserveHostStaging(bad), "bytes " + bad);
+                Assert(a.ParamName == "bytes" && (long)a.ActualValue == bad, a.Message);
+            }
+            // More than the budget (HostStagingBytes) is the library's InvalidValue.
+            e.SetOption(Option.HostStagingBytes, 1 << 20);
+            e.ReserveHostStaging(1 << 20);
+            e.ReserveHostStaging(0);
+            var x = Throws<TiledMMException>(() => e.ReserveHostStaging((1 << 20) + 1), "1 MiB + 1 over a 1 MiB budget");
+            Assert(x.Status == Status.InvalidValue, "InvalidValue: " + x.Message);
+            Assert(e.GetOption(Option.HostStagingBytes) == 1 << 20, "the budget is unchanged");
+            e.ReserveHostStaging(1 << 20);  // the engine works on
+        }
+        var disposed = new Engine(Backend.Cpu, 0);
+        disposed.Dispose();
+        Throws<ObjectDisposedException>(() => disposed.ReserveHostStaging(0), "ReserveHostStaging after Dispose");
     }
 
     static void OptionBoundsAndNames()

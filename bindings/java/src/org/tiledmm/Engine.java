@@ -23,10 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * says what each takes); the library's kernels are listed by {@link #getKernels()}.
  *
  * <p>Errors raise {@link TiledmmException} with the library's status and message. Arrays
- * that are too short, negative offsets, null arrays that the call needs, buffers that
- * are not direct or not in native byte order, null enum arguments and the UNKNOWN
- * constants raise {@link IllegalArgumentException} before any native code runs. A closed
- * engine raises {@link IllegalStateException}.
+ * that are too short, negative offsets and sizes, null arrays that the call needs,
+ * buffers that are not direct or not in native byte order, null enum arguments and the
+ * UNKNOWN constants raise {@link IllegalArgumentException} before any native code runs.
+ * A closed engine raises {@link IllegalStateException}.
  * Methods are thread-safe; calls on one engine are serialised. An engine left to the
  * garbage collector is released by it.
  *
@@ -340,6 +340,24 @@ public class Engine implements AutoCloseable {
     } finally {
       d.delete();
     }
+  }
+
+  /**
+   * Allocates now the pinned host staging of the streamed host path
+   * ({@link HostPath#STREAMED}), so that the first large sgemm does not pay for it
+   * (pinning host memory takes tens of milliseconds per GiB): {@code
+   * mm.reserveHostStaging(0)}. {@code bytes} is 0 for the engine's staging budget
+   * ({@link Option#HOST_STAGING_BYTES}, default 512 MiB) or at most that budget; more
+   * raises TiledmmException(INVALID_VALUE), and memory that cannot be had raises
+   * OUT_OF_MEMORY (the engine works on). The staging belongs to the device and is
+   * shared by every engine of the process on it. A CPU engine has no staging: a no-op.
+   * A negative {@code bytes} raises IllegalArgumentException before any native code runs.
+   */
+  public final synchronized void reserveHostStaging(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bytes must not be negative (got " + bytes + ")");
+    }
+    check(TiledmmNative.tmm_reserve_host_staging(live(), bytes));
   }
 
   /** Waits for all work the engine queued. */

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The 1.1 API on the CPU backend: options (round trip, the library's errors, bounds and
- * names), the report of the last product, and the kernel list.
+ * names), reserving the host staging, the report of the last product, and the kernel list.
  */
 class OptionsAndReportTest {
   @Test
@@ -87,6 +87,32 @@ class OptionsAndReportTest {
     assertThrows(IllegalStateException.class, () -> closed.setOption(Option.HOST_THREADS, 1));
     assertThrows(IllegalStateException.class, () -> closed.getOption(Option.HOST_THREADS));
     assertThrows(IllegalStateException.class, closed::getLastReport);
+  }
+
+  @Test
+  void reserveHostStagingOnTheCpu() {
+    try (Engine mm = new Engine(Backend.CPU, 0)) {
+      // The CPU backend has no staging: sizes within the budget are a no-op.
+      mm.reserveHostStaging(0);
+      mm.reserveHostStaging(1 << 20);
+      for (long bad : new long[] {-1, Long.MIN_VALUE}) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> mm.reserveHostStaging(bad), "bytes " + bad);
+        assertTrue(e.getMessage().contains(Long.toString(bad)), e.getMessage());
+      }
+      // More than the budget (HOST_STAGING_BYTES) is the library's INVALID_VALUE.
+      mm.setOption(Option.HOST_STAGING_BYTES, 1 << 20);
+      mm.reserveHostStaging(1 << 20);
+      mm.reserveHostStaging(0);
+      TiledmmException e = assertThrows(TiledmmException.class,
+          () -> mm.reserveHostStaging((1 << 20) + 1));
+      assertEquals(Status.INVALID_VALUE, e.getStatus());
+      assertEquals(1 << 20, mm.getOption(Option.HOST_STAGING_BYTES), "the budget is unchanged");
+      mm.reserveHostStaging(1 << 20);  // the engine works on
+    }
+    Engine closed = new Engine(Backend.CPU, 0);
+    closed.close();
+    assertThrows(IllegalStateException.class, () -> closed.reserveHostStaging(0));
   }
 
   @Test
