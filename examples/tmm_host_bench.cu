@@ -14,6 +14,9 @@
 // --budget-check multiplies 8192^3 exact integers in core and through a 256 MiB device
 // budget and compares the results bit for bit.
 //
+// `tiledmm host io (Java)` is tmm_sgemm_io with memcpy functions, the Java binding's
+// path for float[] without the JVM's own cost of each call.
+//
 // --threads N sets TMM_OPTION_HOST_THREADS (the streamed path's packing threads).
 //
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
@@ -190,6 +193,34 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   tmm_call();
   report_line("tiledmm host AUTO", m, n, k, auto_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               tmm_detail(h).c_str());
+  // tmm_sgemm_io with memcpy functions: what the Java binding does with its arrays
+  // (Get/SetFloatArrayRegion, a memcpy behind a JNI call), without the JVM.
+  {
+    struct Span {
+      float* p;
+    };
+    auto read = [](void* user, int64_t offset, int64_t count, float* dst) {
+      std::memcpy(dst, static_cast<Span*>(user)->p + offset, size_t(count) * 4);
+      return 0;
+    };
+    auto write = [](void* user, int64_t offset, int64_t count, const float* src) {
+      std::memcpy(static_cast<Span*>(user)->p + offset, src, size_t(count) * 4);
+      return 0;
+    };
+    Span sa{a.p}, sb{b.p}, sc{c.p};
+    const tmm_host_io ia{sizeof(tmm_host_io), read, nullptr, &sa};
+    const tmm_host_io ib{sizeof(tmm_host_io), read, nullptr, &sb};
+    const tmm_host_io ic{sizeof(tmm_host_io), read, write, &sc};
+    std::fill(c.p, c.p + c.n, std::nanf(""));
+    auto io_call = [&] {
+      check(tmm_sgemm_io(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, &ia, k, &ib,
+                         n, 0.0f, &ic, n),
+            h, "tmm_sgemm_io");
+    };
+    const double io_s = seconds_of(io_call, reps);
+    report_line("tiledmm host io (Java)", m, n, k, io_s, sampled_error(a.p, b.p, c.p, m, n, k),
+                base, tmm_detail(h).c_str());
+  }
   // The caller's memory pinned, as cuBLAS-XT's pinned row has it: no staging.
   check(cudaHostRegister(a.p, a.n * 4, cudaHostRegisterDefault), "register A");
   check(cudaHostRegister(b.p, b.n * 4, cudaHostRegisterDefault), "register B");

@@ -22,6 +22,7 @@ enum class Status {
   NotSupported,
   Cuda,
   Internal,
+  Callback,  // a function the caller gave failed
 };
 
 // Keeps its message in a std::string it takes by move, so throwing one allocates

@@ -15,6 +15,8 @@ namespace tiledmm {
 
 enum class Layout { RowMajor, ColMajor };
 
+struct HostIo;  // host_io.hpp
+
 struct GemmProblem {
   bool trans_a;  // op(A) = A^T: A is stored k x m
   bool trans_b;  // op(B) = B^T: B is stored n x k
@@ -28,7 +30,14 @@ struct GemmProblem {
   float* c;
   int64_t ldc;
   bool col_major = false;  // the caller's layout, for messages naming A and B
+  // tmm_sgemm_io: the functions that read and write each operand (its pointer above
+  // is then a stand-in that must not be dereferenced); null for pointer calls.
+  const HostIo* a_io = nullptr;
+  const HostIo* b_io = nullptr;
+  const HostIo* c_io = nullptr;
 };
+
+inline bool has_io(const GemmProblem& p) { return p.a_io || p.b_io || p.c_io; }
 
 // Checks a CBLAS-style call (sizes, leading dimensions, pointers, sizes whose byte
 // counts overflow) and returns its canonical row-major form. Throws

@@ -17,6 +17,7 @@
 #include "backend.hpp"
 #include "error.hpp"
 #include "gemm_problem.hpp"
+#include "host_io.hpp"
 #include "kernel_registry.hpp"
 #include "tiledmm/tiledmm.h"
 
@@ -54,6 +55,8 @@ tmm_status to_c(Status s) {
       return TMM_ERROR_CUDA;
     case Status::Internal:
       return TMM_ERROR_INTERNAL;
+    case Status::Callback:
+      return TMM_ERROR_CALLBACK;
   }
   return TMM_ERROR_INTERNAL;
 }
@@ -322,6 +325,8 @@ const char* tmm_status_string(tmm_status status) {
       return "TMM_ERROR_CUDA: the CUDA runtime reported an error";
     case TMM_ERROR_INTERNAL:
       return "TMM_ERROR_INTERNAL: internal error in tiledmm";
+    case TMM_ERROR_CALLBACK:
+      return "TMM_ERROR_CALLBACK: a function the caller gave reported a failure";
   }
   return "unknown tmm_status value";
 }
@@ -426,6 +431,47 @@ tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm
     const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
                            beta, C, ldc);
     tiledmm::check_no_alias(p);
+    c.backend->gemm_host(p, c.settings);
+  });
+}
+
+tmm_status tmm_sgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                        tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                        const tmm_host_io* A, int64_t lda, const tmm_host_io* B, int64_t ldb,
+                        float beta, const tmm_host_io* C, int64_t ldc) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    // The pointer checks of tmm_sgemm on stand-ins (never dereferenced), so that a
+    // missing io is the same error, with the same words, as a missing matrix.
+    static float stand_in;
+    auto p =
+        problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A ? &stand_in : nullptr,
+                lda, B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
+    tiledmm::HostIo io[3];
+    const tmm_host_io* given[3] = {A, B, C};
+    const char* names[3] = {"A", "B", "C"};
+    for (int i = 0; i < 3; ++i) {
+      if (given[i] == nullptr) continue;
+      require(given[i]->struct_size >= offsetof(tmm_host_io, user) + sizeof(void*),
+              Status::InvalidValue, names[i], "->struct_size is ", given[i]->struct_size,
+              "; set it to sizeof(tmm_host_io)");
+      io[i] = tiledmm::HostIo{given[i]->read, given[i]->write, given[i]->user, names[i]};
+    }
+    const bool uses_c = !tiledmm::is_empty(p);
+    const bool uses_ab = uses_c && !tiledmm::is_scale_only(p);
+    if (uses_ab) {
+      require(A->read != nullptr, Status::InvalidValue, "A->read is NULL");
+      require(B->read != nullptr, Status::InvalidValue, "B->read is NULL");
+    }
+    if (uses_c) {
+      require(C->write != nullptr, Status::InvalidValue, "C->write is NULL");
+      require(beta == 0.0f || C->read != nullptr, Status::InvalidValue,
+              "C->read is NULL, and beta != 0 reads C");
+    }
+    // The canonical problem swaps A and B for column-major calls (gemm_problem.hpp).
+    const bool swapped = p.col_major;
+    p.a_io = uses_ab ? &io[swapped ? 1 : 0] : nullptr;
+    p.b_io = uses_ab ? &io[swapped ? 0 : 1] : nullptr;
+    p.c_io = uses_c ? &io[2] : nullptr;
     c.backend->gemm_host(p, c.settings);
   });
 }

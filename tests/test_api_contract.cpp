@@ -51,13 +51,14 @@ TEST(StatusString, EveryCodeHasItsOwnText) {
                             TMM_ERROR_OUT_OF_MEMORY,
                             TMM_ERROR_NOT_SUPPORTED,
                             TMM_ERROR_CUDA,
-                            TMM_ERROR_INTERNAL};
+                            TMM_ERROR_INTERNAL,
+                            TMM_ERROR_CALLBACK};
   std::set<std::string> texts;
   for (tmm_status s : all) {
     ASSERT_NE(tmm_status_string(s), nullptr);
     texts.insert(tmm_status_string(s));
   }
-  EXPECT_EQ(texts.size(), 7u);
+  EXPECT_EQ(texts.size(), 8u);
   EXPECT_NE(std::string(tmm_status_string(TMM_ERROR_CUDA)).find("TMM_ERROR_CUDA"),
             std::string::npos);
   EXPECT_NE(std::string(tmm_status_string(static_cast<tmm_status>(77))).find("unknown"),
@@ -72,6 +73,7 @@ TEST(StatusString, ValuesAreStable) {
   EXPECT_EQ(TMM_ERROR_NOT_SUPPORTED, 4);
   EXPECT_EQ(TMM_ERROR_CUDA, 5);
   EXPECT_EQ(TMM_ERROR_INTERNAL, 6);
+  EXPECT_EQ(TMM_ERROR_CALLBACK, 7);
   EXPECT_EQ(TMM_ROW_MAJOR, 101);
   EXPECT_EQ(TMM_COL_MAJOR, 102);
   EXPECT_EQ(TMM_NO_TRANS, 111);

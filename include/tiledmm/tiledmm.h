@@ -95,7 +95,9 @@ typedef enum tmm_status {
                                   errors), every later call on every handle of that
                                   device returns TMM_ERROR_CUDA too, saying so: only
                                   a new process can use that device again. */
-  TMM_ERROR_INTERNAL = 6       /* a bug in tiledmm; please report it */
+  TMM_ERROR_INTERNAL = 6,      /* a bug in tiledmm; please report it */
+  TMM_ERROR_CALLBACK = 7       /* a function the caller gave (tmm_host_io) reported a
+                                  failure; the message names it (since 1.1) */
 } tmm_status;
 
 /* Matrix storage order (CBLAS values). */
@@ -354,6 +356,38 @@ TMM_API tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout, tmm_transpose
                              tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                              const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                              float* C, int64_t ldc);
+
+/* A host matrix that the library reads and writes through the caller's functions
+ * instead of a pointer: memory it cannot address directly, such as a Java array
+ * (the Java binding passes float[] this way, so that its copies are the streamed
+ * path's packing, done by the library's threads, and not an extra pass). Offsets
+ * are in elements from the matrix's first element, as a pointer to it would count
+ * them (element (i, j) of a row-major matrix is at i * ld + j); one call covers part
+ * of one row (row-major) or column (column-major) of the stored matrix, never its
+ * padding. The functions are called from several of the library's threads at once,
+ * for different ranges, and must not call into the library; each returns 0 on
+ * success, anything else to fail the product (TMM_ERROR_CALLBACK). Set struct_size. */
+typedef struct tmm_host_io {
+  size_t struct_size; /* sizeof(tmm_host_io) */
+  /* copy `count` floats from `offset` into `dst` */
+  int (*read)(void* user, int64_t offset, int64_t count, float* dst);
+  /* copy `count` floats from `src` to `offset` (C only; NULL for A and B) */
+  int (*write)(void* user, int64_t offset, int64_t count, const float* src);
+  void* user; /* passed to both */
+} tmm_host_io;
+
+/* tmm_sgemm with A, B and C behind tmm_host_io functions; the same arguments,
+ * checks, semantics and paths (on CUDA the streamed path's packing threads call
+ * `read` and `write` in place of their copies; smaller products and the CPU read
+ * whole operands first, into memory of their own, and write C back after). An io
+ * may be NULL only where tmm_sgemm accepts a NULL matrix; C's needs `write`, and
+ * `read` when beta != 0. The library cannot see whether the matrices overlap: C must
+ * not share an element with A or B. After TMM_ERROR_CALLBACK (or TMM_ERROR_CUDA), C
+ * is undefined; every other failure leaves it untouched. */
+TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                                tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                const tmm_host_io* A, int64_t lda, const tmm_host_io* B,
+                                int64_t ldb, float beta, const tmm_host_io* C, int64_t ldc);
 
 /* The same on device pointers (cudaMalloc or managed memory), enqueued on the
  * handle's stream: it may return before the product is done (tmm_synchronize).

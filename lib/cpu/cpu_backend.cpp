@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../error.hpp"
+#include "../host_io.hpp"
 #include "../kernel_registry.hpp"
 #include "cpu_kernels.hpp"
 
@@ -31,6 +32,10 @@ void CpuBackend::check_algorithm(Algorithm algorithm) const {
 }
 
 void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings) {
+  if (has_io(problem)) {  // tmm_sgemm_io: on whole operands read first
+    run_materialized(problem, [&](const GemmProblem& q) { gemm_host(q, settings); });
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   // BLOCKED adds alpha * (partial sums over slices of k) into C; with alpha = +-Inf
   // or NaN the slices would give NaN where the whole sum gives +-Inf, so such calls

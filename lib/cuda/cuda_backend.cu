@@ -15,6 +15,7 @@
 
 #include "../engine/host_copy.hpp"
 #include "../engine/streamed_gemm.hpp"
+#include "../host_io.hpp"
 #include "cuda_backend.hpp"
 #include "cuda_objects.hpp"
 #include "device_buffer.hpp"
@@ -133,7 +134,11 @@ class CudaBackend final : public Backend {
     check_context(device_);
     DeviceGuard guard(device_);
     if (!is_empty(p) && !is_scale_only(p) && choose_path(p, settings) == HostPath::Streamed) {
-      gemm_streamed(p, settings);
+      gemm_streamed(p, settings);  // reads and writes through tmm_sgemm_io's functions too
+      return;
+    }
+    if (has_io(p)) {  // tmm_sgemm_io on the direct path: on whole operands read first
+      run_materialized(p, [&](const GemmProblem& q) { gemm_host(q, settings); });
       return;
     }
     const KernelChoice config = choose_kernel(p, settings, profile_);

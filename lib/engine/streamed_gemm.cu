@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
 
@@ -9,6 +10,7 @@
 #include "../cuda/device_buffer.hpp"
 #include "../cuda/host_memory.hpp"
 #include "../cuda/kernels.hpp"
+#include "../host_io.hpp"
 #include "host_copy.hpp"
 #include "streamed_gemm.hpp"
 
@@ -64,15 +66,47 @@ class Carver {
 
 // Where one operand comes from or goes to: the caller's memory, read or written by
 // the DMA engines in place when it is pinned over its whole range, else through
-// staging.
+// staging; or the caller's functions (tmm_sgemm_io), through staging.
 struct Operand {
   const float* ptr;
   int64_t ld;
   bool pinned;
+  const HostIo* io;
 };
-Operand operand(const float* ptr, int64_t ld, int64_t rows, int64_t cols) {
+Operand operand(const float* ptr, int64_t ld, int64_t rows, int64_t cols, const HostIo* io) {
+  if (io != nullptr) return Operand{nullptr, ld, false, io};
   const size_t bytes = size_t((rows - 1) * ld + cols) * sizeof(float);
-  return Operand{ptr, ld, is_pinned_range(ptr, bytes)};
+  return Operand{ptr, ld, is_pinned_range(ptr, bytes), nullptr};
+}
+
+// rows x cols of an operand behind the caller's functions, between `buf` (dense)
+// and the operand at `offset`, split by rows over the pool's threads. The first
+// failure is thrown once every task has ended.
+void io_block(WorkerPool& pool, int threads, bool write, const HostIo& io, int64_t offset,
+              int64_t ld, float* buf, int64_t rows, int64_t cols) {
+  const int tasks =
+      int(std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), rows, (rows * cols) >> 14})));
+  std::mutex mutex;
+  std::exception_ptr failure;
+  auto task = [&](int t) {
+    const int64_t r0 = rows * t / tasks, r1 = rows * (t + 1) / tasks;
+    try {
+      if (write) {
+        io_write(io, offset + r0 * ld, ld, r1 - r0, cols, buf + r0 * cols, cols);
+      } else {
+        io_read(io, offset + r0 * ld, ld, r1 - r0, cols, buf + r0 * cols, cols);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  if (tasks == 1) {
+    task(0);
+  } else {
+    pool.run(tasks, task);
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace
@@ -114,9 +148,9 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   // Device layouts: each operand as it is stored, rows padded to 4 floats.
   const StreamBuffers sizes = stream_buffers(p, plan);
   const int64_t a_ld = sizes.a_ld, b_ld = sizes.b_ld, c_ld = sizes.c_ld;
-  const Operand a = operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p));
-  const Operand b = operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p));
-  const Operand c = operand(p.c, p.ldc, p.m, p.n);
+  const Operand a = operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io);
+  const Operand b = operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io);
+  const Operand c = operand(p.c, p.ldc, p.m, p.n, p.c_io);
 
   // The kernel for the chunk products: the user's algorithm settings, no split-K
   // (chunks already give the device work, and split-K would need a workspace).
@@ -178,14 +212,18 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   // `stage` (packed densely by the packing threads) unless the source is pinned.
   auto upload = [&](CopySlot& slot, float* dst, int64_t dst_ld, const Operand& from, int64_t offset,
                     float* stage, int64_t slot_floats, int64_t rows, int64_t cols) {
-    const float* src = from.ptr + offset;
+    const float* src = from.io ? nullptr : from.ptr + offset;
     int64_t src_ld = from.ld;
     if (!from.pinned) {
       // Debug: NaN in the whole slot first, so a packing step that misses part of
       // the block, or a copy that reads the slot before or after it, shows in C.
       if (settings.poison_staging) poison(stage, slot_floats);
       const auto u0 = Clock::now();
-      copy_block(s.pool, threads, stage, cols, src, src_ld, rows, cols);
+      if (from.io) {
+        io_block(s.pool, threads, false, *from.io, offset, from.ld, stage, rows, cols);
+      } else {
+        copy_block(s.pool, threads, stage, cols, src, src_ld, rows, cols);
+      }
       pack_ms += ms_since(u0);
       src = stage;
       src_ld = cols;
@@ -224,8 +262,13 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     link_ms += elapsed(s.down_start[cs], s.down_done[cs]);
     if (!c.pinned) {
       const auto u0 = Clock::now();
-      copy_block(s.pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
+      if (c.io) {
+        io_block(s.pool, threads, true, *c.io, tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs],
                  tile.rows, tile.cols);
+      } else {
+        copy_block(s.pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
+                   tile.rows, tile.cols);
+      }
       pack_ms += ms_since(u0);
     }
     tile.live = false;
