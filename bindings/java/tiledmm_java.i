@@ -9,11 +9,12 @@
  * fields of Timing and DeviceInfo) stay as @Deprecated aliases for the 1.x series.
  *
  * Generated classes land in package org.tiledmm, package-private, so users see only
- * the idiomatic API. The library works on two kinds of memory only: direct FloatBuffers
- * (native order, checked in Java), in place through GetDirectBufferAddress; and the
- * Engine's native staging, into which tmmb_sgemm_arrays (below) copies float[] arrays.
- * No array is ever pinned (no GetPrimitiveArrayCritical) while the library works. The
- * Java layer checks every length and offset before it calls here.
+ * the idiomatic API. The library works on two kinds of memory: direct FloatBuffers
+ * (native order, checked in Java), in place through GetDirectBufferAddress; and float[]
+ * arrays, which it reads and writes through tmm_sgemm_io's functions (below), in
+ * pieces, with Get/SetFloatArrayRegion. No array is ever pinned (no
+ * GetPrimitiveArrayCritical) while the library works. The Java layer checks every
+ * length and offset before it calls here.
  */
 %module TiledmmNative
 
@@ -35,7 +36,7 @@
 }
 
 /* float[] parameters of tmmb_sgemm_arrays: passed through as references, never
- * pinned; the helper copies them with Get/SetFloatArrayRegion. */
+ * pinned; the library's threads copy them with Get/SetFloatArrayRegion. */
 %typemap(jni) jfloatArray "jfloatArray"
 %typemap(jtype) jfloatArray "float[]"
 %typemap(jstype) jfloatArray "float[]"
@@ -46,11 +47,9 @@
 /* Java's own entries in the whitelist (tiledmm.i has the shared ones). */
 %rename("%s") tmm_destroy;
 %rename("%s") tmmb_sgemm_direct;
-%rename("%s") tmmb_staging_new;
-%rename("%s") tmmb_staging_delete;
 %rename("%s") tmmb_sgemm_arrays;
-%rename("%s") TMMB_STAGING_NO_MEMORY;
-%rename("%s") TMMB_STAGING_CHUNK;
+%rename("%s") TMMB_NO_MEMORY;
+%rename("%s") TMMB_COPY_CHUNK;
 
 %include "../tiledmm.i"
 
@@ -67,178 +66,132 @@ static tmm_status tmmb_sgemm_direct(tmm_handle handle, int layout, int trans_a, 
 %}
 
 /* ------------------------------------------------------------------------------ *
- * Staging of float[] arrays: the one place where the Java binding copies.
+ * float[] arrays through tmm_sgemm_io: the one place where the Java binding copies.
  *
  * JNI forbids holding an array (GetPrimitiveArrayCritical) across a long native
- * section: it stalls the garbage collector in every thread. So each float[] matrix
- * is copied into native staging owned by the Engine, the product runs on the
- * staging, and only the m x n part of C is copied back (C's padding between rows or
- * columns is never written: another thread may own it). Copies go through
- * Get/SetFloatArrayRegion in pieces of at most TMMB_STAGING_CHUNK floats, so the
- * thread is back in native code, where it does not hold the collector up, between
- * pieces. Matrices are packed on the way in (leading dimension = inner size), so
- * padding is neither copied nor staged; beta = 0 skips copying C in. The staging
- * only grows and lives as long as the Engine (its Cleaner frees it).
- *
- * When the library's pinned staging arrives, it replaces this block: from Java, only
- * Engine's constructor, its Release and Engine.sgemm over float[] call into it.
+ * section: it stalls the garbage collector in every thread. So the library reads
+ * A, B (and C when beta != 0) and writes C's m x n part (never its padding: another
+ * thread may own it) through the functions below, which copy with
+ * Get/SetFloatArrayRegion in pieces of at most TMMB_COPY_CHUNK floats. On CUDA's
+ * streamed path these copies are the packing step itself, done by the library's
+ * packing threads into its pinned staging while the GPU works (one pass over each
+ * array, overlapped); elsewhere the library reads whole operands into memory of its
+ * own first. The library's threads attach to the JVM as daemons on their first copy
+ * and detach when they end. Each array is held by a global reference for the call.
  * ------------------------------------------------------------------------------ */
 %inline %{
-/* Returned by tmmb_sgemm_arrays when the staging cannot be allocated. */
-#define TMMB_STAGING_NO_MEMORY (-1)
+/* Returned by tmmb_sgemm_arrays when the JVM has no memory for a global reference. */
+#define TMMB_NO_MEMORY (-1)
 /* The most floats one Get/SetFloatArrayRegion call copies (256 KiB). */
-#define TMMB_STAGING_CHUNK 65536
+#define TMMB_COPY_CHUNK 65536
 
-typedef struct tmmb_staging tmmb_staging;
-
-static tmmb_staging* tmmb_staging_new(void);
-static void tmmb_staging_delete(tmmb_staging* staging);
-static int tmmb_sgemm_arrays(JNIEnv* jenv, tmm_handle handle, tmmb_staging* staging,
-                             int layout, int trans_a, int trans_b, int64_t m, int64_t n,
-                             int64_t k, float alpha, jfloatArray array_a, int64_t offset_a,
-                             int64_t lda, jfloatArray array_b, int64_t offset_b, int64_t ldb,
-                             float beta, jfloatArray array_c, int64_t offset_c, int64_t ldc);
+static int tmmb_sgemm_arrays(JNIEnv* jenv, tmm_handle handle, int layout, int trans_a,
+                             int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             jfloatArray array_a, int64_t offset_a, int64_t lda,
+                             jfloatArray array_b, int64_t offset_b, int64_t ldb, float beta,
+                             jfloatArray array_c, int64_t offset_c, int64_t ldc);
 %}
 
 %{
-#include <stdlib.h>
+#include <pthread.h>
 
-/* One grow-only buffer per matrix: A, B, C. */
-struct tmmb_staging {
-  float* data[3];
-  int64_t capacity[3]; /* floats */
-};
+static JavaVM* tmmb_vm;
+static pthread_key_t tmmb_attached; /* set in threads this binding attached */
+static pthread_once_t tmmb_once = PTHREAD_ONCE_INIT;
 
-static tmmb_staging* tmmb_staging_new(void) {
-  return (tmmb_staging*)calloc(1, sizeof(tmmb_staging));
+/* Runs when a thread the binding attached ends. */
+static void tmmb_detach(void* unused) {
+  (void)unused;
+  (*tmmb_vm)->DetachCurrentThread(tmmb_vm);
 }
 
-static void tmmb_staging_delete(tmmb_staging* staging) {
-  if (!staging) return;
-  for (int i = 0; i < 3; i++) free(staging->data[i]);
-  free(staging);
+static void tmmb_init(void) { pthread_key_create(&tmmb_attached, tmmb_detach); }
+
+/* The calling thread's JNIEnv: the Java caller's own, or, for one of the library's
+ * threads, an attachment as a daemon (it does not keep the JVM alive), kept until the
+ * thread ends. NULL if the thread cannot be attached. */
+static JNIEnv* tmmb_env(void) {
+  JNIEnv* env = NULL;
+  jint rc = (*tmmb_vm)->GetEnv(tmmb_vm, (void**)&env, JNI_VERSION_1_6);
+  if (rc == JNI_OK) return env;
+  if (rc != JNI_EDETACHED) return NULL;
+  if ((*tmmb_vm)->AttachCurrentThreadAsDaemon(tmmb_vm, (void**)&env, NULL) != JNI_OK) return NULL;
+  pthread_setspecific(tmmb_attached, (void*)1);
+  return env;
 }
 
-/* Buffer `slot` with room for `count` floats, or NULL if it cannot grow that far. The
- * old content is not kept: every call copies its operands in afresh. */
-static float* tmmb_staging_reserve(tmmb_staging* staging, int slot, int64_t count) {
-  if (count <= staging->capacity[slot]) return staging->data[slot];
-  int64_t grown = staging->capacity[slot] + staging->capacity[slot] / 2;
-  if (grown < count) grown = count;
-  float* data = (float*)malloc((size_t)grown * sizeof(float));
-  if (!data) {
-    data = (float*)malloc((size_t)count * sizeof(float));
-    grown = count;
-  }
-  if (!data) return NULL;
-  free(staging->data[slot]);
-  staging->data[slot] = data;
-  staging->capacity[slot] = grown;
-  return data;
-}
-
-/* A stored matrix as CBLAS sees it: `outer` rows (row-major) or columns (column-major)
- * of `inner` elements, `ld` apart, from `offset` in its array. */
-typedef struct tmmb_operand {
+/* One float[] matrix: a global reference (usable from any thread) and the offset of
+ * its first element. */
+typedef struct tmmb_array {
   jfloatArray array;
-  int64_t offset, ld, outer, inner;
-  int used;
-} tmmb_operand;
+  int64_t offset;
+} tmmb_array;
 
-static tmmb_operand tmmb_operand_of(jfloatArray array, int64_t offset, int64_t ld, int row_major,
-                                    int64_t rows, int64_t cols, int used) {
-  tmmb_operand op;
-  op.array = array;
-  op.offset = offset;
-  op.ld = ld;
-  op.outer = row_major ? rows : cols;
-  op.inner = row_major ? cols : rows;
-  op.used = used;
-  return op;
-}
-
-/* The library's rule for a leading dimension (checked for every matrix, used or not). */
-static int tmmb_ld_valid(const tmmb_operand* op) {
-  return op->ld >= (op->inner > 1 ? op->inner : 1);
-}
-
-/* Copies the outer x inner part of `op` between its array and `packed` (leading
- * dimension inner), in pieces of at most TMMB_STAGING_CHUNK floats. The Java layer
- * has checked that the part lies inside the array. Returns 0 if JNI raised. */
-static int tmmb_copy(JNIEnv* jenv, const tmmb_operand* op, float* packed, int to_array) {
-  int64_t outer = op->outer, inner = op->inner;
-  if (op->ld == inner) { /* no padding: one span */
-    inner *= outer;
-    outer = 1;
-  }
-  for (int64_t o = 0; o < outer; o++) {
-    for (int64_t done = 0; done < inner; done += TMMB_STAGING_CHUNK) {
-      int64_t left = inner - done;
-      jsize len = (jsize)(left < TMMB_STAGING_CHUNK ? left : TMMB_STAGING_CHUNK);
-      jsize start = (jsize)(op->offset + o * op->ld + done);
-      float* staged = packed + o * inner + done;
-      if (to_array)
-        (*jenv)->SetFloatArrayRegion(jenv, op->array, start, len, staged);
-      else
-        (*jenv)->GetFloatArrayRegion(jenv, op->array, start, len, staged);
-      if ((*jenv)->ExceptionCheck(jenv)) return 0;
+/* count floats between the array, from `offset` past the matrix's first element, and
+ * `buffer`, in pieces. The Java layer has checked that they lie inside the array, so
+ * a failure (non-zero) means the JVM could not attach the thread or raised. */
+static int tmmb_copy(void* user, int64_t offset, int64_t count, float* buffer, int to_array) {
+  const tmmb_array* a = (const tmmb_array*)user;
+  JNIEnv* env = tmmb_env();
+  if (!env) return 1;
+  for (int64_t done = 0; done < count; done += TMMB_COPY_CHUNK) {
+    int64_t left = count - done;
+    jsize len = (jsize)(left < TMMB_COPY_CHUNK ? left : TMMB_COPY_CHUNK);
+    jsize start = (jsize)(a->offset + offset + done);
+    if (to_array)
+      (*env)->SetFloatArrayRegion(env, a->array, start, len, buffer + done);
+    else
+      (*env)->GetFloatArrayRegion(env, a->array, start, len, buffer + done);
+    if ((*env)->ExceptionCheck(env)) {
+      (*env)->ExceptionClear(env);
+      return 2;
     }
   }
-  return 1;
-}
-
-/* Stages `op` for the library: its packed buffer (copied in if `copy_in`) and its
- * packed leading dimension. Unused operands pass NULL and their own ld. */
-static int tmmb_stage(JNIEnv* jenv, tmmb_staging* staging, int slot, const tmmb_operand* op,
-                      int copy_in, float** data, int64_t* ld) {
-  *data = NULL;
-  *ld = op->ld;
-  if (!op->used) return 0;
-  *data = tmmb_staging_reserve(staging, slot, op->outer * op->inner);
-  if (!*data) return TMMB_STAGING_NO_MEMORY;
-  *ld = op->inner;
-  if (copy_in && !tmmb_copy(jenv, op, *data, 0)) return TMM_ERROR_INTERNAL;
   return 0;
 }
 
-static int tmmb_sgemm_arrays(JNIEnv* jenv, tmm_handle handle, tmmb_staging* staging,
-                             int layout, int trans_a, int trans_b, int64_t m, int64_t n,
-                             int64_t k, float alpha, jfloatArray array_a, int64_t offset_a,
-                             int64_t lda, jfloatArray array_b, int64_t offset_b, int64_t ldb,
-                             float beta, jfloatArray array_c, int64_t offset_c, int64_t ldc) {
-  const int row = layout == TMM_ROW_MAJOR;
-  const int ta = trans_a == TMM_TRANS, tb = trans_b == TMM_TRANS;
-  const int sizes_valid = m >= 0 && n >= 0 && k >= 0;
-  const int uses_c = sizes_valid && m > 0 && n > 0;
-  const int uses_ab = uses_c && k > 0 && alpha != 0.0f;
-  tmmb_operand a = tmmb_operand_of(array_a, offset_a, lda, row, ta ? k : m, ta ? m : k, uses_ab);
-  tmmb_operand b = tmmb_operand_of(array_b, offset_b, ldb, row, tb ? n : k, tb ? k : n, uses_ab);
-  tmmb_operand c = tmmb_operand_of(array_c, offset_c, ldc, row, m, n, uses_c);
+static int tmmb_read(void* user, int64_t offset, int64_t count, float* dst) {
+  return tmmb_copy(user, offset, count, dst, 0);
+}
 
-  if (!staging) return TMM_ERROR_INVALID_VALUE;
-  if (!sizes_valid || !tmmb_ld_valid(&a) || !tmmb_ld_valid(&b) || !tmmb_ld_valid(&c)) {
-    /* A negative size or a leading dimension below max(1, inner) is rejected by the
-     * library (the header's contract) before it touches memory. Give it the caller's
-     * arguments, with a stand-in for each array, so that its message names the
-     * caller's mistake. */
-    static float stand_in;
-    return tmm_sgemm(handle, (tmm_layout)layout, (tmm_transpose)trans_a,
-                     (tmm_transpose)trans_b, m, n, k, alpha, array_a ? &stand_in : NULL, lda,
-                     array_b ? &stand_in : NULL, ldb, beta, array_c ? &stand_in : NULL, ldc);
+static int tmmb_write(void* user, int64_t offset, int64_t count, const float* src) {
+  return tmmb_copy(user, offset, count, (float*)src, 1);
+}
+
+static int tmmb_sgemm_arrays(JNIEnv* jenv, tmm_handle handle, int layout, int trans_a,
+                             int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                             jfloatArray array_a, int64_t offset_a, int64_t lda,
+                             jfloatArray array_b, int64_t offset_b, int64_t ldb, float beta,
+                             jfloatArray array_c, int64_t offset_c, int64_t ldc) {
+  if (!tmmb_vm && (*jenv)->GetJavaVM(jenv, &tmmb_vm) != 0) return TMM_ERROR_INTERNAL;
+  pthread_once(&tmmb_once, tmmb_init);
+  jfloatArray given[3] = {array_a, array_b, array_c};
+  const int64_t offsets[3] = {offset_a, offset_b, offset_c};
+  tmmb_array arrays[3];
+  tmm_host_io io[3];
+  int status = 0;
+  for (int i = 0; i < 3; i++) {
+    arrays[i].array = NULL;
+    arrays[i].offset = offsets[i];
+    if (given[i]) {
+      arrays[i].array = (jfloatArray)(*jenv)->NewGlobalRef(jenv, given[i]);
+      if (!arrays[i].array) {
+        (*jenv)->ExceptionClear(jenv);
+        status = TMMB_NO_MEMORY;
+      }
+    }
+    io[i].struct_size = sizeof io[i];
+    io[i].read = tmmb_read;
+    io[i].write = i == 2 ? tmmb_write : NULL;
+    io[i].user = &arrays[i];
   }
-
-  float *staged_a, *staged_b, *staged_c;
-  int64_t packed_lda, packed_ldb, packed_ldc;
-  int status = tmmb_stage(jenv, staging, 0, &a, 1, &staged_a, &packed_lda);
-  if (status == 0) status = tmmb_stage(jenv, staging, 1, &b, 1, &staged_b, &packed_ldb);
-  if (status == 0)
-    status = tmmb_stage(jenv, staging, 2, &c, beta != 0.0f, &staged_c, &packed_ldc);
-  if (status != 0) return status;
-  status = tmm_sgemm(handle, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b,
-                     m, n, k, alpha, staged_a, packed_lda, staged_b, packed_ldb, beta, staged_c,
-                     packed_ldc);
-  if (status == TMM_SUCCESS && c.used && !tmmb_copy(jenv, &c, staged_c, 1))
-    return TMM_ERROR_INTERNAL;
+  if (status == 0) {
+    status = tmm_sgemm_io(handle, (tmm_layout)layout, (tmm_transpose)trans_a,
+                          (tmm_transpose)trans_b, m, n, k, alpha, array_a ? &io[0] : NULL, lda,
+                          array_b ? &io[1] : NULL, ldb, beta, array_c ? &io[2] : NULL, ldc);
+  }
+  for (int i = 0; i < 3; i++)
+    if (arrays[i].array) (*jenv)->DeleteGlobalRef(jenv, arrays[i].array);
   return status;
 }
 %}

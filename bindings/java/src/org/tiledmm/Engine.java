@@ -45,17 +45,14 @@ public class Engine implements AutoCloseable {
   }
 
   /**
-   * Owns the native handle and the staging of float[] arrays; runs once, by close()
-   * or by the garbage collector. It must not refer to the Engine, or the Engine would
-   * never become unreachable.
+   * Owns the native handle; runs once, by close() or by the garbage collector. It must
+   * not refer to the Engine, or the Engine would never become unreachable.
    */
   private static final class Release implements Runnable {
     private SWIGTYPE_p_tmm_context_s handle;
-    private SWIGTYPE_p_tmmb_staging staging;
 
-    Release(SWIGTYPE_p_tmm_context_s handle, SWIGTYPE_p_tmmb_staging staging) {
+    Release(SWIGTYPE_p_tmm_context_s handle) {
       this.handle = handle;
-      this.staging = staging;
     }
 
     @Override
@@ -64,14 +61,11 @@ public class Engine implements AutoCloseable {
         TiledmmNative.tmm_destroy(handle);
         DESTROYED.incrementAndGet();
       }
-      if (staging != null) TiledmmNative.tmmb_staging_delete(staging);
       handle = null;
-      staging = null;
     }
   }
 
   private SWIGTYPE_p_tmm_context_s handle;
-  private final SWIGTYPE_p_tmmb_staging staging;
   private final Cleaner.Cleanable cleanable;
 
   /** An engine on the best backend: CUDA device 0 if usable, else the CPU. */
@@ -82,22 +76,16 @@ public class Engine implements AutoCloseable {
   /** An engine on a chosen backend; {@code device} is the CUDA device index. */
   public Engine(Backend backend, int device) {
     int backendValue = notNull(backend, "backend").nativeValue();
-    SWIGTYPE_p_tmmb_staging newStaging = TiledmmNative.tmmb_staging_new();
-    if (newStaging == null) throw new OutOfMemoryError("tiledmm: no memory for a handle");
     SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
     try {
       int status = TiledmmNative.tmm_create_with_backend(cell, backendValue, device);
       if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
       handle = TiledmmNative.tmmb_handle_cell_value(cell);
-    } catch (RuntimeException | Error e) {
-      TiledmmNative.tmmb_staging_delete(newStaging);
-      throw e;
     } finally {
       TiledmmNative.delete_tmmb_handle_cell(cell);
     }
-    staging = newStaging;
     CREATED.incrementAndGet();
-    cleanable = CLEANER.register(this, new Release(handle, staging));
+    cleanable = CLEANER.register(this, new Release(handle));
   }
 
   /** The version of the loaded native library, as MAJOR*10000 + MINOR*100 + PATCH. */
@@ -244,23 +232,24 @@ public class Engine implements AutoCloseable {
    * each matrix starting at its offset in its array. BLAS semantics; beta = 0 never
    * reads C. Returns when c holds the result.
    *
-   * <p>The arrays are copied into the engine's native staging (which only grows) and
-   * the m x n part of C is copied back; elements of c outside it are never written.
-   * No array is pinned while the product runs, so the garbage collector is never held
-   * up. For large products, direct FloatBuffers avoid the copies.
+   * <p>The library copies the arrays in pieces (on a GPU, its packing threads copy them
+   * straight into its pinned staging while the GPU works, so the copies overlap the
+   * product) and writes back only the m x n part of C; elements of c outside it are
+   * never written. No array is pinned while the product runs, so the garbage collector
+   * is never held up. Direct FloatBuffers avoid the copies.
    */
   public final synchronized void sgemm(Layout layout, Transpose transA, Transpose transB,
       long m, long n, long k, float alpha, float[] a, int offsetA, long lda, float[] b,
       int offsetB, long ldb, float beta, float[] c, int offsetC, long ldc) {
     Shapes.check(layout, transA, transB, m, n, k, alpha, length(a), offsetA, lda, length(b),
         offsetB, ldb, length(c), offsetC, ldc);
-    int status = TiledmmNative.tmmb_sgemm_arrays(live(), staging, layout.nativeValue(),
+    int status = TiledmmNative.tmmb_sgemm_arrays(live(), layout.nativeValue(),
         transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, offsetA, lda, b, offsetB,
         ldb, beta, c, offsetC, ldc);
-    if (status == TiledmmNativeConstants.TMMB_STAGING_NO_MEMORY) {
+    if (status == TiledmmNativeConstants.TMMB_NO_MEMORY) {
       throw new TiledmmException(Status.OUT_OF_MEMORY,
           TiledmmNative.tmm_status_string(Status.OUT_OF_MEMORY.value)
-              + ": no host memory to stage the float[] arrays; use direct FloatBuffers");
+              + ": the JVM has no memory for a reference to the float[] arrays");
     }
     check(status);
   }

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The Java binding on the CPU backend: results, every error path, the staging of
+ * The Java binding on the CPU backend: results, every error path, the copies of
  * float[] arrays, lifetime (close, the garbage collector), threads, and the deprecated
  * 1.0 names.
  */
@@ -340,7 +340,7 @@ class EngineTest {
       Engine mm = new Engine(Backend.CPU, 0);
       mm.setTileSize(16);
       mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, 4, 4, 4, 1f, x, 4, x,
-          4, 0f, new float[16], 4);  // the engine's staging is allocated, and released
+          4, 0f, new float[16], 4);  // the float[] path runs, and the handle is released
     }
   }
 
@@ -384,9 +384,9 @@ class EngineTest {
 
   @Test
   void rowsLongerThanOneCopyChunk() {
-    // float[] arrays are staged in pieces of TMMB_STAGING_CHUNK floats: rows (and a
-    // whole matrix without padding) longer than a piece, with and without offsets.
-    int chunk = TiledmmNativeConstants.TMMB_STAGING_CHUNK;
+    // float[] arrays are copied in pieces of TMMB_COPY_CHUNK floats: rows longer than a
+    // piece, with and without offsets.
+    int chunk = TiledmmNativeConstants.TMMB_COPY_CHUNK;
     try (Engine mm = new Engine(Backend.CPU, 0)) {
       Case wide = new Case(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, 3,
           chunk + 17, 2, 1f, 0.5f, 5, 3);
@@ -397,7 +397,7 @@ class EngineTest {
       tall.run(mm);
       tall.verify();
       Case small = new Case(Layout.ROW_MAJOR, Transpose.TRANS, Transpose.TRANS, 5, 4, 3, 1f,
-          1f, 2, 0);  // after the large ones: the staging stays larger, and is reused
+          1f, 2, 0);  // after the large ones
       small.run(mm);
       small.verify();
     }
@@ -460,7 +460,7 @@ class EngineTest {
   }
 
   /**
-   * float[] arrays are copied into native staging, not held with
+   * float[] arrays are copied in pieces by the library, not held with
    * GetPrimitiveArrayCritical for the whole product: a garbage collection requested while
    * a long product runs in another thread happens while it runs (under a critical
    * section the JVM skips or defers it until the product ends), and C's padding, written
