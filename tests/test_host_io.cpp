@@ -199,11 +199,14 @@ TEST_F(HostIoCuda, StreamedPathMatchesThePointerCallAndReadsFromSeveralThreads) 
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_STAGING_BYTES, 256 << 10), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_THREADS, 4), TMM_SUCCESS);
   expect_io_matches_pointers(h_, 300, 280, 700);
-  // Several packing threads call the functions (rows of 700 floats, chunks of many).
+  // Several packing threads call the functions: chunks large enough to be split
+  // (at least 16K floats a task), through a budget that still cuts several tiles.
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, 8 << 20), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_STAGING_BYTES, 4 << 20), TMM_SUCCESS);
   GemmCase g;
-  g.m = 600;
-  g.n = 500;
-  g.k = 900;
+  g.m = 1000;
+  g.n = 800;
+  g.k = 1200;
   tmm_test::fill_case(g, 5);
   ArrayIo a(g.a), b(g.b), c(g.c);
   ASSERT_EQ(run_io(h_, g, a, b, c), TMM_SUCCESS) << tmm_get_error_message(h_);
@@ -211,8 +214,11 @@ TEST_F(HostIoCuda, StreamedPathMatchesThePointerCallAndReadsFromSeveralThreads) 
   r.struct_size = sizeof r;
   ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
   EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-  EXPECT_GE(r.tiles, 4);
-  EXPECT_GT(a.threads.size() + c.threads.size(), 2u) << "the packing threads call in parallel";
+  EXPECT_GE(r.tiles, 2);
+  std::set<std::thread::id> callers = a.threads;
+  callers.insert(b.threads.begin(), b.threads.end());
+  callers.insert(c.threads.begin(), c.threads.end());
+  EXPECT_GE(callers.size(), 2u) << "the packing threads call the functions in parallel";
   EXPECT_TRUE(tmm_test::check_case(g));
 }
 
