@@ -47,7 +47,7 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
   const StreamBuffers b = stream_buffers(p, s);
   const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();
-  return 4 * (kASlots * aligned_floats(b.a_slot) + aligned_floats(b.b_panel) +
+  return 4 * (kASlots * aligned_floats(b.a_slot) + s.panels() * aligned_floats(b.b_panel) +
               c_buffers * aligned_floats(b.c_tile));
 }
 

@@ -34,6 +34,9 @@ struct StreamPlan {
   int64_t group = 1;  // row tiles computed together while a panel goes up
   int64_t tiles() const { return tiles_m * tiles_n; }
   int64_t c_slots() const { return group + 1; }
+  // Two panels of op(B) when there are several column tiles: the next one goes up
+  // while the last row tiles still multiply with this one.
+  int64_t panels() const { return tiles_n > 1 ? 2 : 1; }
 };
 
 // The device buffers the plan needs: their leading dimensions (each operand kept in
@@ -42,7 +45,7 @@ struct StreamPlan {
 struct StreamBuffers {
   int64_t a_ld, b_ld, c_ld;
   int64_t a_slot;   // a chunk of op(A), kASlots slots
-  int64_t b_panel;  // all of k by tile_n of op(B)
+  int64_t b_panel;  // all of k by tile_n of op(B); plan.panels() of them
   int64_t b_slot;   // a chunk of the panel (staging only, two slots)
   int64_t c_tile;   // the accumulator, and C's copy when beta != 0; c_slots() of each
 };

@@ -119,7 +119,7 @@ struct StreamedGemm::State {
   DeviceBuffer device;   // carved into the device slots
   PinnedBuffer staging;  // carved into the staging slots
   CopySlot a_slot[kASlots], b_slot[2], c_up_slot[kMaxCSlots];
-  Event panel_consumed, first_product, last_epilogue;
+  Event panel_consumed[2], first_product, last_epilogue;
   Event epilogue_done[kMaxCSlots], down_start[kMaxCSlots], down_done[kMaxCSlots];
   WorkerPool pool;  // the packing threads
 };
@@ -166,7 +166,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   float* a_dev[kASlots];
   float* acc[kMaxCSlots];
   float* cin[kMaxCSlots];
-  float* panel = nullptr;
+  float* panels[2] = {nullptr, nullptr};
   float* a_st[kASlots];
   float* b_st[2];
   float* up_st[kMaxCSlots];
@@ -178,7 +178,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       acc[i] = d.take(sizes.c_tile);
       cin[i] = d.take(sizes.c_tile, reads_c);
     }
-    panel = d.take(sizes.b_panel);
+    for (int i = 0; i < plan.panels(); ++i) panels[i] = d.take(sizes.b_panel);
     return d.used();
   };
   auto carve_staging = [&](float* base) {
@@ -248,7 +248,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     record(s.c_up_slot[i].consumed, comp);
     record(s.down_done[i], d2h);
   }
-  record(s.panel_consumed, comp);
+  for (Event& e : s.panel_consumed) record(e, comp);
 
   // A finished tile waiting to be unpacked into C, per C slot.
   struct Pending {
@@ -280,8 +280,10 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     // The panel of op(B) for these columns goes up chunk by chunk inside the first
     // group's loop, each chunk just before the chunks of A that meet it, so the
     // first products start after one chunk instead of the whole panel. Every reader
-    // of the previous panel must be done first.
-    wait(h2d, s.panel_consumed);
+    // of the panel that last used this buffer (two column tiles ago) must be done.
+    const int pb = int(tj % plan.panels());
+    float* panel = panels[pb];
+    wait(h2d, s.panel_consumed[pb]);
     auto upload_b_chunk = [&](int64_t k0, int64_t kk) {
       const int bs = b_next;
       b_next ^= 1;
@@ -373,7 +375,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       }
       t0 = t1;
     }
-    record(s.panel_consumed, comp);
+    record(s.panel_consumed[pb], comp);
   }
   for (int i = 0; i < c_slots; ++i) finish((c_next + i) % c_slots);  // oldest first
   for (CopySlot& slot : s.a_slot) claim(slot);
