@@ -8,6 +8,8 @@
 #   java    -> libtiledmm-java   tiledmm.jar and libtiledmm_jni.so
 #   csharp  -> libtiledmm-cil    TiledMM.dll and libtiledmm_csharp.so
 #   tools   -> tiledmm-tools     tmm_demo, the seed reports' experiment
+#   blas    -> libtiledmm-blas1  libtiledmm_blas.so.1, the drop-in BLAS front end (its
+#                                header and unversioned link are in libtiledmm-dev)
 include(CMakePackageConfigHelpers)
 
 set(TILEDMM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tiledmm)
@@ -35,11 +37,15 @@ endif()
 if(TILEDMM_BUILD_EXAMPLES)
   list(APPEND TILEDMM_COMPONENTS tools)
 endif()
+if(TILEDMM_BUILD_BLAS)
+  list(APPEND TILEDMM_COMPONENTS blas)
+endif()
 set(pkg_runtime libtiledmm${PROJECT_VERSION_MAJOR})
 set(pkg_dev libtiledmm-dev)
 set(pkg_java libtiledmm-java)
 set(pkg_csharp libtiledmm-cil)
 set(pkg_tools tiledmm-tools)
+set(pkg_blas libtiledmm-blas${PROJECT_VERSION_MAJOR})
 set(changelog ${PROJECT_BINARY_DIR}/changelog.Debian.gz)
 add_custom_command(OUTPUT ${changelog}
   COMMAND gzip -9 -n -c ${CMAKE_CURRENT_LIST_DIR}/changelog > ${changelog}
@@ -81,6 +87,11 @@ set(TILEDMM_DESC_dev "${desc_common}\n\nThis package contains the header, pkg-co
 set(TILEDMM_DESC_java "${desc_common}\n\nThis package contains the Java binding (org.tiledmm) and its JNI library.")
 set(TILEDMM_DESC_csharp "${desc_common}\n\nThis package contains the C# binding (TiledMM.dll) for Mono.")
 set(TILEDMM_DESC_tools "${desc_common}\n\nThis package contains tmm_demo, the seed reports' experiment.")
+set(TILEDMM_DESC_blas "${desc_common}\n\nThis package contains libtiledmm_blas, a drop-in front end for the\n\
+system BLAS: preloaded (LD_PRELOAD) into a program that calls sgemm_ or\n\
+cblas_sgemm (NumPy, R, Octave, LAPACK, ScaLAPACK), it sends large\n\
+single-precision products to tiledmm and every other call to the BLAS\n\
+underneath.")
 foreach(component IN LISTS TILEDMM_COMPONENTS)
   string(TOUPPER ${component} up)
   set(CPACK_DEBIAN_${up}_PACKAGE_NAME ${pkg_${component}})
@@ -121,6 +132,16 @@ set(CPACK_DEBIAN_CSHARP_PACKAGE_SECTION cli-mono)
 set(CPACK_DEBIAN_CSHARP_PACKAGE_DEPENDS "${exact}, libc6 (>= 2.14), mono-runtime (>= 6)")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${exact}, libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1")
+# libtiledmm_blas loads the real BLAS at run time (dlopen), so it needs one without
+# linking it: recommended, like the driver for libtiledmm1. Its own library gets the
+# runtime package's ldconfig trigger and scripts (lintian: lacks-ldconfig-trigger).
+set(CPACK_DEBIAN_BLAS_PACKAGE_DEPENDS "${exact}, libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1")
+set(CPACK_DEBIAN_BLAS_PACKAGE_RECOMMENDS "libblas3 | libblas.so.3")
+set(CPACK_DEBIAN_BLAS_PACKAGE_CONTROL_EXTRA
+  ${CMAKE_CURRENT_LIST_DIR}/debian/triggers
+  ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
+  ${CMAKE_CURRENT_LIST_DIR}/debian/postrm)
+set(CPACK_DEBIAN_BLAS_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # RPM
 set(CPACK_RPM_PACKAGE_LICENSE MIT)
 set(CPACK_RPM_PACKAGE_GROUP "System Environment/Libraries")
@@ -132,6 +153,7 @@ set(CPACK_RPM_DEV_PACKAGE_GROUP "Development/Libraries")
 set(CPACK_RPM_JAVA_PACKAGE_REQUIRES "${pkg_runtime} = ${PROJECT_VERSION}, java-headless >= 11")
 set(CPACK_RPM_CSHARP_PACKAGE_REQUIRES "${pkg_runtime} = ${PROJECT_VERSION}, mono-core >= 6")
 set(CPACK_RPM_TOOLS_PACKAGE_REQUIRES "${pkg_runtime} = ${PROJECT_VERSION}")
+set(CPACK_RPM_BLAS_PACKAGE_REQUIRES "${pkg_runtime} = ${PROJECT_VERSION}")
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
   /usr/lib/cli /usr/share/java /usr/lib64/jni /usr/lib64/cmake /usr/lib64/pkgconfig
   /usr/share/doc)

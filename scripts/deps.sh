@@ -6,7 +6,11 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libgtest-dev
   swig default-jdk-headless junit5 mono-mcs mono-runtime libmono-system-core4.0-cil
-  dpkg-dev file rpm cpio lintian clang libclang-rt-14-dev valgrind clang-format abigail-tools)
+  dpkg-dev file rpm cpio lintian clang libclang-rt-14-dev valgrind clang-format abigail-tools
+  # libtiledmm_blas's tests (tests/blas/): the reference BLAS (LP64 and ILP64) and
+  # OpenBLAS as fallbacks, -lblas for the clients, Debian's NumPy, ScaLAPACK with Open MPI
+  libblas3 libblas-dev libblas64-3 libopenblas0-pthread python3-numpy
+  libscalapack-openmpi-dev libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

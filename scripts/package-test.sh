@@ -6,7 +6,9 @@
 #   - the .debs installed for real when run as root (removed again at exit), else
 #     unpacked into a scratch root; then a C program built with pkg-config, a CMake
 #     project with find_package(tiledmm), the Java example against the installed jar
-#     and the C# example against the installed assembly;
+#     and the C# example against the installed assembly; libtiledmm_blas preloaded
+#     into examples/blas_bench built against the system BLAS only (-lblas), and a C
+#     program linked with -ltiledmm_blas using its query API;
 #   - the .rpms unpacked with rpm2cpio into a scratch root, and the C program linked
 #     and run against it.
 set -euo pipefail
@@ -35,7 +37,7 @@ grep -E "^(Name|Version|Release|requires:|/usr/lib64/libtiledmm|libtiledmm1 = |l
 # ---- Debian packages: installed for real as root, else in a scratch root ------
 root=""
 if [ "$(id -u)" -eq 0 ]; then
-  trap 'apt-get purge -y -qq libtiledmm1 libtiledmm-dev libtiledmm-java libtiledmm-cil tiledmm-tools >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+  trap 'apt-get purge -y -qq libtiledmm1 libtiledmm-dev libtiledmm-java libtiledmm-cil tiledmm-tools libtiledmm-blas1 >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
   check deb_install env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkgs"/*.deb
 else
   trap 'rm -rf "$work"' EXIT
@@ -46,7 +48,8 @@ else
   export PKG_CONFIG_PATH=$(dirname "$root"/usr/lib/*/pkgconfig/tiledmm.pc)
   export CMAKE_PREFIX_PATH=$root/usr
 fi
-cp examples/sgemm_basic.c examples/java/Example.java examples/csharp/Example.cs "$work"/
+cp examples/sgemm_basic.c examples/java/Example.java examples/csharp/Example.cs \
+  examples/blas_bench.c tests/blas/header_blas_c.c "$work"/
 cd "$work"
 check deb_c_pkgconfig sh -c 'cc sgemm_basic.c $(pkg-config --cflags --libs tiledmm) -lm -o c_example && ./c_example'
 check deb_cmake_find_package sh -c "cmake -S '$top/tests/package' -B cmake_consumer -DEXAMPLE_SOURCE='$work/sgemm_basic.c' >/dev/null && cmake --build cmake_consumer >/dev/null && ./cmake_consumer/consumer"
@@ -56,12 +59,19 @@ check deb_java_example sh -c "javac -cp '$jar' -d java Example.java && java -Dti
 dll=$root/usr/lib/cli/tiledmm/TiledMM.dll
 check deb_csharp_example sh -c "mcs -nologo -r:'$dll' -out:Example.exe Example.cs && MONO_PATH='$(dirname "$dll")' mono Example.exe"
 check deb_tools_demo sh -c "'$root/usr/bin/tmm_demo' --cpu --sizes 64,128 --budget 30"
+blas_lib=$(echo "$root"/usr/lib/*/libtiledmm_blas.so.1)
+check deb_blas_preload sh -c "cc blas_bench.c \$(pkg-config --cflags tiledmm) -lblas -ldl -lm \
+  -o blas_bench && LD_PRELOAD='$blas_lib' TILEDMM_BLAS_THRESHOLD=all TILEDMM_BLAS_BACKEND=cpu \
+  ./blas_bench --sizes 64,150 --repeats 2 --expect-tiledmm"
+check deb_blas_link sh -c "cc header_blas_c.c \$(pkg-config --cflags --libs tiledmm) -ltiledmm_blas \
+  -o blas_link && ./blas_link"
 
 # ---- RPM packages: unpacked into a scratch root -------------------------------
 rroot=$work/rpmroot
 mkdir -p "$rroot"
 for rpm in "$pkgs"/*.rpm; do (cd "$rroot" && rpm2cpio "$rpm" | cpio -idm --quiet); done
-check rpm_layout test -e "$rroot/usr/lib64/libtiledmm.so.1" -a -e "$rroot/usr/lib64/pkgconfig/tiledmm.pc"
+check rpm_layout test -e "$rroot/usr/lib64/libtiledmm.so.1" -a -e "$rroot/usr/lib64/pkgconfig/tiledmm.pc" \
+  -a -e "$rroot/usr/lib64/libtiledmm_blas.so.1"
 check rpm_c_example sh -c "cc sgemm_basic.c -I'$rroot/usr/include' -L'$rroot/usr/lib64' -ltiledmm -lm -o rpm_example && LD_LIBRARY_PATH='$rroot/usr/lib64' ./rpm_example"
 
 echo "packages: $passed passed, $failed failed"

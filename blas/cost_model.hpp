@@ -1,0 +1,85 @@
+// The cost model behind TILEDMM_BLAS_THRESHOLD=auto: a call goes to tiledmm when
+// its modelled time there is below its modelled time on the CPU BLAS.
+//
+//   flops    = 2 m n k
+//   bytes    = 4 (m k + k n + m n) + 4 m n if beta != 0 (C travels both ways)
+//   t_cpu    = flops / cpu_rate
+//   t_tiledmm = overhead + bytes / link_rate + flops / gpu_rate
+//
+// The link and the GPU are added, not overlapped: near the crossover tiledmm takes
+// its direct path (copy, multiply, copy back), which does not overlap them.
+//
+// Inputs, each overridable (TILEDMM_BLAS_*):
+//   link_rate  LINK_GBPS, default 20 GB/s: what tiledmm's host path moves per second
+//              between pageable user memory and the GPU (pinned staging + packing),
+//              below PCIe 4/5 x16 peak on purpose;
+//   gpu_rate   GPU_TFLOPS, default multiprocessors x 0.35 TFLOP/s from the device
+//              (BLOCKED's measured rate per H100 SM), read at the first routed call;
+//              40 TFLOP/s until a device was read;
+//   cpu_rate   CPU_GFLOPS, default 40 GFLOP/s per CPU this process may run on
+//              (sched_getaffinity): an optimised SGEMM on AVX2/AVX-512 cores, with
+//              two hardware threads per core;
+//   overhead   OVERHEAD_US, default 50 us: a call's fixed cost in tiledmm (launches,
+//              synchronisation, copy latency).
+//
+// With the defaults on a 16-CPU host and an H100 (132 SMs), square products go to
+// tiledmm from n ~ 330 (beta = 0); ScaLAPACK's default local update, m x n x 32 with
+// beta = 1, never does (about 8 bytes over the link per 64 flops), which is why the
+// library widens PBLAS's panel (pilaenv_ in shim.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace tiledmm::blas {
+
+constexpr double kDefaultLinkGBps = 20.0;
+constexpr double kDefaultGpuTflopsPerSm = 0.35;
+constexpr double kDefaultGpuTflopsUnread = 40.0;
+constexpr double kDefaultCpuGflopsPerCpu = 40.0;
+constexpr double kDefaultOverheadUs = 50.0;
+
+struct Config;
+
+// Kept as seconds per unit, so that a decision (on every BLAS call with work in it)
+// costs a few multiplications and no division.
+class CostModel {
+ public:
+  CostModel(double link_bytes_per_s, double gpu_flops_per_s, double cpu_flops_per_s,
+            double overhead_s)
+      : per_byte_(1.0 / link_bytes_per_s),
+        per_gpu_flop_(1.0 / gpu_flops_per_s),
+        per_cpu_flop_(1.0 / cpu_flops_per_s),
+        overhead_s_(overhead_s) {}
+
+  double cpu_seconds(int64_t m, int64_t n, int64_t k) const {
+    return flops(m, n, k) * per_cpu_flop_;
+  }
+  double tiledmm_seconds(int64_t m, int64_t n, int64_t k, bool reads_c) const {
+    const double dm = double(m), dn = double(n), dk = double(k);
+    const double bytes = 4.0 * (dm * dk + dk * dn + dm * dn * (reads_c ? 2.0 : 1.0));
+    return overhead_s_ + bytes * per_byte_ + flops(m, n, k) * per_gpu_flop_;
+  }
+  bool prefers_tiledmm(int64_t m, int64_t n, int64_t k, bool reads_c) const {
+    return tiledmm_seconds(m, n, k, reads_c) < cpu_seconds(m, n, k);
+  }
+
+  double link_bytes_per_s() const { return 1.0 / per_byte_; }
+  double gpu_flops_per_s() const { return 1.0 / per_gpu_flop_; }
+  double cpu_flops_per_s() const { return 1.0 / per_cpu_flop_; }
+  double overhead_s() const { return overhead_s_; }
+
+ private:
+  static double flops(int64_t m, int64_t n, int64_t k) {
+    return 2.0 * double(m) * double(n) * double(k);
+  }
+  double per_byte_, per_gpu_flop_, per_cpu_flop_, overhead_s_;
+};
+
+// The model from the settings: `cpus` CPUs this process may use, and the GPU's
+// multiprocessors (0: not read yet).
+CostModel make_cost_model(const Config& config, int cpus, int gpu_multiprocessors);
+
+// CPUs this process may run on (its affinity mask), at least 1.
+int usable_cpus();
+
+}  // namespace tiledmm::blas

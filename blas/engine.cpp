@@ -1,0 +1,213 @@
+// The pool of tiledmm handles and its fork handlers (engine.hpp).
+#include "engine.hpp"
+
+#include <pthread.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "config.hpp"
+#include "log.hpp"
+
+namespace tiledmm::blas {
+namespace {
+
+// The launcher's rank of this process on its node, to spread ranks over devices.
+int find_local_rank() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PALS_LOCAL_RANKID"}) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      const long rank = std::strtol(v, &end, 10);
+      if (*end == '\0' && rank >= 0 && rank < (1L << 20)) return int(rank);
+    }
+  }
+  return 0;
+}
+
+tmm_backend to_tmm(BackendChoice b) {
+  switch (b) {
+    case BackendChoice::kCuda:
+      return TMM_BACKEND_CUDA;
+    case BackendChoice::kCpu:
+      return TMM_BACKEND_CPU;
+    case BackendChoice::kAuto:
+      break;
+  }
+  return TMM_BACKEND_AUTO;
+}
+
+Engine* g_engine = nullptr;
+
+}  // namespace
+
+Engine& Engine::instance() {
+  // Never destroyed: calls may arrive from atexit handlers and other threads while
+  // the process exits, and CUDA must not be torn down under them.
+  static Engine* engine = [] {
+    g_engine = new Engine();
+    pthread_atfork(&Engine::prepare_fork, &Engine::parent_after_fork, &Engine::child_after_fork);
+    return g_engine;
+  }();
+  return *engine;
+}
+
+Engine::Engine() : freed_(new std::condition_variable) {
+  const Config& cfg = config();
+  max_live_ = cfg.max_handles > 0 ? cfg.max_handles : 2 * int(cfg.devices.size());
+  local_rank_ = find_local_rank();
+}
+
+tmm_status Engine::create(Slot& slot, int index) {
+  const Config& cfg = config();
+  const tmm_backend backend = to_tmm(cfg.backend);
+  const int device = cfg.devices[size_t(local_rank_ + index) % cfg.devices.size()];
+  tmm_handle h = nullptr;
+  tmm_status s = tmm_create_with_backend(&h, backend, device);
+  if (s != TMM_SUCCESS) {
+    Log::line("note: tmm_create_with_backend(%s, device %d) failed: %s: %s",
+              backend_name(cfg.backend), device, tmm_status_string(s),
+              tmm_get_error_message(nullptr));
+    return s;
+  }
+  tmm_backend actual = TMM_BACKEND_CPU;
+  tmm_get_backend(h, &actual);
+  slot.handle = h;
+  slot.cuda = actual == TMM_BACKEND_CUDA;
+  slot.device = slot.cuda ? device : -1;
+  if (cfg.host_threads > 0) tmm_set_option(h, TMM_OPTION_HOST_THREADS, cfg.host_threads);
+  if (slot.cuda) {
+    tmm_device_info info{};
+    if (tmm_get_device_info(h, &info) == TMM_SUCCESS) {
+      multiprocessors_.store(info.multiprocessors, std::memory_order_relaxed);
+      Log::line("note: tiledmm handle on CUDA device %d (%s, %d SMs)", device, info.name,
+                info.multiprocessors);
+    }
+  } else {
+    Log::line("note: tiledmm handle on the CPU backend");
+  }
+  return TMM_SUCCESS;
+}
+
+Slot* Engine::acquire() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (state_.load(std::memory_order_relaxed) == kDisabled) {
+      if (fork_note_) {
+        fork_note_ = false;
+        Log::line("note: tiledmm is off in this child of fork(): %s", disabled_why_.c_str());
+      }
+      return nullptr;
+    }
+    if (!idle_.empty()) {
+      Slot* s = idle_.back();
+      idle_.pop_back();
+      return s;
+    }
+    if (live_ < max_live_) break;
+    freed_->wait(lock);
+  }
+  ++live_;
+  const int index = made_++;
+  if (config().backend != BackendChoice::kCpu) cuda_started_ = true;
+  lock.unlock();
+
+  // Made outside the lock: the first one starts CUDA, which takes a while.
+  Slot* slot = nullptr;
+  tmm_status s = TMM_ERROR_OUT_OF_MEMORY;
+  try {
+    slot = new Slot;
+    s = create(*slot, index);
+  } catch (...) {
+    s = TMM_ERROR_OUT_OF_MEMORY;
+  }
+  lock.lock();
+  if (s == TMM_SUCCESS) {
+    try {
+      every_.push_back(slot);
+    } catch (...) {
+      // Only bookkeeping for the child of a fork: the slot works without it.
+    }
+    started_.store(true, std::memory_order_release);
+    return slot;
+  }
+  delete slot;
+  --live_;
+  freed_->notify_all();
+  lock.unlock();
+  if (s == TMM_ERROR_OUT_OF_MEMORY) return nullptr;  // perhaps later
+  disable(s == TMM_ERROR_NO_DEVICE ? "no usable CUDA device (TMM_ERROR_NO_DEVICE)"
+                                   : "tiledmm cannot make a handle");
+  return nullptr;
+}
+
+void Engine::release(Slot* slot) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(slot);
+  }
+  freed_->notify_one();
+}
+
+void Engine::abandon(Slot* slot) {
+  (void)slot;  // stays in every_, never used again
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --live_;
+  }
+  freed_->notify_all();
+}
+
+void Engine::disable(const char* why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (state_.load(std::memory_order_relaxed) == kDisabled) return;
+    try {
+      disabled_why_ = why;
+    } catch (...) {
+    }
+    state_.store(kDisabled, std::memory_order_release);
+  }
+  freed_->notify_all();
+  Log::line(
+      "note: tiledmm is off for the rest of this process: %s; every call goes to the "
+      "fallback BLAS",
+      why);
+}
+
+std::string Engine::describe() const {
+  if (disabled()) return "off (" + disabled_why_ + ")";
+  if (!started()) return "not started";
+  const int sms = multiprocessors();
+  return sms > 0 ? "started (CUDA, " + std::to_string(sms) + " SMs)" : "started (CPU)";
+}
+
+void Engine::prepare_fork() {
+  if (g_engine != nullptr) g_engine->mutex_.lock();
+}
+
+void Engine::parent_after_fork() {
+  if (g_engine != nullptr) g_engine->mutex_.unlock();
+}
+
+void Engine::child_after_fork() {
+  Engine* e = g_engine;
+  if (e == nullptr) return;
+  // Every handle belongs to the parent: its CUDA context and its worker threads do
+  // not exist here. They stay in every_ (reachable, never destroyed).
+  e->idle_.clear();
+  e->live_ = 0;
+  if (auto* fresh = new (std::nothrow) std::condition_variable) e->freed_ = fresh;
+  if (e->cuda_started_ && e->state_.load() != kDisabled) {
+    e->state_.store(kDisabled);
+    e->fork_note_ = true;
+    try {
+      e->disabled_why_ = "its parent had started CUDA, which a child of fork() cannot use";
+    } catch (...) {
+    }
+  }
+  e->started_.store(false);
+  e->mutex_.unlock();
+}
+
+}  // namespace tiledmm::blas

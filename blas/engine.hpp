@@ -1,0 +1,75 @@
+// The tiledmm side of the library: a small pool of tiledmm handles, made on demand
+// (the first one at the first routed call, which is when CUDA starts), shared by the
+// process's threads, at most TILEDMM_BLAS_HANDLES at once (a thread that finds them
+// all busy waits for one). Each handle keeps the scratch copy of C its calls need.
+//
+// fork(): a child cannot use the CUDA context its parent made, nor the parent's
+// worker threads (the CPU backend's). The pthread_atfork child handler therefore
+// drops every handle (leaks it, never destroys it: destroying would touch CUDA) and
+// the child makes its own handles, unless the parent had started CUDA: then the
+// child sends every call to the fallback.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tiledmm/tiledmm.h"
+
+namespace tiledmm::blas {
+
+struct Slot {
+  tmm_handle handle = nullptr;
+  bool cuda = false;
+  int device = -1;
+  std::vector<float> saved_c;  // C before a beta != 0 call, to recompute after a fault
+};
+
+class Engine {
+ public:
+  static Engine& instance();
+
+  // A handle for one call; nullptr when tiledmm cannot run in this process (the
+  // reason is logged once). Blocks while every handle allowed is busy.
+  Slot* acquire();
+  // Gives the handle back for the next call.
+  void release(Slot* slot);
+  // After a CUDA fault: the handle is never used again (nor destroyed).
+  void abandon(Slot* slot);
+  // Stops using tiledmm in this process; `why` goes to the log once.
+  void disable(const char* why);
+  bool disabled() const { return state_.load(std::memory_order_acquire) == kDisabled; }
+  bool started() const { return started_.load(std::memory_order_acquire); }
+  // Multiprocessors of the GPU of the last CUDA handle made (0: none yet).
+  int multiprocessors() const { return multiprocessors_.load(std::memory_order_relaxed); }
+  std::string describe() const;
+
+ private:
+  enum State { kReady = 0, kDisabled = 1 };
+  Engine();
+  tmm_status create(Slot& slot, int index);
+  static void prepare_fork();
+  static void parent_after_fork();
+  static void child_after_fork();
+
+  std::mutex mutex_;
+  // A pointer, so that the child of a fork can start from a fresh one: waiters of the
+  // parent's threads do not exist there.
+  std::condition_variable* freed_;
+  std::vector<Slot*> idle_;
+  std::vector<Slot*> every_;  // every slot ever made, dropped ones too (kept reachable)
+  int live_ = 0;              // slots of this process: busy + idle
+  int made_ = 0;              // handles made by this process (device choice)
+  int max_live_ = 2;
+  int local_rank_ = 0;
+  bool cuda_started_ = false;  // a handle other than CPU was asked for
+  bool fork_note_ = false;     // a child disabled at fork, not yet logged
+  std::atomic<int> state_{kReady};
+  std::atomic<bool> started_{false};
+  std::atomic<int> multiprocessors_{0};
+  std::string disabled_why_;
+};
+
+}  // namespace tiledmm::blas

@@ -1,0 +1,222 @@
+// Finding the real BLAS. With TILEDMM_BLAS_FALLBACK set, only that library (a path
+// or a name dlopen understands) is tried. Otherwise, in order:
+//   1. the next sgemm_ after this library in the process's lookup order
+//      (dlsym(RTLD_NEXT)): the BLAS the program itself linked, when the library is
+//      preloaded in front of it;
+//   2. libblas.so.3, the system BLAS (Debian's alternatives: reference or OpenBLAS);
+//   3. libopenblas.so.0.
+// A candidate whose sgemm_ lies in this library, or in another copy of it, is
+// refused: the fallback must never call back into tiledmm.
+//
+// The other routines (cblas_sgemm for error reports, the ILP64 names) come from the
+// library that provides sgemm_, so that one BLAS answers for everything.
+#include "fallback.hpp"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <mutex>
+#include <new>
+
+#include "config.hpp"
+#include "log.hpp"
+
+namespace tiledmm::blas {
+namespace {
+
+// Any function of this library, to learn where it is loaded.
+void anchor() {}
+
+const void* own_base() {
+  static const void* base = [] {
+    Dl_info info{};
+    return dladdr(reinterpret_cast<void*>(&anchor), &info) != 0 ? info.dli_fbase : nullptr;
+  }();
+  return base;
+}
+
+template <class Fn>
+Fn as_function(void* symbol) {
+  return reinterpret_cast<Fn>(symbol);
+}
+
+// A handle on the library that contains `address` (already loaded: RTLD_NOLOAD).
+void* handle_of(const void* address, std::string& path) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  // The file itself, not the alternatives' link to it (for the log and describe).
+  char resolved[PATH_MAX];
+  path = realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
+  return dlopen(info.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+}
+
+// Takes sgemm_ from `handle` (or from `direct`, found by RTLD_NEXT) into `out`,
+// unless it is this library; notes a refusal.
+bool adopt(void* handle, void* direct, const std::string& name, Fallback& out) {
+  void* sym = direct != nullptr ? direct : (handle ? dlsym(handle, "sgemm_") : nullptr);
+  if (sym == nullptr) return false;
+  if (is_tiledmm_blas(sym)) {
+    out.refused +=
+        (out.refused.empty() ? "" : "; ") + name + " (it is libtiledmm_blas itself, or a copy)";
+    return false;
+  }
+  std::string path = name;
+  void* lib = handle_of(sym, path);
+  out.sgemm = as_function<FortranSgemm<int>>(sym);
+  out.path = path;
+  void* cblas = lib != nullptr ? dlsym(lib, "cblas_sgemm") : nullptr;
+  if (cblas != nullptr && !is_tiledmm_blas(cblas))
+    out.cblas_sgemm = as_function<CblasSgemm<int>>(cblas);
+  return true;
+}
+
+Fallback* find_fallback() {
+  auto* f = new Fallback;
+  const Config& cfg = config();
+  if (!cfg.fallback.empty()) {
+    void* h = dlopen(cfg.fallback.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* why = dlerror();
+      f->refused = cfg.fallback + " (" + (why ? why : "cannot be loaded") + ")";
+    } else if (!adopt(h, nullptr, cfg.fallback, *f) && f->refused.empty()) {
+      f->refused = cfg.fallback + " (no sgemm_ in it)";
+    }
+  } else {
+    bool found = adopt(nullptr, dlsym(RTLD_NEXT, "sgemm_"), "the next sgemm_ (RTLD_NEXT)", *f);
+    for (const char* name : {"libblas.so.3", "libopenblas.so.0"}) {
+      if (found) break;
+      void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      found = h != nullptr && adopt(h, nullptr, name, *f);
+    }
+  }
+  if (f->sgemm == nullptr) {
+    std::string text = "no fallback BLAS";
+    if (!f->refused.empty()) text += " (refused: " + f->refused + ")";
+    text += ": every call goes to tiledmm, whatever its size";
+    Log::note(text.c_str());
+  } else {
+    Log::line("note: fallback BLAS %s%s%s", f->path.c_str(), f->refused.empty() ? "" : "; refused ",
+              f->refused.c_str());
+  }
+  return f;
+}
+
+Fallback64* find_fallback64() {
+  auto* f = new Fallback64;
+  const Fallback& lp64 = fallback();
+  // OpenBLAS's suffixed ILP64 names, in the same library as the LP64 ones.
+  if (!lp64.path.empty()) {
+    if (void* h = dlopen(lp64.path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
+      void* s = dlsym(h, "sgemm_64_");
+      if (s != nullptr && !is_tiledmm_blas(s)) {
+        f->sgemm = as_function<FortranSgemm<int64_t>>(s);
+        f->path = lp64.path;
+        void* c = dlsym(h, "cblas_sgemm64_");
+        if (c != nullptr && !is_tiledmm_blas(c))
+          f->cblas_sgemm = as_function<CblasSgemm<int64_t>>(c);
+      }
+    }
+  }
+  // An ILP64 library with the plain names (Debian's libblas64.so.3). Its own
+  // cblas_sgemm is not used: it calls sgemm_ through the PLT, which is this
+  // library's LP64 sgemm_.
+  const std::string& name = config().fallback64;
+  if (f->sgemm == nullptr && !name.empty()) {
+    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      void* s = dlsym(h, "sgemm_64_");
+      if (s == nullptr) s = dlsym(h, "sgemm_");
+      if (s != nullptr && !is_tiledmm_blas(s)) {
+        std::string path;
+        if (handle_of(s, path) != nullptr) {
+          f->sgemm = as_function<FortranSgemm<int64_t>>(s);
+          f->path = path;
+        }
+      }
+    }
+  }
+  if (f->sgemm != nullptr) {
+    Log::line("note: ILP64 fallback BLAS %s", f->path.c_str());
+  } else {
+    Log::note(
+        "no ILP64 fallback BLAS: 64-bit calls whose sizes fit in 32 bits use the LP64 "
+        "fallback, larger ones go to tiledmm");
+  }
+  return f;
+}
+
+}  // namespace
+
+bool is_tiledmm_blas(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0) return false;
+  if (info.dli_fbase == own_base()) return true;
+  if (info.dli_fname == nullptr) return false;
+  void* h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h == nullptr) return false;
+  void* marker = dlsym(h, "tmm_blas_version");
+  Dl_info where{};
+  const bool copy =
+      marker != nullptr && dladdr(marker, &where) != 0 && where.dli_fbase == info.dli_fbase;
+  dlclose(h);  // balances the RTLD_NOLOAD reference; the library stays loaded
+  return copy;
+}
+
+namespace {
+
+// Found once; afterwards every call reads one pointer (the BLAS calls' fast path).
+template <class T, T* (*find)()>
+const T& found_once() {
+  static std::atomic<const T*> found{nullptr};
+  static std::once_flag once;
+  if (const T* f = found.load(std::memory_order_acquire)) return *f;
+  std::call_once(once, [] {
+    const T* f = nullptr;
+    try {
+      f = find();
+    } catch (...) {
+      static const T none;
+      f = &none;
+    }
+    found.store(f, std::memory_order_release);
+  });
+  return *found.load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+const Fallback& fallback() { return found_once<Fallback, find_fallback>(); }
+
+const Fallback64& fallback64() { return found_once<Fallback64, find_fallback64>(); }
+
+namespace {
+
+// The global definition first (the program's override, as the reference BLAS's own
+// calls would find it), else the fallback library's.
+void* lookup_global_then_fallback(const char* name) {
+  void* sym = dlsym(RTLD_DEFAULT, name);
+  if (sym != nullptr && !is_tiledmm_blas(sym)) return sym;
+  const Fallback& f = fallback();
+  if (f.path.empty()) return nullptr;
+  void* h = dlopen(f.path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  return h != nullptr ? dlsym(h, name) : nullptr;
+}
+
+}  // namespace
+
+Xerbla find_xerbla() { return as_function<Xerbla>(lookup_global_then_fallback("xerbla_")); }
+
+CblasXerbla find_cblas_xerbla() {
+  return as_function<CblasXerbla>(lookup_global_then_fallback("cblas_xerbla"));
+}
+
+Pilaenv next_pilaenv() {
+  static const Pilaenv next = [] {
+    void* sym = dlsym(RTLD_NEXT, "pilaenv_");
+    return sym != nullptr && !is_tiledmm_blas(sym) ? as_function<Pilaenv>(sym) : nullptr;
+  }();
+  return next;
+}
+
+}  // namespace tiledmm::blas

@@ -1,0 +1,403 @@
+// The routing of a checked call (router.hpp):
+//   1. quick return, as the reference SGEMM: m or n = 0, or (alpha = 0 or k = 0)
+//      with beta = 1: nothing is read or written;
+//   2. tiledmm when the threshold says so (or when no fallback can take the call);
+//   3. if tiledmm fails before touching C (no device, no memory, an argument it
+//      rejects such as C overlapping A), the fallback computes the call, and the
+//      log says so once per kind of failure. After TMM_ERROR_CUDA C may be partly
+//      written: with beta = 0 the fallback recomputes it from A and B alone; with
+//      beta != 0 from the copy of C taken before the call (TILEDMM_BLAS_KEEP_C);
+//      without a copy C is filled with NaN and the log says so: never silently
+//      wrong data. tiledmm is then off for the rest of the process;
+//   4. otherwise the fallback.
+#include "router.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+
+#include "config.hpp"
+#include "cost_model.hpp"
+#include "engine.hpp"
+#include "fallback.hpp"
+#include "log.hpp"
+#include "tiledmm/tiledmm_version.h"
+
+namespace tiledmm::blas {
+namespace {
+
+// Initial-exec TLS, as in counters.cpp: read on every call.
+__attribute__((tls_model("initial-exec"))) thread_local int t_fallback_depth = 0;
+
+// Logged once per process each.
+std::atomic<bool> g_logged_status[8];
+std::atomic<bool> g_logged_no_copy{false};
+std::atomic<bool> g_logged_lost{false};
+
+uint64_t flops_of(const GemmCall& c) {
+  if (c.alpha == 0.0f || c.k == 0) return 0;
+  // m, n, k < 2^63 each: the product of the first two fits in 128 bits; saturate.
+  const unsigned __int128 mn = (unsigned __int128)uint64_t(c.m) * uint64_t(c.n);
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  if (mn > max / 2) return max;
+  const unsigned __int128 f = mn * 2u * uint64_t(c.k);
+  return f > max ? max : uint64_t(f);
+}
+
+bool fits_int(int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
+
+bool fits32(const GemmCall& c) {
+  return fits_int(c.m) && fits_int(c.n) && fits_int(c.k) && fits_int(c.lda) && fits_int(c.ldb) &&
+         fits_int(c.ldc);
+}
+
+bool is_wide(Routine r) { return r == Routine::kSgemm64 || r == Routine::kCblasSgemm64; }
+
+// Which fallback routine can compute the call.
+enum class Plan { kNone, kLp64, kIlp64 };
+
+Plan fallback_plan(const GemmCall& c) {
+  if (!is_wide(c.routine)) return fallback().sgemm != nullptr ? Plan::kLp64 : Plan::kNone;
+  if (fallback64().sgemm != nullptr) return Plan::kIlp64;
+  if (fits32(c) && fallback().sgemm != nullptr) return Plan::kLp64;
+  return Plan::kNone;
+}
+
+void call_fallback(Plan plan, const GemmCall& c) {
+  FallbackScope scope;
+  const char ta = c.trans_a ? 'T' : 'N', tb = c.trans_b ? 'T' : 'N';
+  if (plan == Plan::kIlp64) {
+    const int64_t m = c.m, n = c.n, k = c.k, lda = c.lda, ldb = c.ldb, ldc = c.ldc;
+    fallback64().sgemm(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc, 1,
+                       1);
+  } else {
+    const int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb),
+              ldc = int(c.ldc);
+    fallback().sgemm(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc, 1,
+                     1);
+  }
+}
+
+int cpus() {
+  static const int count = usable_cpus();
+  return count;
+}
+
+// The model for the GPU read so far, made again only when that changes (at most a
+// few times per process; the old ones are leaked on purpose: another thread may be
+// reading one).
+struct CachedModel {
+  int multiprocessors;
+  CostModel model;
+};
+std::atomic<const CachedModel*> g_model{nullptr};
+
+const CostModel& current_model(const Config& cfg) {
+  const int sms = Engine::instance().multiprocessors();
+  const CachedModel* cached = g_model.load(std::memory_order_acquire);
+  if (cached != nullptr && cached->multiprocessors == sms) return cached->model;
+  const CachedModel* fresh = new CachedModel{sms, make_cost_model(cfg, cpus(), sms)};
+  g_model.store(fresh, std::memory_order_release);
+  return fresh->model;
+}
+
+bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
+  switch (cfg.threshold) {
+    case ThresholdMode::kNever:
+      return false;
+    case ThresholdMode::kAll:
+      return true;
+    case ThresholdMode::kFlops:
+      return double(flops) >= cfg.threshold_flops;
+    case ThresholdMode::kAuto:
+      break;
+  }
+  if (flops == 0 || cfg.backend == BackendChoice::kCpu) return false;
+  // A product the CPU finishes within tiledmm's fixed overhead never goes there: the
+  // small calls' fast path, which needs neither the engine nor the GPU's figures.
+  static const double floor_flops = [&cfg] {
+    const CostModel m = make_cost_model(cfg, cpus(), 0);
+    return m.overhead_s() * m.cpu_flops_per_s();
+  }();
+  if (double(flops) <= floor_flops) return false;
+  if (Engine::instance().disabled()) return false;
+  return current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f);
+}
+
+// C's m x n part, column by column, into the slot's scratch, and back.
+bool save_c(Slot& s, const GemmCall& c) {
+  try {
+    const size_t need = size_t(c.m) * size_t(c.n);
+    if (s.saved_c.size() < need) {
+      s.saved_c.clear();
+      s.saved_c.shrink_to_fit();
+      s.saved_c.resize(need);
+    }
+  } catch (...) {
+    return false;
+  }
+  for (int64_t j = 0; j < c.n; ++j)
+    std::memcpy(s.saved_c.data() + j * c.m, c.c + j * c.ldc, size_t(c.m) * sizeof(float));
+  return true;
+}
+
+void restore_c(const Slot& s, const GemmCall& c) {
+  for (int64_t j = 0; j < c.n; ++j)
+    std::memcpy(c.c + j * c.ldc, s.saved_c.data() + j * c.m, size_t(c.m) * sizeof(float));
+}
+
+void poison_c(const GemmCall& c) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t j = 0; j < c.n; ++j) std::fill(c.c + j * c.ldc, c.c + j * c.ldc + c.m, nan);
+}
+
+enum class Outcome {
+  kDone,      // tiledmm computed C
+  kDeclined,  // tiledmm did not run; C untouched
+  kRecover,   // tiledmm failed; C is as before the call (or beta = 0): recompute
+  kLost       // tiledmm failed after writing C, and C cannot be restored
+};
+
+struct Attempt {
+  tmm_status status = TMM_SUCCESS;
+  int device = -1;
+};
+
+void log_failure_once(tmm_status st, const char* detail) {
+  const int index = int(st) >= 0 && int(st) < 8 ? int(st) : 7;
+  if (!Log::first(g_logged_status[index])) return;
+  Log::line(
+      "note: tiledmm failed (%s: %s); the fallback BLAS computes the call (logged once "
+      "per kind of failure)",
+      tmm_status_string(st), detail);
+}
+
+Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
+  Engine& engine = Engine::instance();
+  Slot* s = engine.acquire();
+  if (s == nullptr) return Outcome::kDeclined;
+  at.device = s->device;
+  if (cfg.threshold == ThresholdMode::kAuto) {
+    if (!s->cuda) {
+      engine.release(s);
+      engine.disable("no usable GPU, and automatic routing never uses the CPU backend");
+      return Outcome::kDeclined;
+    }
+    // The device's own figures are known now: ask the model again.
+    if (!current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f)) {
+      engine.release(s);
+      return Outcome::kDeclined;
+    }
+  }
+  const bool reads_c = c.beta != 0.0f;
+  const bool saved = reads_c && cfg.keep_c && save_c(*s, c);
+  if (reads_c && cfg.keep_c && !saved) {
+    engine.release(s);
+    if (Log::first(g_logged_no_copy))
+      Log::note(
+          "no memory for the copy of C a routed call keeps: the fallback BLAS computes "
+          "such calls (logged once)");
+    return Outcome::kDeclined;
+  }
+  const tmm_status st = tmm_sgemm(s->handle, TMM_COL_MAJOR, c.trans_a ? TMM_TRANS : TMM_NO_TRANS,
+                                  c.trans_b ? TMM_TRANS : TMM_NO_TRANS, c.m, c.n, c.k, c.alpha, c.a,
+                                  c.lda, c.b, c.ldb, c.beta, c.c, c.ldc);
+  at.status = st;
+  if (st == TMM_SUCCESS) {
+    engine.release(s);
+    return Outcome::kDone;
+  }
+  log_failure_once(st, tmm_get_error_message(s->handle));
+  if (st == TMM_ERROR_CUDA) {
+    // C may hold tiles written before the fault. The handle's context may be gone.
+    Outcome outcome = Outcome::kRecover;
+    if (reads_c) {
+      if (saved) {
+        restore_c(*s, c);
+      } else {
+        outcome = Outcome::kLost;
+      }
+    }
+    engine.abandon(s);
+    engine.disable("a CUDA error (TMM_ERROR_CUDA)");
+    return outcome;
+  }
+  engine.release(s);
+  if (st == TMM_ERROR_NO_DEVICE || st == TMM_ERROR_INTERNAL) engine.disable(tmm_status_string(st));
+  return Outcome::kRecover;  // every other failure happens before C is touched
+}
+
+// One line per call in the caller's own terms (a row-major call turned back).
+void log_call(const GemmCall& c, const char* where, double ms) {
+  if (!Log::enabled()) return;
+  const bool row = c.row_major;
+  const bool ta = row ? c.trans_b : c.trans_a, tb = row ? c.trans_a : c.trans_b;
+  Log::line(
+      "%s %s %c%c m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld alpha=%g beta=%g -> %s "
+      "%.3f ms",
+      routine_name(c.routine), row ? "row" : "col", ta ? 'T' : 'N', tb ? 'T' : 'N',
+      (long long)(row ? c.n : c.m), (long long)(row ? c.m : c.n), (long long)c.k,
+      (long long)(row ? c.ldb : c.lda), (long long)(row ? c.lda : c.ldb), (long long)c.ldc,
+      double(c.alpha), double(c.beta), where, ms);
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// pilaenv_'s widening is on when local products of PANEL width may go to tiledmm.
+bool panels_on(const Config& cfg) {
+  Engine& engine = Engine::instance();
+  switch (cfg.threshold) {
+    case ThresholdMode::kNever:
+      return false;
+    case ThresholdMode::kAll:
+    case ThresholdMode::kFlops:
+      return !engine.disabled();
+    case ThresholdMode::kAuto:
+      break;
+  }
+  if (cfg.backend == BackendChoice::kCpu || engine.disabled()) return false;
+  // The first psgemm_ asks before any local product: find out now whether a GPU is
+  // there (this is the call that starts CUDA).
+  Slot* s = engine.acquire();
+  if (s == nullptr) return false;
+  const bool cuda = s->cuda;
+  engine.release(s);
+  if (!cuda) engine.disable("no usable GPU, and automatic routing never uses the CPU backend");
+  return cuda;
+}
+
+}  // namespace
+
+FallbackScope::FallbackScope() { ++t_fallback_depth; }
+FallbackScope::~FallbackScope() { --t_fallback_depth; }
+bool FallbackScope::active() { return t_fallback_depth > 0; }
+
+void run_gemm(const GemmCall& c) noexcept {
+  try {
+    const Config& cfg = config();
+    const bool logging = Log::enabled();
+    if (c.m == 0 || c.n == 0 || ((c.alpha == 0.0f || c.k == 0) && c.beta == 1.0f)) {
+      Counters::add(c.routine, Counter::kNoop);
+      log_call(c, "none", 0.0);
+      return;
+    }
+    const auto start =
+        logging ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const uint64_t flops = flops_of(c);
+    const Plan plan = fallback_plan(c);
+    const char* recovered = nullptr;
+    if (plan == Plan::kNone || wants_tiledmm(cfg, c, flops)) {
+      Attempt at;
+      const Outcome outcome = try_tiledmm(cfg, c, at);
+      if (outcome == Outcome::kDone) {
+        Counters::add_call(c.routine, Counter::kTiledmmCalls, Counter::kTiledmmFlops, flops);
+        Counters::note_k(c.routine, c.k);
+        if (logging) {
+          char where[32];
+          if (at.device >= 0) {
+            std::snprintf(where, sizeof where, "tiledmm cuda:%d", at.device);
+          } else {
+            std::snprintf(where, sizeof where, "tiledmm cpu");
+          }
+          log_call(c, where, ms_since(start));
+        }
+        return;
+      }
+      if (outcome == Outcome::kLost || plan == Plan::kNone) {
+        poison_c(c);
+        Counters::add(c.routine, Counter::kLost);
+        if (Log::first(g_logged_lost) || logging)
+          Log::line("note: %s m=%lld n=%lld k=%lld could not be computed (%s); C is set to NaN",
+                    routine_name(c.routine), (long long)c.m, (long long)c.n, (long long)c.k,
+                    plan == Plan::kNone ? "tiledmm failed and there is no fallback BLAS"
+                                        : "a CUDA fault after C was written, and no copy of C");
+        log_call(c, "lost", ms_since(start));
+        return;
+      }
+      if (outcome == Outcome::kRecover) {
+        Counters::add(c.routine, Counter::kRecovered);
+        recovered = tmm_status_string(at.status);
+      }
+    }
+    call_fallback(plan, c);
+    Counters::add_call(c.routine, Counter::kFallbackCalls, Counter::kFallbackFlops, flops);
+    if (logging) {
+      char where[160];
+      if (recovered != nullptr) {
+        std::snprintf(where, sizeof where, "fallback (recovered: %.120s)", recovered);
+      } else {
+        std::snprintf(where, sizeof where, "fallback");
+      }
+      log_call(c, where, ms_since(start));
+    }
+  } catch (...) {
+    // Nothing above throws once C may have been touched (logging uses fixed buffers).
+  }
+}
+
+int pilaenv(const int* ictxt, const char* prec) noexcept {
+  try {
+    const Config& cfg = config();
+    const char p = prec != nullptr ? char(std::toupper(static_cast<unsigned char>(*prec))) : ' ';
+    if (p == 'S' && cfg.panel > 0 && panels_on(cfg)) {
+      const int width = int(std::min<int64_t>(cfg.panel, INT_MAX));
+      Counters::add(Routine::kPilaenv, Counter::kTiledmmCalls);
+      Log::line("pilaenv_ %c -> %d (widened for tiledmm)", p, width);
+      return width;
+    }
+    const Pilaenv next = next_pilaenv();
+    const int width = next != nullptr ? next(ictxt, prec) : 32;
+    Counters::add(Routine::kPilaenv, Counter::kFallbackCalls);
+    Log::line("pilaenv_ %c -> %d (%s)", p, width, next != nullptr ? "ScaLAPACK's" : "default");
+    return width;
+  } catch (...) {
+    return 32;
+  }
+}
+
+std::string describe() {
+  const Config& cfg = config();
+  const Fallback& f = fallback();
+  const Fallback64& f64 = fallback64();
+  const CostModel& model = current_model(cfg);
+  std::string devices;
+  for (int d : cfg.devices) devices += (devices.empty() ? "" : ",") + std::to_string(d);
+  std::string threshold = threshold_name(cfg.threshold);
+  if (cfg.threshold == ThresholdMode::kFlops) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%g flops", cfg.threshold_flops);
+    threshold = text;
+  }
+  char model_text[256];
+  std::snprintf(model_text, sizeof model_text,
+                "link %.3g GB/s, gpu %.3g TFLOP/s%s, cpu %.4g GFLOP/s (%d CPUs), overhead %.3g us",
+                model.link_bytes_per_s() / 1e9, model.gpu_flops_per_s() / 1e12,
+                cfg.gpu_tflops > 0                         ? " (set)"
+                : Engine::instance().multiprocessors() > 0 ? " (from the device)"
+                                                           : " (default until a device is read)",
+                model.cpu_flops_per_s() / 1e9, cpus(), model.overhead_s() * 1e6);
+  const std::string version = std::to_string(TILEDMM_VERSION_MAJOR) + "." +
+                              std::to_string(TILEDMM_VERSION_MINOR) + "." +
+                              std::to_string(TILEDMM_VERSION_PATCH);
+  return "libtiledmm_blas " + version + ": threshold=" + threshold +
+         " backend=" + backend_name(cfg.backend) + " devices=" + devices + " math=" + cfg.math +
+         " panel=" + std::to_string(cfg.panel) + " keep_c=" + (cfg.keep_c ? "1" : "0") +
+         " log=" + (cfg.log.empty() ? "off" : cfg.log) +
+         " config=" + (cfg.config_file.empty() ? "none" : cfg.config_file) +
+         "; fallback=" + (f.path.empty() ? "none" : f.path) +
+         (f.refused.empty() ? "" : " (refused: " + f.refused + ")") +
+         "; fallback64=" + (f64.path.empty() ? "none" : f64.path) + "; model: " + model_text +
+         "; tiledmm: " + Engine::instance().describe();
+}
+
+}  // namespace tiledmm::blas

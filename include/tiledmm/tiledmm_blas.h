@@ -1,0 +1,161 @@
+/*
+ * tiledmm_blas: a drop-in BLAS front end for tiledmm (libtiledmm_blas.so).
+ *
+ * SPDX-License-Identifier: MIT
+ *
+ * Put libtiledmm_blas.so in front of the system BLAS (LD_PRELOAD, or link it before
+ * -lblas) and a program's single-precision products go to tiledmm without a line
+ * changed:
+ *
+ *   LD_PRELOAD=libtiledmm_blas.so.1 python3 my_numpy_program.py
+ *
+ * It exports, with the exact semantics of the reference BLAS:
+ *   sgemm_          Fortran SGEMM: column-major, every argument by reference
+ *   cblas_sgemm     CBLAS: row- or column-major
+ *   sgemm_64_       sgemm_ with 64-bit integers (OpenBLAS's ILP64 name)
+ *   cblas_sgemm64_  cblas_sgemm with 64-bit integers (OpenBLAS's ILP64 name)
+ *   pilaenv_        ScaLAPACK's PBLAS panel width (see TILEDMM_BLAS_PANEL)
+ * and the query functions below. Every other BLAS routine (dgemm_ included) is the
+ * real BLAS's, reached through the ordinary symbol lookup.
+ *
+ * Each call with valid arguments goes either to tiledmm (host memory, tmm_sgemm) or
+ * to the real BLAS underneath (the "fallback"), found at run time: the library named
+ * by TILEDMM_BLAS_FALLBACK, else the next sgemm_ in the process (the BLAS the program
+ * linked), else libblas.so.3, else libopenblas.so.0; never this library itself.
+ * Invalid arguments are passed to the fallback's own routine, which reports them
+ * through xerbla exactly as the reference BLAS does. Quick returns (m or n = 0, or
+ * alpha = 0 or k = 0 with beta = 1) do nothing, as in the reference; beta = 0 never
+ * reads C.
+ *
+ * Settings: environment variables, or the same keys in a file named by
+ * TILEDMM_BLAS_CONFIG ("KEY = value" or "short_name = value" lines, # comments; the
+ * environment wins). Read once, at the first BLAS call. A value that does not parse
+ * keeps its default and says so in the log.
+ *
+ *   TILEDMM_BLAS_THRESHOLD   auto (default): the cost model decides per call (below);
+ *          (threshold)       all or 0: every call with work in it goes to tiledmm;
+ *                            never: every call goes to the fallback;
+ *                            a number: calls of at least that many flops (2 m n k)
+ *   TILEDMM_BLAS_BACKEND     auto (default), cuda or cpu: tiledmm's backend. auto
+ *          (backend)         routing never sends work to the CPU backend (it is not
+ *                            faster than an optimised BLAS): use it with all or a
+ *                            number, as the tests do
+ *   TILEDMM_BLAS_DEVICE      CUDA device indices, e.g. 0 or 0,1,2,3 (default 0). Handle
+ *          (device)          i of a process uses entry (local rank + i) mod count, the
+ *                            local rank being OMPI_COMM_WORLD_LOCAL_RANK,
+ *                            MPI_LOCALRANKID, SLURM_LOCALID or PALS_LOCAL_RANKID (0
+ *                            outside MPI): list a node's GPUs and its ranks spread
+ *                            over them
+ *   TILEDMM_BLAS_MATH        fp32 (default, the only mode yet); other values are
+ *          (math)            rejected with a log line and fp32 is used
+ *   TILEDMM_BLAS_FALLBACK    the real BLAS: a path or a library name
+ *          (fallback)
+ *   TILEDMM_BLAS_FALLBACK64  the ILP64 BLAS for sgemm_64_/cblas_sgemm64_ when the
+ *          (fallback64)      fallback has no *64_ names (default libblas64.so.3; empty:
+ *                            none). Without one, 64-bit calls whose sizes fit in 32
+ *                            bits use the LP64 fallback and larger ones go to tiledmm
+ *   TILEDMM_BLAS_LOG         off (default), stderr, or a file (%p: the process id): a
+ *          (log)             line per call (routine, sizes, where it ran, time) and a
+ *                            line per notable event; appended, one write per line
+ *   TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns for single precision
+ *          (panel)           while tiledmm is on (default 4096; 0: never widen). PBLAS
+ *                            steps k by this width, so each rank's local sgemm_ is
+ *                            m x n x PANEL instead of m x n x 32. Workspace per rank
+ *                            grows to about 4 * PANEL * (local m + local n) bytes
+ *   TILEDMM_BLAS_HANDLES     tiledmm handles a process uses at once (default 2 per
+ *          (handles)         device listed); more concurrent calls wait for one
+ *   TILEDMM_BLAS_HOST_THREADS  TMM_OPTION_HOST_THREADS of each handle (default 0:
+ *          (host_threads)    the library's default)
+ *   TILEDMM_BLAS_KEEP_C      1 (default): before a routed call with beta != 0, copy
+ *          (keep_c)          C, so that a CUDA fault after C was partly written can be
+ *                            recomputed by the fallback. 0 saves the copy; such a
+ *                            fault then fills C with NaN and logs it (never silently
+ *                            wrong data)
+ *   TILEDMM_BLAS_LINK_GBPS, _GPU_TFLOPS, _CPU_GFLOPS, _OVERHEAD_US
+ *          (link_gbps, gpu_tflops, cpu_gflops, overhead_us)  the cost model's inputs
+ *
+ * Cost model (THRESHOLD=auto): a call goes to tiledmm when
+ *     overhead + bytes / link + flops / gpu  <  flops / cpu
+ * with flops = 2 m n k and bytes = 4 (m k + k n + m n), plus 4 m n when beta != 0.
+ * Defaults: link 20 GB/s; gpu = multiprocessors x 0.35 TFLOP/s, read from the device
+ * at the first routed call (40 TFLOP/s before); cpu = 40 GFLOP/s per CPU the process
+ * may run on; overhead 50 us. With a 16-CPU host and an H100, square products go to
+ * tiledmm from n ~ 330; ScaLAPACK's default m x n x 32 updates never do.
+ *
+ * Safety: nothing happens at load time; the settings, the fallback and tiledmm are
+ * set up at the first call, CUDA at the first call routed to tiledmm. Calls from
+ * several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
+ * fork() the child drops the parent's handles (never destroying them) and makes its
+ * own, except when the parent had initialised CUDA: the child then uses the fallback
+ * only. When tiledmm fails before touching C (no device, no memory), the fallback
+ * computes the call and the log says so once; after a CUDA fault tiledmm is off for
+ * the rest of the process and the call is recomputed from the saved C. The library
+ * never prints (except to the log), never aborts and never exits.
+ */
+#ifndef TILEDMM_BLAS_H
+#define TILEDMM_BLAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiledmm/tiledmm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef TMM_BLAS_API
+#if defined(__GNUC__) && (__GNUC__ >= 4)
+#define TMM_BLAS_API __attribute__((visibility("default")))
+#else
+#define TMM_BLAS_API
+#endif
+#endif
+
+/* The entry points counted separately. Values are stable. */
+typedef enum tmm_blas_routine {
+  TMM_BLAS_SGEMM = 0,          /* sgemm_ */
+  TMM_BLAS_CBLAS_SGEMM = 1,    /* cblas_sgemm */
+  TMM_BLAS_SGEMM_64 = 2,       /* sgemm_64_ */
+  TMM_BLAS_CBLAS_SGEMM_64 = 3, /* cblas_sgemm64_ */
+  TMM_BLAS_PILAENV = 4,        /* pilaenv_: tiledmm_calls counts widened answers,
+                                  fallback_calls ScaLAPACK's own */
+  TMM_BLAS_ALL = 100           /* the sum over every routine */
+} tmm_blas_routine;
+
+/* What the calls of a routine did since the start (or tmm_blas_reset_counters).
+ * Growable like tmm_report: set struct_size = sizeof(tmm_blas_counters) first. */
+typedef struct tmm_blas_counters {
+  size_t struct_size;       /* in: sizeof(tmm_blas_counters); out: bytes written */
+  uint64_t tiledmm_calls;   /* calls tiledmm computed */
+  uint64_t tiledmm_flops;   /* their 2 m n k (0 for alpha = 0 or k = 0) */
+  uint64_t fallback_calls;  /* calls the fallback BLAS computed (recovered included) */
+  uint64_t fallback_flops;  /* their 2 m n k */
+  uint64_t recovered_calls; /* sent to tiledmm, failed, recomputed by the fallback */
+  uint64_t invalid_calls;   /* invalid arguments, reported through xerbla */
+  uint64_t noop_calls;      /* quick returns: nothing to compute */
+  uint64_t lost_calls;      /* could be computed nowhere: C filled with NaN, logged */
+  int64_t tiledmm_max_k;    /* the largest k tiledmm computed (0: none) */
+} tmm_blas_counters;
+
+/* The version of libtiledmm_blas loaded, as tmm_version(). */
+TMM_BLAS_API int tmm_blas_version(void);
+
+/* The counters of one routine, or of all (TMM_BLAS_ALL). TMM_ERROR_INVALID_VALUE for
+ * a NULL pointer, an unknown routine or a struct_size below the first release's. */
+TMM_BLAS_API tmm_status tmm_blas_get_counters(tmm_blas_routine routine, tmm_blas_counters* out);
+
+/* Sets every counter to zero. Calls running meanwhile may be counted either side. */
+TMM_BLAS_API void tmm_blas_reset_counters(void);
+
+/* The effective settings, the fallback libraries, the cost model and whether tiledmm
+ * has started, as one line of text, like snprintf: writes at most `size` bytes
+ * (NUL included) and returns the length of the whole text. Reads the settings and
+ * finds the fallback, but starts neither tiledmm nor CUDA. */
+TMM_BLAS_API size_t tmm_blas_describe(char* buffer, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEDMM_BLAS_H */

@@ -1,0 +1,134 @@
+// Helpers of the libtiledmm_blas tests: the BLAS entry points as a client declares
+// them, the xerbla reports a test captures (xerbla_capture.cpp), the library's
+// counters and log, and the rule for what a test needs: missing on a developer's
+// machine, the test skips; in CI (CI set, not false or 0), it fails.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tiledmm/tiledmm_blas.h"
+
+extern "C" {
+// As a client sees them (a Fortran caller adds hidden lengths, which are ignored).
+void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
+            const float* beta, float* c, const int* ldc);
+void sgemm_64_(const char* transa, const char* transb, const int64_t* m, const int64_t* n,
+               const int64_t* k, const float* alpha, const float* a, const int64_t* lda,
+               const float* b, const int64_t* ldb, const float* beta, float* c, const int64_t* ldc);
+void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_sgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                    float beta, float* c, int64_t ldc);
+}
+
+namespace tmm_blas_test {
+
+constexpr int kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTrans = 113;
+
+// One error report: through xerbla_ (Fortran) or cblas_xerbla.
+struct Report {
+  bool cblas = false;
+  std::string routine;  // trailing blanks removed
+  int info = 0;
+  bool operator==(const Report& o) const {
+    return cblas == o.cblas && routine == o.routine && info == o.info;
+  }
+};
+inline std::ostream& operator<<(std::ostream& os, const Report& r) {
+  return os << (r.cblas ? "cblas_xerbla(" : "xerbla_(") << r.routine << ", " << r.info << ")";
+}
+// The reports since the last call (xerbla_capture.cpp), and clears them.
+std::vector<Report> take_reports();
+
+inline bool in_ci() {
+  const char* v = std::getenv("CI");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "false") != 0 && std::strcmp(v, "0") != 0;
+}
+
+inline bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// For a test body: skip without `path`, or fail in CI.
+#define TMM_BLAS_NEED_FILE(path, what)                                                \
+  do {                                                                                \
+    const std::string need_ = (path);                                                 \
+    if (need_.empty() || !::tmm_blas_test::file_exists(need_)) {                      \
+      if (::tmm_blas_test::in_ci()) FAIL() << "CI needs " << (what) << ": " << need_; \
+      GTEST_SKIP() << "no " << (what) << " (" << need_ << ")";                        \
+    }                                                                                 \
+  } while (0)
+
+inline std::string env_or(const char* name, const char* otherwise = "") {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : otherwise;
+}
+
+inline tmm_blas_counters counters(tmm_blas_routine routine) {
+  tmm_blas_counters c{};
+  c.struct_size = sizeof c;
+  EXPECT_EQ(tmm_blas_get_counters(routine, &c), TMM_SUCCESS);
+  return c;
+}
+
+inline std::string describe() {
+  std::vector<char> text(tmm_blas_describe(nullptr, 0) + 1);
+  tmm_blas_describe(text.data(), text.size());
+  return text.data();
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Lines of the text containing every one of `parts`.
+inline int count_lines(const std::string& text, std::initializer_list<const char*> parts) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    bool all = true;
+    for (const char* p : parts) all = all && line.find(p) != std::string::npos;
+    n += all;
+  }
+  return n;
+}
+
+// With TILEDMM_BLAS_BACKEND=cuda: one small routed call, then skip when the library
+// found no usable GPU (tiledmm is off), or fail when TMM_REQUIRE_GPU=1.
+#define TMM_BLAS_SKIP_WITHOUT_GPU()                                                              \
+  do {                                                                                           \
+    if (::tmm_blas_test::env_or("TILEDMM_BLAS_BACKEND") == "cuda") {                             \
+      const int one_ = 1;                                                                        \
+      const float x_ = 1.0f, zero_ = 0.0f;                                                       \
+      float c_ = 0.0f;                                                                           \
+      sgemm_("N", "N", &one_, &one_, &one_, &x_, &x_, &one_, &x_, &one_, &zero_, &c_, &one_);    \
+      if (::tmm_blas_test::describe().find("tiledmm: off") != std::string::npos) {               \
+        if (::tmm_blas_test::env_or("TMM_REQUIRE_GPU") == "1")                                   \
+          FAIL() << "TMM_REQUIRE_GPU=1 but tiledmm has no GPU: " << ::tmm_blas_test::describe(); \
+        GTEST_SKIP() << "no usable CUDA device";                                                 \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+// The route the settings of this run give to calls with work in them.
+enum class Route { kTiledmm, kFallback, kByFlops };
+inline Route expected_route() {
+  const std::string t = env_or("TILEDMM_BLAS_THRESHOLD", "auto");
+  if (t == "all" || t == "0") return Route::kTiledmm;
+  if (t == "never") return Route::kFallback;
+  return Route::kByFlops;
+}
+
+}  // namespace tmm_blas_test

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# libtiledmm_blas preloaded into programs that were never built for it:
+#   1. processes that make no BLAS call are untouched: no log file appears;
+#   2. preload_client (built against the system BLAS only): nothing at load time,
+#      dgemm_ left to the real BLAS, sgemm_/cblas_sgemm through the library, fork;
+#      with the default settings (auto) and with every call routed to tiledmm.
+# Usage: run_preload.sh LIBTILEDMM_BLAS PRELOAD_CLIENT|NOTFOUND WORKDIR
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+shim=$1 client=$2 work=$3
+[ -x "$client" ] || missing "the system BLAS for linking (libblas-dev) to build preload_client"
+mkdir -p "$work"
+log=$work/preload.log
+rm -f "$log"
+
+LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log sh -c 'exit 0' || fail "sh with the library preloaded"
+LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log ls / >/dev/null || fail "ls with the library preloaded"
+[ ! -e "$log" ] || fail "a process without BLAS calls wrote the log"
+
+# Threads at start without the library (OpenBLAS starts its own when it loads).
+PRELOAD_BASELINE_THREADS=$("$client" --threads)
+export PRELOAD_BASELINE_THREADS
+
+echo "== default settings"
+LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log "$client" "$log"
+grep -q "sgemm_ col NN m=37 n=29 k=41 .* -> " "$log" || fail "no sgemm_ line in the log"
+! grep -q "dgemm" "$log" || fail "dgemm_ reached the library"
+
+echo "== every call routed to tiledmm (CPU backend)"
+rm -f "$log"
+LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log TILEDMM_BLAS_THRESHOLD=all TILEDMM_BLAS_BACKEND=cpu \
+  PRELOAD_EXPECT_ROUTE=tiledmm "$client" "$log"
+grep -q "cblas_sgemm col NN m=37 n=29 k=41 .* -> tiledmm cpu" "$log" ||
+  fail "cblas_sgemm did not run on tiledmm: $(cat "$log")"
+[ "$(grep -c -- "-> tiledmm cpu" "$log")" -eq 3 ] ||
+  fail "expected 3 calls on tiledmm (2 + the child's): $(cat "$log")"
+echo "PASS"

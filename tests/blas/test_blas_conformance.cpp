@@ -1,0 +1,511 @@
+// Reference-BLAS conformance of sgemm_, cblas_sgemm, sgemm_64_ and cblas_sgemm64_
+// through libtiledmm_blas: every transpose (N, T, C, either case), both CBLAS
+// layouts, padded leading dimensions, alpha/beta including beta = 0 with NaN in C and
+// alpha = 0 with NaN in A and B, m/n/k = 0, quick returns with NULL pointers, and the
+// argument errors the reference reports (xerbla's routine name and parameter number).
+//
+// The same program runs under several settings (tests/blas/CMakeLists.txt): every
+// call routed to tiledmm (TILEDMM_BLAS_THRESHOLD=all, CPU backend) or to the
+// fallback (never), over the reference BLAS or OpenBLAS; the counters must show the
+// route taken. Results are checked against an FP64 reference (tests/gemm_reference.hpp).
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "blas_test_util.hpp"
+#include "gemm_reference.hpp"
+
+namespace {
+
+using tmm_blas_test::kColMajor;
+using tmm_blas_test::kConjTrans;
+using tmm_blas_test::kNoTrans;
+using tmm_blas_test::kRowMajor;
+using tmm_blas_test::kTrans;
+using tmm_blas_test::Report;
+using tmm_test::GemmCase;
+
+enum class Entry { kFortran, kCblasCol, kCblasRow, kFortran64, kCblas64Col, kCblas64Row };
+
+const char* entry_name(Entry e) {
+  switch (e) {
+    case Entry::kFortran:
+      return "sgemm_";
+    case Entry::kCblasCol:
+      return "cblas_sgemm col";
+    case Entry::kCblasRow:
+      return "cblas_sgemm row";
+    case Entry::kFortran64:
+      return "sgemm_64_";
+    case Entry::kCblas64Col:
+      return "cblas_sgemm64_ col";
+    case Entry::kCblas64Row:
+      return "cblas_sgemm64_ row";
+  }
+  return "?";
+}
+
+tmm_blas_routine routine_of(Entry e) {
+  switch (e) {
+    case Entry::kFortran:
+      return TMM_BLAS_SGEMM;
+    case Entry::kCblasCol:
+    case Entry::kCblasRow:
+      return TMM_BLAS_CBLAS_SGEMM;
+    case Entry::kFortran64:
+      return TMM_BLAS_SGEMM_64;
+    case Entry::kCblas64Col:
+    case Entry::kCblas64Row:
+      return TMM_BLAS_CBLAS_SGEMM_64;
+  }
+  return TMM_BLAS_ALL;
+}
+
+// The settings must name the fallback explicitly, so that the test knows what it
+// runs on; it must exist (in CI: or the test fails).
+// On the CUDA backend (a GPU machine) the tests need a GPU.
+#define NEED_FALLBACK()                                              \
+  TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), \
+                     "the fallback BLAS (TILEDMM_BLAS_FALLBACK)");   \
+  TMM_BLAS_SKIP_WITHOUT_GPU()
+
+// Calls the entry on the case, spelling each transpose as `spelling` picks: Fortran
+// characters in either case, and C for T; CBLAS CblasConjTrans for CblasTrans.
+void call(Entry e, GemmCase& g, int spelling) {
+  const bool ta = g.ta == TMM_TRANS, tb = g.tb == TMM_TRANS;
+  const char* trans_chars = "TtCc";
+  const char ca = ta ? trans_chars[spelling % 4] : "Nn"[spelling % 2];
+  const char cb = tb ? trans_chars[(spelling + 1) % 4] : "nN"[spelling % 2];
+  const int ia = ta ? (spelling % 2 ? kConjTrans : kTrans) : kNoTrans;
+  const int ib = tb ? (spelling % 3 ? kTrans : kConjTrans) : kNoTrans;
+  float* c = g.c.data();
+  switch (e) {
+    case Entry::kFortran: {
+      const int m = int(g.m), n = int(g.n), k = int(g.k), lda = int(g.lda), ldb = int(g.ldb),
+                ldc = int(g.ldc);
+      sgemm_(&ca, &cb, &m, &n, &k, &g.alpha, g.a.data(), &lda, g.b.data(), &ldb, &g.beta, c, &ldc);
+      break;
+    }
+    case Entry::kFortran64:
+      sgemm_64_(&ca, &cb, &g.m, &g.n, &g.k, &g.alpha, g.a.data(), &g.lda, g.b.data(), &g.ldb,
+                &g.beta, c, &g.ldc);
+      break;
+    case Entry::kCblasCol:
+    case Entry::kCblasRow:
+      cblas_sgemm(e == Entry::kCblasRow ? kRowMajor : kColMajor, ia, ib, int(g.m), int(g.n),
+                  int(g.k), g.alpha, g.a.data(), int(g.lda), g.b.data(), int(g.ldb), g.beta, c,
+                  int(g.ldc));
+      break;
+    case Entry::kCblas64Col:
+    case Entry::kCblas64Row:
+      cblas_sgemm64_(e == Entry::kCblas64Row ? kRowMajor : kColMajor, ia, ib, g.m, g.n, g.k,
+                     g.alpha, g.a.data(), g.lda, g.b.data(), g.ldb, g.beta, c, g.ldc);
+      break;
+  }
+}
+
+bool quick_return(const GemmCase& g) {
+  return g.m == 0 || g.n == 0 || ((g.alpha == 0.0f || g.k == 0) && g.beta == 1.0f);
+}
+
+uint64_t flops(const GemmCase& g) {
+  return g.alpha == 0.0f || g.k == 0 ? 0 : uint64_t(2 * g.m * g.n * g.k);
+}
+
+// Counters of every routine, to compare before and after.
+std::map<tmm_blas_routine, tmm_blas_counters> snapshot() {
+  std::map<tmm_blas_routine, tmm_blas_counters> s;
+  for (auto r : {TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_SGEMM_64, TMM_BLAS_CBLAS_SGEMM_64})
+    s[r] = tmm_blas_test::counters(r);
+  return s;
+}
+
+TEST(BlasConformance, EveryLayoutTransposeShapePaddingAndScaling) {
+  NEED_FALLBACK();
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},    {7, 5, 3}, {33, 17, 64}, {64, 65, 31},
+                          {97, 40, 70}, {0, 5, 3}, {5, 0, 3},    {5, 3, 0}};
+  const std::pair<float, float> scalings[] = {{1.0f, 0.0f},  {-1.5f, 0.5f}, {0.75f, 1.0f},
+                                              {0.0f, 0.0f},  {0.0f, 2.0f},  {0.0f, 1.0f},
+                                              {2.0f, -1.0f}, {1.0f, 1.0f}};
+  std::map<tmm_blas_routine, uint64_t> work_calls, work_flops, noops;
+  const auto before = snapshot();
+  int spelling = 0, cases = 0, failures = 0;
+  for (Entry e : {Entry::kFortran, Entry::kCblasCol, Entry::kCblasRow, Entry::kFortran64,
+                  Entry::kCblas64Col, Entry::kCblas64Row}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (const Shape& s : shapes) {
+          for (const auto& ab : scalings) {
+            for (int64_t pad : {0, 3}) {
+              GemmCase g;
+              g.layout = (e == Entry::kCblasRow || e == Entry::kCblas64Row) ? TMM_ROW_MAJOR
+                                                                            : TMM_COL_MAJOR;
+              g.ta = ta;
+              g.tb = tb;
+              g.m = s.m;
+              g.n = s.n;
+              g.k = s.k;
+              g.alpha = ab.first;
+              g.beta = ab.second;
+              g.pad = pad;
+              tmm_test::fill_case(g, seed + uint32_t(cases));
+              call(e, g, spelling++);
+              ++cases;
+              const ::testing::AssertionResult ok = tmm_test::check_case(g);
+              if (!ok && failures++ < 10)
+                ADD_FAILURE() << entry_name(e) << " " << tmm_test::describe(g) << ": "
+                              << ok.message();
+              if (quick_return(g)) {
+                ++noops[routine_of(e)];
+              } else {
+                ++work_calls[routine_of(e)];
+                work_flops[routine_of(e)] += flops(g);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << "of " << cases << " cases";
+  EXPECT_TRUE(tmm_blas_test::take_reports().empty()) << "valid calls reported an error";
+
+  // Every call with work in it went where the settings say, and nothing else happened.
+  const auto after = snapshot();
+  const auto route = tmm_blas_test::expected_route();
+  for (auto r :
+       {TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_SGEMM_64, TMM_BLAS_CBLAS_SGEMM_64}) {
+    SCOPED_TRACE("routine " + std::to_string(int(r)));
+    const tmm_blas_counters& b = before.at(r);
+    const tmm_blas_counters& a = after.at(r);
+    const uint64_t tiledmm = a.tiledmm_calls - b.tiledmm_calls;
+    const uint64_t fallback = a.fallback_calls - b.fallback_calls;
+    EXPECT_EQ(a.noop_calls - b.noop_calls, noops[r]);
+    EXPECT_EQ(tiledmm + fallback, work_calls[r]);
+    EXPECT_EQ(a.tiledmm_flops - b.tiledmm_flops + a.fallback_flops - b.fallback_flops,
+              work_flops[r]);
+    EXPECT_EQ(a.recovered_calls - b.recovered_calls, 0u);
+    EXPECT_EQ(a.lost_calls - b.lost_calls, 0u);
+    EXPECT_EQ(a.invalid_calls - b.invalid_calls, 0u);
+    if (route == tmm_blas_test::Route::kTiledmm) {
+      EXPECT_EQ(fallback, 0u);
+    }
+    if (route == tmm_blas_test::Route::kFallback) {
+      EXPECT_EQ(tiledmm, 0u);
+    }
+  }
+}
+
+// alpha = 0 reads neither A nor B (NaN there stays out): C = beta * C, exactly.
+TEST(BlasConformance, AlphaZeroReadsNeitherAnorB) {
+  NEED_FALLBACK();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int m = 19, n = 23, k = 11;
+  std::vector<float> a(m * k, nan), b(k * n, nan), c(m * n), c0;
+  for (size_t i = 0; i < c.size(); ++i) c[i] = float(int(i % 13) - 6);
+  c0 = c;
+  const float alpha = 0.0f, beta = 0.5f;
+  sgemm_("N", "N", &m, &n, &k, &alpha, a.data(), &m, b.data(), &k, &beta, c.data(), &m);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], 0.5f * c0[i]) << i;
+  cblas_sgemm(kRowMajor, kTrans, kNoTrans, m, n, k, alpha, a.data(), m, b.data(), n, 0.0f, c.data(),
+              n);
+  for (float x : c) ASSERT_EQ(x, 0.0f);
+}
+
+// Quick returns: nothing is read or written, NULL pointers included, NaN in C stays.
+TEST(BlasConformance, QuickReturnsTouchNothing) {
+  NEED_FALLBACK();
+  const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+  const int zero = 0, one = 1, five = 5;
+  const float alpha = 1.0f, beta = 1.0f, beta0 = 0.0f;
+  sgemm_("N", "N", &zero, &five, &five, &alpha, nullptr, &one, nullptr, &five, &beta0, nullptr,
+         &one);
+  sgemm_("T", "N", &five, &zero, &five, &alpha, nullptr, &five, nullptr, &five, &beta0, nullptr,
+         &five);
+  std::vector<float> c(25, std::numeric_limits<float>::quiet_NaN());
+  sgemm_("N", "N", &five, &five, &zero, &alpha, nullptr, &five, nullptr, &one, &beta, c.data(),
+         &five);
+  cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, 5, 5, 0, 1.0f, nullptr, 1, nullptr, 5, 1.0f, c.data(),
+              5);
+  cblas_sgemm(kColMajor, kNoTrans, kNoTrans, 0, 0, 0, 1.0f, nullptr, 1, nullptr, 1, 0.0f, nullptr,
+              1);
+  for (float x : c) EXPECT_TRUE(std::isnan(x));
+  // k = 0 with beta != 1 is no quick return: C = beta * C, A and B unread.
+  std::vector<float> d(25, 4.0f);
+  const float half = 0.5f;
+  sgemm_("N", "N", &five, &five, &zero, &alpha, nullptr, &five, nullptr, &one, &half, d.data(),
+         &five);
+  for (float x : d) EXPECT_EQ(x, 2.0f);
+  const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+  EXPECT_EQ(after.noop_calls - before.noop_calls, 5u);
+  EXPECT_EQ(
+      after.tiledmm_calls + after.fallback_calls - before.tiledmm_calls - before.fallback_calls,
+      1u);
+  EXPECT_TRUE(tmm_blas_test::take_reports().empty());
+}
+
+// One invalid Fortran call: its expected INFO (the reference's check order).
+struct FortranError {
+  const char *ta, *tb;
+  int m, n, k, lda, ldb, ldc;
+  int info;
+};
+
+const FortranError kFortranErrors[] = {
+    {"X", "N", 4, 4, 4, 4, 4, 4, 1},  {"N", "Q", 4, 4, 4, 4, 4, 4, 2},
+    {"N", "N", -1, 4, 4, 4, 4, 4, 3}, {"N", "N", 4, -1, 4, 4, 4, 4, 4},
+    {"N", "N", 4, 4, -1, 4, 4, 4, 5}, {"N", "N", 4, 4, 4, 3, 4, 4, 8},
+    {"T", "N", 4, 4, 5, 4, 5, 4, 8},  {"N", "N", 4, 4, 5, 4, 4, 4, 10},
+    {"N", "T", 4, 5, 4, 4, 4, 4, 10}, {"N", "N", 4, 4, 4, 4, 4, 3, 13},
+    {"N", "N", 0, 4, 4, 0, 4, 1, 8},  {"n", "t", -2, -1, 4, 0, 0, 0, 3},
+    {"X", "N", -1, 4, 4, 0, 4, 4, 1}, {"N", "N", 4, 4, 0, 4, 0, 4, 10},
+};
+
+using FortranSgemm = void (*)(const char*, const char*, const int*, const int*, const int*,
+                              const float*, const float*, const int*, const float*, const int*,
+                              const float*, float*, const int*, size_t, size_t);
+
+// The fallback's own routine, called directly (not through the library).
+template <class Fn>
+Fn from_fallback(const char* name) {
+  void* lib = dlopen(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK").c_str(), RTLD_NOW | RTLD_LOCAL);
+  return lib != nullptr ? reinterpret_cast<Fn>(dlsym(lib, name)) : nullptr;
+}
+
+bool have_ilp64_fallback() {
+  return tmm_blas_test::describe().find("fallback64=none") == std::string::npos;
+}
+
+// Each invalid call is reported exactly as the fallback's own sgemm_ reports it (the
+// reference: xerbla_("SGEMM ", INFO) in the order above; OpenBLAS differs in one
+// place: it takes lda = 0 with m = 0, as the leading-dimension checks there lack the
+// max(1, .)). sgemm_64_ goes to the ILP64 reference BLAS when there is one.
+TEST(BlasConformance, FortranArgumentErrorsGoToXerbla) {
+  NEED_FALLBACK();
+  const auto direct = from_fallback<FortranSgemm>("sgemm_");
+  ASSERT_NE(direct, nullptr);
+  const bool reference = tmm_blas_test::env_or("TMM_TEST_FALLBACK_FLAVOUR") == "reference";
+  const bool have64 = have_ilp64_fallback();
+  tmm_blas_test::take_reports();
+  std::vector<float> a(64, 1.0f), b(64, 2.0f), c(64, 3.0f);
+  const auto before = snapshot();
+  for (const FortranError& x : kFortranErrors) {
+    SCOPED_TRACE(std::string("transa ") + x.ta + " m " + std::to_string(x.m) + " expected info " +
+                 std::to_string(x.info));
+    const float alpha = 1.0f, beta = 0.0f;
+    direct(x.ta, x.tb, &x.m, &x.n, &x.k, &alpha, a.data(), &x.lda, b.data(), &x.ldb, &beta,
+           c.data(), &x.ldc, 1, 1);
+    const std::vector<Report> fallback_says = tmm_blas_test::take_reports();
+    const std::vector<Report> reference_says{{false, "SGEMM", x.info}};
+    if (reference) {
+      EXPECT_EQ(fallback_says, reference_says);
+    }
+    sgemm_(x.ta, x.tb, &x.m, &x.n, &x.k, &alpha, a.data(), &x.lda, b.data(), &x.ldb, &beta,
+           c.data(), &x.ldc);
+    EXPECT_EQ(tmm_blas_test::take_reports(), fallback_says) << "sgemm_";
+    const int64_t m = x.m, n = x.n, k = x.k, lda = x.lda, ldb = x.ldb, ldc = x.ldc;
+    sgemm_64_(x.ta, x.tb, &m, &n, &k, &alpha, a.data(), &lda, b.data(), &ldb, &beta, c.data(),
+              &ldc);
+    EXPECT_EQ(tmm_blas_test::take_reports(), have64 ? reference_says : fallback_says)
+        << "sgemm_64_";
+    // (What OpenBLAS accepts, it computes: C = beta * C for lda = 0 with m = 0.)
+    if (!fallback_says.empty()) {
+      for (float v : c) ASSERT_EQ(v, 3.0f) << "C written by an invalid call";
+    }
+    std::fill(c.begin(), c.end(), 3.0f);
+  }
+  const auto after = snapshot();
+  const uint64_t n = sizeof kFortranErrors / sizeof kFortranErrors[0];
+  for (auto r : {TMM_BLAS_SGEMM, TMM_BLAS_SGEMM_64}) {
+    EXPECT_EQ(after.at(r).invalid_calls - before.at(r).invalid_calls, n);
+    EXPECT_EQ(after.at(r).tiledmm_calls + after.at(r).fallback_calls,
+              before.at(r).tiledmm_calls + before.at(r).fallback_calls);
+  }
+}
+
+// An ILP64 argument error whose other values do not fit in 32 bits is still reported
+// with the reference's number.
+TEST(BlasConformance, Ilp64ErrorWithValuesBeyondInt32) {
+  NEED_FALLBACK();
+  tmm_blas_test::take_reports();
+  std::vector<float> a(4), b(4), c(4, 3.0f);
+  const int64_t m = -1, n = 1, k = 1, huge = int64_t(1) << 40, ldb = 1, ldc = 1;
+  const float alpha = 1.0f, beta = 0.0f;
+  sgemm_64_("N", "N", &m, &n, &k, &alpha, a.data(), &huge, b.data(), &ldb, &beta, c.data(), &ldc);
+  const std::vector<Report> got = tmm_blas_test::take_reports();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], (Report{false, "SGEMM", 3}));
+  for (float v : c) EXPECT_EQ(v, 3.0f);
+}
+
+// A valid ILP64 call with a leading dimension beyond 32 bits (only its first column
+// is touched): computed by the ILP64 fallback, or by tiledmm when there is none.
+TEST(BlasConformance, Ilp64LeadingDimensionBeyondInt32) {
+  NEED_FALLBACK();
+  const int64_t m = 1, n = 2, k = 1, lda = (int64_t(1) << 32) + 5, ldb = 1, ldc = 1;
+  std::vector<float> a{3.0f}, b{2.0f, -4.0f}, c{100.0f, 100.0f};
+  const float alpha = 0.5f, beta = 1.0f;
+  const auto before = tmm_blas_test::counters(TMM_BLAS_SGEMM_64);
+  sgemm_64_("N", "N", &m, &n, &k, &alpha, a.data(), &lda, b.data(), &ldb, &beta, c.data(), &ldc);
+  EXPECT_EQ(c[0], 103.0f);
+  EXPECT_EQ(c[1], 94.0f);
+  const auto after = tmm_blas_test::counters(TMM_BLAS_SGEMM_64);
+  if (!have_ilp64_fallback() || tmm_blas_test::expected_route() == tmm_blas_test::Route::kTiledmm) {
+    EXPECT_EQ(after.tiledmm_calls - before.tiledmm_calls, 1u) << tmm_blas_test::describe();
+  } else {
+    EXPECT_EQ(after.fallback_calls - before.fallback_calls, 1u) << tmm_blas_test::describe();
+  }
+  EXPECT_TRUE(tmm_blas_test::take_reports().empty());
+}
+
+// One invalid CBLAS call.
+struct CblasError {
+  int layout, ta, tb, m, n, k, lda, ldb, ldc;
+};
+
+const CblasError kCblasErrors[] = {
+    {100, kNoTrans, kNoTrans, 4, 4, 4, 4, 4, 4},   // layout
+    {kColMajor, 115, kNoTrans, 4, 4, 4, 4, 4, 4},  // TransA
+    {kRowMajor, kNoTrans, 99, 4, 4, 4, 4, 4, 4},   // TransB
+    {kColMajor, kNoTrans, kNoTrans, -1, 4, 4, 4, 4, 4},
+    {kRowMajor, kNoTrans, kNoTrans, 4, -1, 4, 4, 4, 4},
+    {kRowMajor, kNoTrans, kNoTrans, 4, 4, -3, 4, 4, 4},
+    {kColMajor, kNoTrans, kNoTrans, 5, 4, 4, 4, 4, 5},   // lda < m
+    {kRowMajor, kNoTrans, kNoTrans, 4, 4, 5, 4, 5, 4},   // lda < k
+    {kRowMajor, kNoTrans, kTrans, 4, 5, 5, 5, 4, 5},     // ldb < k (B^T stored n x k)
+    {kColMajor, kTrans, kNoTrans, 4, 4, 4, 4, 4, 3},     // ldc < m
+    {kRowMajor, kNoTrans, kNoTrans, 4, 6, 4, 4, 6, 5},   // ldc < n
+    {kRowMajor, kNoTrans, kNoTrans, -1, 4, 4, 0, 4, 4},  // first error wins
+};
+
+// Through the shim, an invalid CBLAS call is reported exactly as the fallback's own
+// cblas_sgemm reports it (routine and number), and C is untouched.
+TEST(BlasConformance, CblasArgumentErrorsReportedAsTheFallbackDoes) {
+  NEED_FALLBACK();
+  void* lib = dlopen(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  using Cblas = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+  auto direct = reinterpret_cast<Cblas>(dlsym(lib, "cblas_sgemm"));
+  ASSERT_NE(direct, nullptr);
+  std::vector<float> a(64, 1.0f), b(64, 2.0f), c(64, 3.0f);
+  tmm_blas_test::take_reports();
+  for (const CblasError& x : kCblasErrors) {
+    SCOPED_TRACE("layout " + std::to_string(x.layout) + " m " + std::to_string(x.m) + " lda " +
+                 std::to_string(x.lda) + " ldb " + std::to_string(x.ldb));
+    direct(x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a.data(), x.lda, b.data(), x.ldb, 0.0f,
+           c.data(), x.ldc);
+    const std::vector<Report> reference = tmm_blas_test::take_reports();
+    ASSERT_EQ(reference.size(), 1u) << "the fallback itself reports each error once";
+    const auto before = tmm_blas_test::counters(TMM_BLAS_CBLAS_SGEMM);
+    cblas_sgemm(x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a.data(), x.lda, b.data(), x.ldb, 0.0f,
+                c.data(), x.ldc);
+    std::vector<Report> got = tmm_blas_test::take_reports();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], reference[0]);
+    cblas_sgemm64_(x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a.data(), x.lda, b.data(), x.ldb,
+                   0.0f, c.data(), x.ldc);
+    got = tmm_blas_test::take_reports();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], reference[0]) << "cblas_sgemm64_";
+    const auto after = tmm_blas_test::counters(TMM_BLAS_CBLAS_SGEMM);
+    EXPECT_EQ(after.invalid_calls - before.invalid_calls, 1u);
+    for (float v : c) ASSERT_EQ(v, 3.0f) << "C written by an invalid call";
+  }
+}
+
+// The reference BLAS's own numbers (Debian's libblas3: CBLAS checks the layout and
+// transposes itself, and lets the Fortran SGEMM report the sizes of the call it
+// makes, which for row-major is the transposed one).
+TEST(BlasConformance, CblasErrorsOverTheReferenceBlas) {
+  NEED_FALLBACK();
+  if (tmm_blas_test::env_or("TMM_TEST_FALLBACK_FLAVOUR") != "reference")
+    GTEST_SKIP() << "the fallback is not the reference BLAS";
+  // Row-major with an invalid TransB: the reference reports parameter 2, not 3 (its
+  // row-major branch checks TransB under TransA's number); the library keeps that.
+  const Report expected[] = {
+      {true, "cblas_sgemm", 1}, {true, "cblas_sgemm", 2}, {true, "cblas_sgemm", 2},
+      {false, "SGEMM", 3},      {false, "SGEMM", 3},      {false, "SGEMM", 5},
+      {false, "SGEMM", 8},      {false, "SGEMM", 10},     {false, "SGEMM", 8},
+      {false, "SGEMM", 13},     {false, "SGEMM", 13},     {false, "SGEMM", 4},
+  };
+  std::vector<float> a(64, 1.0f), b(64, 2.0f), c(64, 3.0f);
+  tmm_blas_test::take_reports();
+  size_t i = 0;
+  for (const CblasError& x : kCblasErrors) {
+    cblas_sgemm(x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0f, a.data(), x.lda, b.data(), x.ldb, 0.0f,
+                c.data(), x.ldc);
+    const std::vector<Report> got = tmm_blas_test::take_reports();
+    ASSERT_EQ(got.size(), 1u) << "case " << i;
+    EXPECT_EQ(got[0], expected[i]) << "case " << i;
+    ++i;
+  }
+}
+
+TEST(BlasConformance, DescribeNamesTheSettingsAndTheFallback) {
+  NEED_FALLBACK();
+  const std::string text = tmm_blas_test::describe();
+  char resolved[PATH_MAX];
+  ASSERT_NE(realpath(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK").c_str(), resolved), nullptr);
+  EXPECT_NE(text.find(std::string("fallback=") + resolved), std::string::npos) << text;
+  EXPECT_NE(text.find("threshold=" + tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "auto")),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("math=fp32"), std::string::npos) << text;
+  EXPECT_EQ(tmm_blas_version(), TILEDMM_VERSION);
+  tmm_blas_counters c{};
+  c.struct_size = sizeof c - 1;
+  EXPECT_EQ(tmm_blas_get_counters(TMM_BLAS_SGEMM, &c), TMM_ERROR_INVALID_VALUE);
+  c.struct_size = sizeof c;
+  EXPECT_EQ(tmm_blas_get_counters(tmm_blas_routine(77), &c), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_blas_get_counters(TMM_BLAS_SGEMM, nullptr), TMM_ERROR_INVALID_VALUE);
+}
+
+}  // namespace
+
+namespace {
+
+// TILEDMM_BLAS_FALLBACK naming this library, or a copy of it elsewhere, is refused
+// (it would call back into tiledmm): with no other fallback, tiledmm computes every
+// call, whatever the threshold, and argument errors still reach xerbla_.
+TEST(BlasFallback, RefusesItself) {
+  if (tmm_blas_test::env_or("TMM_TEST_FALLBACK_IS_SELF") != "1")
+    GTEST_SKIP() << "run with TILEDMM_BLAS_FALLBACK naming libtiledmm_blas";
+  const std::string text = tmm_blas_test::describe();
+  EXPECT_NE(text.find("fallback=none (refused: "), std::string::npos) << text;
+  EXPECT_NE(text.find("it is libtiledmm_blas itself"), std::string::npos) << text;
+  const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+  const uint32_t seed = tmm_test::fresh_seed();
+  for (Entry e : {Entry::kFortran, Entry::kCblasRow}) {
+    GemmCase g;
+    g.layout = e == Entry::kCblasRow ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
+    g.m = 31;
+    g.n = 17;
+    g.k = 23;
+    g.alpha = 1.5f;
+    g.beta = 0.5f;
+    tmm_test::fill_case(g, seed);
+    call(e, g, 0);
+    EXPECT_TRUE(tmm_test::check_case(g)) << entry_name(e);
+  }
+  const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+  EXPECT_EQ(after.tiledmm_calls - before.tiledmm_calls, 2u);
+  EXPECT_EQ(after.fallback_calls, before.fallback_calls);
+  tmm_blas_test::take_reports();
+  const int m = -1, one = 1;
+  const float x = 1.0f;
+  float c = 0.0f;
+  sgemm_("N", "N", &m, &one, &one, &x, &x, &one, &x, &one, &x, &c, &one);
+  EXPECT_EQ(tmm_blas_test::take_reports(), (std::vector<Report>{{false, "SGEMM", 3}}));
+}
+
+}  // namespace

@@ -1,0 +1,191 @@
+// libtiledmm_blas under threads and fork(): several threads calling sgemm_ and
+// cblas_sgemm at once (more threads than handles, so some wait for one), a child of
+// fork() calling BLAS after its parent used tiledmm (also while other threads of the
+// parent were in the middle of calls), and the flop threshold splitting calls
+// exactly. Each scenario runs in its own process with its own settings
+// (tests/blas/CMakeLists.txt picks them with --gtest_filter).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "blas_test_util.hpp"
+#include "gemm_reference.hpp"
+
+namespace {
+
+using tmm_test::GemmCase;
+
+GemmCase make_case(uint32_t seed, int64_t m, int64_t n, int64_t k) {
+  GemmCase g;
+  g.layout = seed % 2 ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
+  g.ta = seed % 3 ? TMM_NO_TRANS : TMM_TRANS;
+  g.tb = seed % 5 ? TMM_NO_TRANS : TMM_TRANS;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.alpha = 1.25f;
+  g.beta = seed % 4 ? 0.5f : 0.0f;
+  g.pad = seed % 3;
+  tmm_test::fill_case(g, seed);
+  return g;
+}
+
+// Column-major cases through sgemm_, the others through cblas_sgemm.
+void run(GemmCase& g) {
+  const int ta = g.ta == TMM_TRANS ? tmm_blas_test::kTrans : tmm_blas_test::kNoTrans;
+  const int tb = g.tb == TMM_TRANS ? tmm_blas_test::kTrans : tmm_blas_test::kNoTrans;
+  if (g.layout == TMM_COL_MAJOR) {
+    const int m = int(g.m), n = int(g.n), k = int(g.k), lda = int(g.lda), ldb = int(g.ldb),
+              ldc = int(g.ldc);
+    sgemm_(ta == tmm_blas_test::kTrans ? "T" : "N", tb == tmm_blas_test::kTrans ? "T" : "N", &m, &n,
+           &k, &g.alpha, g.a.data(), &lda, g.b.data(), &ldb, &g.beta, g.c.data(), &ldc);
+  } else {
+    cblas_sgemm(tmm_blas_test::kRowMajor, ta, tb, int(g.m), int(g.n), int(g.k), g.alpha, g.a.data(),
+                int(g.lda), g.b.data(), int(g.ldb), g.beta, g.c.data(), int(g.ldc));
+  }
+}
+
+uint64_t routed(const tmm_blas_counters& c) { return c.tiledmm_calls; }
+
+TEST(BlasThreads, ManyThreadsAtOnce) {
+  TMM_BLAS_SKIP_WITHOUT_GPU();
+  constexpr int kThreads = 8, kCallsEach = 6;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsEach; ++i) {
+        const uint32_t s = seed + uint32_t(t * 100 + i);
+        GemmCase g = make_case(s, 40 + 7 * t, 33 + 5 * i, 24 + int64_t(s % 50));
+        run(g);
+        if (!tmm_test::check_case(g)) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+  EXPECT_EQ(after.tiledmm_calls - before.tiledmm_calls, uint64_t(kThreads * kCallsEach));
+  EXPECT_EQ(after.fallback_calls, before.fallback_calls);
+  EXPECT_EQ(after.recovered_calls, before.recovered_calls);
+}
+
+// Runs `child` in a child process; true when it exits 0 within the time limit.
+template <class Body>
+bool in_child(Body child) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(60);  // a deadlock in the child fails the test instead of hanging it
+    _exit(child() ? 0 : 1);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// What a child's product ran on: "tiledmm" or "fallback" (or "wrong" / "none").
+std::string child_product(uint32_t seed) {
+  const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+  GemmCase g = make_case(seed, 150, 130, 170);  // big enough for several CPU threads
+  run(g);
+  if (!tmm_test::check_case(g)) return "wrong";
+  const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+  if (after.tiledmm_calls == before.tiledmm_calls + 1) return "tiledmm";
+  if (after.fallback_calls == before.fallback_calls + 1) return "fallback";
+  return "none";
+}
+
+// The route a child takes: tiledmm on the CPU backend (the parent never started
+// CUDA); the fallback when the parent's handle was asked of CUDA (AUTO or CUDA).
+std::string child_route() {
+  return tmm_blas_test::env_or("TILEDMM_BLAS_BACKEND") == "cpu" ? "tiledmm" : "fallback";
+}
+
+TEST(BlasFork, ChildOfAProcessThatUsedTiledmm) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g = make_case(seed, 150, 130, 170);
+  run(g);  // the parent's handle, with its worker threads
+  ASSERT_TRUE(tmm_test::check_case(g));
+  ASSERT_GE(tmm_blas_test::counters(TMM_BLAS_ALL).tiledmm_calls, 1u);
+  const std::string expected = child_route();
+  EXPECT_TRUE(in_child([&] { return child_product(seed + 1) == expected; }))
+      << "the child's product was wrong, hung, or did not run on " << expected;
+  EXPECT_TRUE(in_child([&] {
+    // A grandchild, and two products in a row in each.
+    return child_product(seed + 2) == expected &&
+           in_child([&] { return child_product(seed + 3) == expected; }) &&
+           child_product(seed + 4) == expected;
+  }));
+  GemmCase after = make_case(seed + 5, 90, 60, 70);  // the parent still works
+  run(after);
+  EXPECT_TRUE(tmm_test::check_case(after));
+}
+
+// ASan's allocator (clang 14) has no fork handlers: a child forked while another
+// thread held its lock hangs at its first allocation, whatever the code under test.
+// glibc's malloc has them, so this runs everywhere else.
+#if defined(__SANITIZE_ADDRESS__)
+#define TMM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TMM_ASAN 1
+#endif
+#endif
+
+TEST(BlasFork, ForkWhileOtherThreadsCall) {
+#ifdef TMM_ASAN
+  GTEST_SKIP() << "ASan's allocator cannot fork while other threads allocate";
+#endif
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([&, t] {
+      for (uint32_t i = 0; !stop.load(); ++i) {
+        GemmCase g = make_case(seed + uint32_t(t) * 1000 + i, 70, 50, 90);
+        run(g);
+        if (!tmm_test::check_case(g)) ++failures;
+      }
+    });
+  }
+  const std::string expected = child_route();
+  for (int f = 0; f < 6; ++f) {
+    EXPECT_TRUE(in_child([&] { return child_product(seed + 77 + uint32_t(f)) == expected; }))
+        << "fork " << f;
+  }
+  stop = true;
+  for (auto& th : callers) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// TILEDMM_BLAS_THRESHOLD=<flops>: a call goes to tiledmm exactly when 2 m n k
+// reaches it. The settings of this run use 1e6.
+TEST(BlasThreshold, FlopsSplitCallsExactly) {
+  const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
+  ASSERT_GT(threshold, 0) << "run with TILEDMM_BLAS_THRESHOLD set to a flop count";
+  const uint32_t seed = tmm_test::fresh_seed();
+  uint64_t above = 0, below = 0;
+  const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+  for (int i = 0; i < 12; ++i) {
+    const int64_t m = 20 + 15 * i, n = 30 + 9 * i, k = 25 + 11 * i;
+    GemmCase g = make_case(seed + uint32_t(i), m, n, k);
+    run(g);
+    EXPECT_TRUE(tmm_test::check_case(g)) << i;
+    (double(2 * m * n * k) >= threshold ? above : below) += 1;
+  }
+  const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+  EXPECT_GT(above, 0u);
+  EXPECT_GT(below, 0u);
+  EXPECT_EQ(routed(after) - routed(before), above);
+  EXPECT_EQ(after.fallback_calls - before.fallback_calls, below);
+}
+
+}  // namespace
