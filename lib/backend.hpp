@@ -18,6 +18,11 @@ enum class Algorithm { Auto, Naive, Tiled, Coarsened, Blocked };
 // What the user asked for; 0 means "choose for the shape" (or "one per core").
 enum class HostPath { Auto, Direct, Streamed };
 
+// The arithmetic a handle allows (tmm_math_mode, same order): a permission. The
+// strict FP32 kernels are always allowed; a kernel of another mode runs only where
+// the setting names its mode.
+enum class MathMode { Fp32, Tf32, Fp32Accurate };
+
 struct Settings {
   Algorithm algorithm = Algorithm::Auto;
   int tile_size = 0;
@@ -27,8 +32,9 @@ struct Settings {
       0;  // bytes the host path may allocate on the device; 0 = free less a margin
   int64_t staging_bytes = 0;  // pinned staging of the streamed path; 0 = the default
   HostPath host_path = HostPath::Auto;
-  bool poison_staging = false;  // fill staging with NaN between uses (tests)
-  int max_splits = 0;           // split-K cap (0 = the planner's); the streamed path uses 1
+  bool poison_staging = false;          // fill staging with NaN between uses (tests)
+  int max_splits = 0;                   // split-K cap (0 = the planner's); the streamed path uses 1
+  MathMode math_mode = MathMode::Fp32;  // TMM_OPTION_MATH_MODE
 };
 
 // The pinned staging the streamed path may use: the setting, or 512 MiB.
@@ -48,6 +54,7 @@ struct Timing {
   int splits = 1;
   int host_threads = 0;
   const char* kernel = "none";          // static text
+  MathMode math_mode = MathMode::Fp32;  // the arithmetic of that kernel
   HostPath host_path = HostPath::Auto;  // Direct or Streamed for host calls on CUDA
   int64_t tiles = 0, k_chunks = 0;      // the streamed path's cut of the product
   double pack_ms = 0;                   // host time packing into and out of staging

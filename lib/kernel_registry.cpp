@@ -1,6 +1,9 @@
 #include "kernel_registry.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace tiledmm {
 
@@ -21,36 +24,48 @@ KernelTable table_of(BackendKind backend) {
   return backend == BackendKind::Cpu ? cpu_kernel_table() : cuda_kernel_table();
 }
 
-const KernelEntry* exact(BackendKind backend, Algorithm algorithm, int tile, int coarsening) {
+const KernelEntry* exact(BackendKind backend, Algorithm algorithm, MathMode mode, int tile,
+                         int coarsening) {
   for (const KernelEntry& k : table_of(backend))
-    if (k.algorithm == algorithm && k.tile == tile && k.coarsening == coarsening) return &k;
+    if (k.algorithm == algorithm && k.math_mode == mode && k.tile == tile &&
+        k.coarsening == coarsening)
+      return &k;
   return nullptr;
 }
 
-const KernelEntry* default_of(BackendKind backend, Algorithm algorithm) {
+const KernelEntry* default_of(BackendKind backend, Algorithm algorithm, MathMode mode) {
   for (const KernelEntry& k : table_of(backend))
-    if (k.algorithm == algorithm && k.is_default) return &k;
+    if (k.algorithm == algorithm && k.math_mode == mode && k.is_default) return &k;
   return nullptr;
 }
 
 }  // namespace
 
-// Rows are unique by (algorithm, tile, coarsening). A 0 setting takes the default
-// row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening) {
-  const KernelEntry* d = default_of(backend, algorithm);
+// Rows are unique by (algorithm, mode, tile, coarsening). A 0 setting takes the
+// default row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
+                               MathMode math_mode) {
+  const KernelEntry* d = default_of(backend, algorithm, math_mode);
   if (tile == 0 && d == nullptr) return nullptr;
-  return exact(backend, algorithm, tile != 0 ? tile : d->tile,
+  return exact(backend, algorithm, math_mode, tile != 0 ? tile : d->tile,
                coarsening != 0 ? coarsening : (d ? d->coarsening : 0));
 }
 
+MathMode math_mode_of_kernel(const char* name) {
+  for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
+    if (std::strcmp(k->name, name) == 0) return k->math_mode;
+  return MathMode::Fp32;
+}
+
+// Each tile size once, in the order of the rows (several modes may share one).
 std::string tiles_of(BackendKind backend, Algorithm algorithm) {
+  std::vector<int> seen;
   std::string list;
-  int last = -1;
   for (const KernelEntry& k : table_of(backend)) {
-    if (k.algorithm != algorithm || k.tile == 0 || k.tile == last) continue;
+    if (k.algorithm != algorithm || k.tile == 0) continue;
+    if (std::find(seen.begin(), seen.end(), k.tile) != seen.end()) continue;
+    seen.push_back(k.tile);
     list += (list.empty() ? "" : ", ") + std::to_string(k.tile);
-    last = k.tile;
   }
   return list.empty() ? "none" : list;
 }

@@ -33,12 +33,13 @@ struct KernelEntry {
   const char* description;  // one line
   BackendKind backend;
   Algorithm algorithm;
-  int tile;                   // the tile_size setting that selects it (0: none)
-  int coarsening;             // the coarsening setting that selects it (0: none)
-  int outputs_per_thread;     // reported as tmm_timing.coarsening (0: not applicable)
-  int min_cc, max_cc;         // compute capabilities it runs on, major * 10 + minor
-  bool is_default;            // what tile_size (and coarsening) 0 select
-  KernelLauncher launch;      // CUDA rows; nullptr on the CPU
+  MathMode math_mode;      // its arithmetic; other than Fp32, it runs only where the setting allows
+  int tile;                // the tile_size setting that selects it (0: none)
+  int coarsening;          // the coarsening setting that selects it (0: none)
+  int outputs_per_thread;  // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc, max_cc;      // compute capabilities it runs on, major * 10 + minor
+  bool is_default;         // what tile_size (and coarsening) 0 select
+  KernelLauncher launch;   // CUDA rows; nullptr on the CPU
   WorkspaceFloats workspace;  // nullptr: needs none
 };
 
@@ -56,8 +57,14 @@ KernelTable cuda_kernel_table();  // empty in a build without CUDA
 const KernelEntry* kernel_at(size_t index);
 
 // The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
-// algorithm's default row.
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening);
+// algorithm's default row. Rows are unique by (algorithm, math mode, tile,
+// coarsening): a tensor-core row may share a tile size with a strict FP32 row.
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
+                               MathMode math_mode = MathMode::Fp32);
+
+// The arithmetic of the kernel reported under `name` (tmm_report.kernel): its row's
+// mode, or Fp32 for "scale", "none" and names that are no row.
+MathMode math_mode_of_kernel(const char* name);
 
 // The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
 // Builds a string: only on failure paths.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/blocked_shapes.hpp"
+#include "cuda/tf32_shapes.hpp"
 #include "error.hpp"
 
 namespace tiledmm {
@@ -70,6 +71,26 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
   require(best.tile != 0, Status::NotSupported, "no BLOCKED tile",
           forced_tile ? " of the size asked for" : "", " fits this device's shared memory");
   return best;
+}
+
+int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  auto fits = [&](const Tf32ShapeInfo& s) {
+    return s.shared_bytes <= d.shared_memory_per_block_optin;
+  };
+  if (forced_tile != 0) {
+    for (const Tf32ShapeInfo& s : kTf32Shapes)
+      if (s.tile == forced_tile) return fits(s) ? s.tile : 0;
+    return 0;
+  }
+  // The rows go widest first: the first that fits with a full wave of tiles, else
+  // the narrowest that fits (small products want more blocks, not wider ones).
+  const Tf32ShapeInfo* chosen = nullptr;
+  for (const Tf32ShapeInfo& s : kTf32Shapes) {
+    if (!fits(s)) continue;
+    chosen = &s;
+    if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) >= d.multiprocessors) break;
+  }
+  return chosen ? chosen->tile : 0;
 }
 
 }  // namespace tiledmm

@@ -1,5 +1,6 @@
 // The planner of BLOCKED: which tile of C a block owns, and into how many slices
-// k is split (split-K), for a shape on a device described by its DeviceProfile.
+// k is split (split-K), for a shape on a device described by its DeviceProfile; and
+// the tile of BLOCKED's TF32 tensor-core kernel (TMM_MATH_TF32).
 // Host C++ with no CUDA, so tests/test_internals.cpp checks it on device profiles
 // this machine does not have.
 #pragma once
@@ -26,5 +27,12 @@ int resident_blocks(int tile, const DeviceProfile& device);
 // reduction. Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                          int max_splits = 32);
+
+// The tile setting of the TF32 tensor-core kernel for `p` on `device` (its rows in
+// lib/cuda/tf32_shapes.hpp), 0 when none fits the device's shared memory.
+// forced_tile != 0 asks for that tile: it, or 0 when the kernel lacks it or the
+// device cannot hold it. Otherwise the wide 128 x 256 tile where it fits and the
+// product has at least one such tile per SM, else 128 x 128. No split-K.
+int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 }  // namespace tiledmm

@@ -4,6 +4,7 @@
 // handle for the calling thread. No exception crosses this boundary, and nothing here
 // prints or exits.
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -218,6 +219,7 @@ constexpr OptionSpec kOptions[] = {
     {TMM_OPTION_HOST_PATH, "host_path", TMM_HOST_PATH_AUTO, TMM_HOST_PATH_STREAMED,
      TMM_HOST_PATH_AUTO},
     {TMM_OPTION_DEBUG_POISON_STAGING, "debug_poison_staging", 0, 1, 0},
+    {TMM_OPTION_MATH_MODE, "math_mode", TMM_MATH_FP32, TMM_MATH_FP32_ACCURATE, TMM_MATH_FP32},
 };
 
 const OptionSpec* find_option(int id) {
@@ -271,6 +273,9 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
     case TMM_OPTION_DEBUG_POISON_STAGING:
       c.settings.poison_staging = value != 0;
       return;
+    case TMM_OPTION_MATH_MODE:  // every backend takes every mode: a mode is a permission
+      c.settings.math_mode = tiledmm::MathMode(value);  // Fp32, Tf32, Fp32Accurate: 0, 1, 2
+      return;
   }
   throw Error(Status::Internal, "option without a setter");
 }
@@ -294,14 +299,42 @@ int64_t get_option(const tmm_context_s& c, int id) {
       return int64_t(c.settings.host_path);
     case TMM_OPTION_DEBUG_POISON_STAGING:
       return c.settings.poison_staging ? 1 : 0;
+    case TMM_OPTION_MATH_MODE:
+      return int64_t(c.settings.math_mode);
   }
   throw Error(Status::Internal, "option without a getter");
 }
 
-// The size of tmm_report in 1.1, the first release that had it: the least a
-// caller may pass.
-constexpr size_t kReportSize11 = offsetof(tmm_report, link_ms) + sizeof(double);
-constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, outputs_per_thread) + sizeof(int);
+tmm_math_mode from_math_mode(tiledmm::MathMode m) {
+  switch (m) {
+    case tiledmm::MathMode::Fp32:
+      return TMM_MATH_FP32;
+    case tiledmm::MathMode::Tf32:
+      return TMM_MATH_TF32;
+    case tiledmm::MathMode::Fp32Accurate:
+      return TMM_MATH_FP32_ACCURATE;
+  }
+  return TMM_MATH_FP32;
+}
+
+// The process-wide default of TMM_OPTION_MATH_MODE: the environment variable
+// TMM_MATH_MODE (fp32, tf32 or fp32_accurate, any case) read at handle creation, so
+// that programs behind the bindings or the drop-in BLAS can allow TF32 without a
+// change. Anything else leaves the strict default: FP32 is always a right answer.
+tiledmm::MathMode math_mode_from_environment() {
+  const char* v = std::getenv("TMM_MATH_MODE");
+  if (v == nullptr) return tiledmm::MathMode::Fp32;
+  std::string text(v);
+  for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (text == "tf32") return tiledmm::MathMode::Tf32;
+  if (text == "fp32_accurate") return tiledmm::MathMode::Fp32Accurate;
+  return tiledmm::MathMode::Fp32;
+}
+
+// The sizes of tmm_report and tmm_kernel_info in 1.1, the first release that had
+// them: the least a caller may pass. (math_mode joined both before 1.1.0 shipped.)
+constexpr size_t kReportSize11 = offsetof(tmm_report, math_mode) + sizeof(tmm_math_mode);
+constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, math_mode) + sizeof(tmm_math_mode);
 
 }  // namespace
 
@@ -348,6 +381,7 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
     auto ctx = std::make_unique<tmm_context_s>();
     const char* poison = std::getenv("TMM_DEBUG_POISON_STAGING");
     ctx->settings.poison_staging = poison != nullptr && std::strcmp(poison, "1") == 0;
+    ctx->settings.math_mode = math_mode_from_environment();
     ctx->backend = tiledmm::make_backend(to_backend(raw(backend)), device);
     *out = ctx.release();
   });
@@ -558,6 +592,7 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.k_chunks = t.k_chunks > 0 ? t.k_chunks : 1;
     r.pack_ms = t.pack_ms;
     r.link_ms = t.link_ms;
+    r.math_mode = from_math_mode(t.math_mode);
     std::memcpy(out, &r, r.struct_size);
   });
 }
@@ -582,6 +617,7 @@ tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
     info.min_compute_capability = k->min_cc;
     info.max_compute_capability = k->max_cc;
     info.outputs_per_thread = k->outputs_per_thread;
+    info.math_mode = from_math_mode(k->math_mode);
     std::memcpy(out, &info, info.struct_size);
   });
 }

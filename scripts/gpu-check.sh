@@ -46,7 +46,7 @@ step() {
 }
 
 for t in test_internals test_api_contract test_alloc_faults test_correctness test_threads test_host_io \
-         test_cuda_backend test_cuda_faults test_streamed test_cuda_sticky test_header_c \
+         test_cuda_backend test_cuda_faults test_streamed test_tensor_cores test_cuda_sticky test_header_c \
          test_header_cxx; do
   step "$t" 900 "$build/tests/$t"
 done
@@ -61,7 +61,7 @@ done
 # TMM_SANITIZERS=racecheck TMM_SKIP_DEMO=1 TMM_SKIP_BENCH=1 scripts/gpu-check.sh.
 [ "${TMM_SKIP_SANITIZERS:-0}" = 1 ] && TMM_SANITIZERS=" "
 # test_cuda_sticky faults on purpose (an illegal address): not under the sanitizers.
-suite=(test_correctness test_cuda_backend test_cuda_faults test_streamed test_host_io test_threads
+suite=(test_correctness test_cuda_backend test_cuda_faults test_streamed test_tensor_cores test_host_io test_threads
        test_api_contract test_alloc_faults)
 for tool in ${TMM_SANITIZERS:-memcheck initcheck synccheck racecheck}; do
   for t in "${suite[@]}"; do

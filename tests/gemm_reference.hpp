@@ -124,33 +124,82 @@ inline tmm_status run_case(tmm_handle h, GemmCase& g) {
                    g.ldb, g.beta, g.c.data(), g.ldc);
 }
 
-// Compares g.c with a double-precision reference computed from g.c0. The bound
-// per element is the classic dot-product bound, gamma_k * (|alpha| sum |a||b| +
-// |beta c0|), with slack for summation orders other than sequential.
-inline ::testing::AssertionResult check_case(const GemmCase& g) {
+// The arithmetic a result is checked against: strict FP32, or TF32 inputs with FP32
+// sums (TMM_MATH_TF32, the tensor-core kernels).
+enum class Arithmetic { Fp32, Tf32 };
+
+// x rounded to TF32 as cvt.rna.tf32.f32 does it: to 10 mantissa bits, to nearest,
+// ties away from zero (adding half a unit of the last kept bit to the magnitude, then
+// cutting, rounds the magnitude half up). For finite x below FLT_MAX's last binade.
+inline float round_to_tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+// Compares g.c with a double-precision reference computed from g.c0.
+//
+// Fp32: the bound per element is the classic dot-product bound, gamma_k * (|alpha|
+// sum |a||b| + |beta c0|), gamma_k = 2 (k + 2) 2^-23, with slack for summation
+// orders other than sequential (and for sums that truncate, as tensor cores do).
+//
+// Tf32: each input is rounded to TF32, a' = a (1 + d), |d| <= u = 2^-11 (10 stored
+// mantissa bits, to nearest), so |a'b' - ab| <= (2u + u^2) |ab|: the rounding moves
+// the exact sum by at most (2^-10 + 2^-22) sum |a||b|, whatever k and the order; the
+// products a'b' are exact in FP32 (11 x 11 significant bits) and the tensor cores add
+// them in FP32, which the FP32 bound above covers. So
+//   |C - C_exact| <= (2^-10 + 2^-22) |alpha| sum |a||b| + gamma_k (|alpha| sum |a'||b'|
+//                    + |beta c0|).
+// The rounding term is a worst case (every rounding at its largest, all of one sign);
+// random data lands near 2^-11 sqrt(k) of a typical |ab|, so a dropped, doubled or
+// misplaced term of k (about |ab| ~ 1/3 here) shows far outside it. Second, tighter:
+// the result must equal the FP64 product of the rounded inputs within the FP32 bound
+// alone, which proves the inputs were rounded (to nearest, as cvt.rna does) and
+// nothing else was lost.
+inline ::testing::AssertionResult check_case(const GemmCase& g,
+                                             Arithmetic arithmetic = Arithmetic::Fp32) {
   const double eps = std::numeric_limits<float>::epsilon();
   const double gamma = 2.0 * double(g.k + 2) * eps;
+  const double tf32_rounding = std::ldexp(1.0, -10) + std::ldexp(1.0, -22);
+  const bool tf32 = arithmetic == Arithmetic::Tf32;
   int64_t bad = 0;
   std::string first;
+  auto report = [&](int64_t i, int64_t j, float got, double ref, double bound, const char* what) {
+    if (bad++ == 0)
+      first = std::string(what) + "C(" + std::to_string(i) + "," + std::to_string(j) +
+              ") = " + std::to_string(got) + ", expected " + std::to_string(ref) + " +- " +
+              std::to_string(bound);
+  };
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < g.n; ++j) {
-      double dot = 0, mag = 0;
+      double dot = 0, mag = 0, dot_t = 0, mag_t = 0;
       for (int64_t q = 0; q < g.k; ++q) {
         const double x = g.op_a(i, q) * g.op_b(q, j);
         dot += x;
         mag += std::fabs(x);
+        if (tf32) {
+          const double xt = double(round_to_tf32(float(g.op_a(i, q)))) *
+                            double(round_to_tf32(float(g.op_b(q, j))));
+          dot_t += xt;
+          mag_t += std::fabs(xt);
+        }
       }
       const double c0 = g.c0[g.at(i, j, g.ldc)];
-      const double ref = g.alpha * dot + (g.beta == 0.0f ? 0.0 : g.beta * c0);
-      const double bound =
-          gamma * (std::fabs(g.alpha) * mag + (g.beta == 0.0f ? 0.0 : std::fabs(g.beta * c0))) +
-          1e-30;
+      const double beta_c0 = g.beta == 0.0f ? 0.0 : g.beta * c0;
+      const double alpha = std::fabs(g.alpha);
+      const double ref = g.alpha * dot + beta_c0;
+      const double fp32 = gamma * (alpha * (tf32 ? mag_t : mag) + std::fabs(beta_c0)) + 1e-30;
+      const double bound = tf32 ? tf32_rounding * alpha * mag + fp32 : fp32;
       const float got = g.c[g.at(i, j, g.ldc)];
       if (!(std::fabs(double(got) - ref) <= bound)) {
-        if (bad++ == 0)
-          first = "C(" + std::to_string(i) + "," + std::to_string(j) +
-                  ") = " + std::to_string(got) + ", expected " + std::to_string(ref) + " +- " +
-                  std::to_string(bound);
+        report(i, j, got, ref, bound, "");
+      } else if (tf32) {
+        const double ref_t = g.alpha * dot_t + beta_c0;
+        if (!(std::fabs(double(got) - ref_t) <= fp32))
+          report(i, j, got, ref_t, fp32, "against the product of the TF32-rounded inputs: ");
       }
     }
   }

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -380,7 +382,8 @@ TEST(Options, EveryOptionHasANameBoundsAndDefault) {
                             TMM_OPTION_DEVICE_MEMORY_BUDGET,
                             TMM_OPTION_HOST_STAGING_BYTES,
                             TMM_OPTION_HOST_PATH,
-                            TMM_OPTION_DEBUG_POISON_STAGING};
+                            TMM_OPTION_DEBUG_POISON_STAGING,
+                            TMM_OPTION_MATH_MODE};
   std::set<std::string> names;
   for (tmm_option o : all) {
     int64_t lo = -7, hi = -7, def = -7;
@@ -390,8 +393,14 @@ TEST(Options, EveryOptionHasANameBoundsAndDefault) {
     ASSERT_NE(tmm_option_name(o), nullptr);
     names.insert(tmm_option_name(o));
   }
-  EXPECT_EQ(names.size(), 8u) << "names are distinct";
+  EXPECT_EQ(names.size(), 9u) << "names are distinct";
   EXPECT_STREQ(tmm_option_name(TMM_OPTION_HOST_THREADS), "host_threads");
+  EXPECT_STREQ(tmm_option_name(TMM_OPTION_MATH_MODE), "math_mode");
+  int64_t lo = -7, hi = -7, def = -7;
+  ASSERT_EQ(tmm_get_option_bounds(TMM_OPTION_MATH_MODE, &lo, &hi, &def), TMM_SUCCESS);
+  EXPECT_EQ(lo, TMM_MATH_FP32);
+  EXPECT_EQ(hi, TMM_MATH_FP32_ACCURATE);
+  EXPECT_EQ(def, TMM_MATH_FP32) << "strict FP32 unless the caller allows more";
   EXPECT_EQ(tmm_get_option_bounds(TMM_OPTION_ALGORITHM, nullptr, nullptr, nullptr), TMM_SUCCESS);
   EXPECT_EQ(tmm_get_option_bounds(static_cast<tmm_option>(999), nullptr, nullptr, nullptr),
             TMM_ERROR_INVALID_VALUE);
@@ -449,6 +458,104 @@ TEST_F(Contract, BadOptionValuesAreRejectedAndChangeNothing) {
   EXPECT_EQ(v, TMM_ALGO_AUTO);
 }
 
+TEST(Options, MathModeValuesAreStable) {
+  EXPECT_EQ(TMM_OPTION_MATH_MODE, 9);
+  EXPECT_EQ(TMM_MATH_FP32, 0);
+  EXPECT_EQ(TMM_MATH_TF32, 1);
+  EXPECT_EQ(TMM_MATH_FP32_ACCURATE, 2);
+}
+
+// A mode is a permission: the CPU has only strict FP32 kernels, takes every mode, runs
+// them, and says FP32 ran.
+TEST_F(Contract, CpuAcceptsEveryMathModeAndReportsFp32) {
+  for (tmm_algorithm algorithm : {TMM_ALGO_AUTO, TMM_ALGO_NAIVE}) {
+    ASSERT_EQ(tmm_set_algorithm(h_, algorithm), TMM_SUCCESS);
+    for (int64_t mode : {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
+      ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS) << message();
+      int64_t v = -1;
+      ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_MATH_MODE, &v), TMM_SUCCESS);
+      EXPECT_EQ(v, mode);
+      std::fill(c_.begin(), c_.end(), 3.0f);
+      ASSERT_EQ(call(), TMM_SUCCESS) << message();
+      EXPECT_EQ(c_[0], 1.0f * 5 * 2 + 0.5f * 3);
+      tmm_report r{};
+      r.struct_size = sizeof r;
+      ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32) << "mode " << mode;
+      EXPECT_STREQ(r.kernel, algorithm == TMM_ALGO_NAIVE ? "cpu_naive" : "cpu_blocked");
+    }
+  }
+  for (int64_t bad : {int64_t(-1), int64_t(3), int64_t(1) << 33})
+    EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, bad), TMM_ERROR_INVALID_VALUE) << bad;
+  EXPECT_NE(message().find("math_mode"), std::string::npos) << message();
+  int64_t v = -1;
+  ASSERT_EQ(tmm_get_option(h_, TMM_OPTION_MATH_MODE, &v), TMM_SUCCESS);
+  EXPECT_EQ(v, TMM_MATH_FP32_ACCURATE) << "a rejected value changes nothing";
+}
+
+// TMM_MATH_MODE, read when a handle is created, sets its default (any case); other
+// values leave strict FP32. Handles that exist keep their setting.
+TEST(Options, MathModeEnvironmentSetsTheDefaultOfNewHandles) {
+  const char* before = std::getenv("TMM_MATH_MODE");
+  const std::string saved = before ? before : "";
+  struct Case {
+    const char* value;  // nullptr: unset
+    int64_t mode;
+  };
+  const Case cases[] = {{nullptr, TMM_MATH_FP32}, {"tf32", TMM_MATH_TF32},
+                        {"TF32", TMM_MATH_TF32},  {"fp32_accurate", TMM_MATH_FP32_ACCURATE},
+                        {"fp32", TMM_MATH_FP32},  {"1", TMM_MATH_FP32},
+                        {"tf32 ", TMM_MATH_FP32}, {"", TMM_MATH_FP32}};
+  tmm_handle earlier = nullptr;
+  unsetenv("TMM_MATH_MODE");
+  ASSERT_EQ(tmm_create_with_backend(&earlier, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+  for (const Case& c : cases) {
+    c.value ? setenv("TMM_MATH_MODE", c.value, 1) : unsetenv("TMM_MATH_MODE");
+    tmm_handle h = nullptr;
+    ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+    int64_t v = -1;
+    ASSERT_EQ(tmm_get_option(h, TMM_OPTION_MATH_MODE, &v), TMM_SUCCESS);
+    EXPECT_EQ(v, c.mode) << "TMM_MATH_MODE=" << (c.value ? c.value : "(unset)");
+    tmm_destroy(h);
+    ASSERT_EQ(tmm_get_option(earlier, TMM_OPTION_MATH_MODE, &v), TMM_SUCCESS);
+    EXPECT_EQ(v, TMM_MATH_FP32) << "read at creation only";
+  }
+  tmm_destroy(earlier);
+  before ? setenv("TMM_MATH_MODE", saved.c_str(), 1) : unsetenv("TMM_MATH_MODE");
+}
+
+// The kernel list says each kernel's arithmetic: the CPU's are strict FP32, and a
+// TF32 kernel needs tensor cores (compute capability 8.0). math_mode belongs to 1.1.
+TEST(KernelInfo, EveryKernelSaysItsMathMode) {
+  int tf32 = 0, count = 0;
+  for (int i = 0;; ++i, ++count) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    EXPECT_EQ(info.struct_size, sizeof info);
+    EXPECT_GE(info.math_mode, TMM_MATH_FP32) << info.name;
+    EXPECT_LE(info.math_mode, TMM_MATH_FP32_ACCURATE) << info.name;
+    if (info.backend == TMM_BACKEND_CPU) {
+      EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << info.name;
+    }
+    if (info.math_mode == TMM_MATH_TF32) {
+      ++tf32;
+      EXPECT_EQ(info.backend, TMM_BACKEND_CUDA) << info.name;
+      EXPECT_GE(info.min_compute_capability, 80) << info.name;
+    }
+  }
+  EXPECT_GE(count, 2);
+#if TMM_TEST_WITH_CUDA
+  EXPECT_GE(tf32, 1) << "a CUDA build lists its TF32 kernel, GPU or not";
+#else
+  EXPECT_EQ(tf32, 0) << "a CPU-only build has no tensor-core kernel";
+#endif
+  tmm_kernel_info small{};
+  small.struct_size = offsetof(tmm_kernel_info, math_mode);
+  EXPECT_EQ(tmm_get_kernel_info(0, &small), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(small.name, nullptr) << "nothing written";
+}
+
 // ---- The growable report ------------------------------------------------------
 
 TEST_F(Contract, ReportDescribesTheCallAndRespectsStructSize) {
@@ -466,6 +573,12 @@ TEST_F(Contract, ReportDescribesTheCallAndRespectsStructSize) {
   EXPECT_EQ(r.splits, 1);
   EXPECT_EQ(r.host_threads, 1) << "a 4x3x5 product is not worth a second thread";
   EXPECT_EQ(r.total_ms, r.compute_ms) << "the CPU has no copies";
+  EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+  // math_mode belongs to 1.1's report: a struct without it is too small.
+  tmm_report short_of_1_1{};
+  short_of_1_1.struct_size = offsetof(tmm_report, math_mode);
+  EXPECT_EQ(tmm_get_last_report(h_, &short_of_1_1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(short_of_1_1.struct_size, offsetof(tmm_report, math_mode)) << "nothing written";
   // A caller built against a later header passes a larger struct: the library writes
   // what it knows, says how much, and leaves the rest alone.
   struct Later {

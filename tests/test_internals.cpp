@@ -21,9 +21,11 @@
 #include <vector>
 
 #include "cuda/blocked_shapes.hpp"
+#include "cuda/tf32_shapes.hpp"
 #include "device_profile.hpp"
 #include "engine/host_copy.hpp"
 #if TILEDMM_WITH_CUDA
+#include "cuda/kernels.hpp"
 #include "engine/streamed_gemm.hpp"
 #endif
 #include "engine/stream_plan.hpp"
@@ -193,6 +195,19 @@ DeviceProfile a100() {  // A100 SXM: 108 SMs, 1.41 GHz, 64 FP32 lanes per SM
   d.memory_bandwidth = 2.04e12;
   d.shared_memory_per_sm = 167936;
   d.shared_memory_per_block_optin = 166912;
+  return d;
+}
+
+DeviceProfile t4() {  // T4: Turing, 40 SMs, no TF32 tensor cores
+  DeviceProfile d = h100();
+  d.multiprocessors = 40;
+  d.cc_major = 7;
+  d.cc_minor = 5;
+  d.clock_hz = 1.59e9;
+  d.memory_bandwidth = 0.32e12;
+  d.shared_memory_per_sm = 65536;
+  d.shared_memory_per_block_optin = 65536;
+  d.max_threads_per_sm = 1024;
   return d;
 }
 
@@ -391,7 +406,8 @@ TEST(Registry, NamesAreUniqueAndEverySettingFindsItsRow) {
     EXPECT_LE(k->min_cc, k->max_cc);
     if (k->backend == BackendKind::Cuda) {
       EXPECT_NE(k->launch, nullptr) << k->name;
-      EXPECT_EQ(find_kernel(k->backend, k->algorithm, k->tile, k->coarsening), k) << k->name;
+      EXPECT_EQ(find_kernel(k->backend, k->algorithm, k->tile, k->coarsening, k->math_mode), k)
+          << k->name;
       EXPECT_TRUE(is_known_tile(k->tile));
     }
   }
@@ -423,7 +439,119 @@ TEST(Registry, EachAlgorithmHasOneDefaultExceptThePlannedOne) {
 #endif
 }
 
+// ---- The TF32 planner (host logic) ------------------------------------------------
+
+TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const int tile = plan_tf32(p, prof.device, 0);
+      ASSERT_TRUE(tile == 128 || tile == 256) << prof.name;
+      for (const Tf32ShapeInfo& s : kTf32Shapes) {
+        if (s.tile == tile) {
+          EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin) << prof.name;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 64), 0) << "no TF32 tile of 64";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), consumer80(), 256), 0) << "162 KiB do not fit";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 256), 256);
+  EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), t4(), 0), 0) << "64 KiB per block: no shape fits";
+}
+
 #if TILEDMM_WITH_CUDA
+// ---- The math mode in kernel choice (host logic: no GPU needed) ---------------------
+
+struct ChoiceCase {
+  Algorithm algorithm;
+  int tile;
+  MathMode mode;
+};
+
+std::string describe(const ChoiceCase& c) {
+  return "algorithm " + std::to_string(int(c.algorithm)) + " tile " + std::to_string(c.tile) +
+         " mode " + std::to_string(int(c.mode));
+}
+
+KernelChoice choose(const ChoiceCase& c, const DeviceProfile& device, int64_t n = 4096) {
+  Settings s;
+  s.algorithm = c.algorithm;
+  s.tile_size = c.tile;
+  s.math_mode = c.mode;
+  return choose_kernel(shape(n, n, n), s, device);
+}
+
+TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
+  for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Tf32},
+                              ChoiceCase{Algorithm::Blocked, 0, MathMode::Tf32},
+                              ChoiceCase{Algorithm::Blocked, 128, MathMode::Tf32}}) {
+    SCOPED_TRACE(describe(c));
+    for (const Profile& prof : profiles()) {
+      for (int64_t n : {1, 100, 4096}) {
+        const KernelChoice k = choose(c, prof.device, n);
+        EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
+        EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
+        // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
+        // Ampere part) and the product has one per SM; 128 asks for 128.
+        const bool wide = c.tile == 0 && n == 4096 && prof.device.compute_capability() != 86;
+        EXPECT_EQ(k.plan.tile, wide ? 256 : 128) << prof.name << " n " << n;
+      }
+    }
+    // A T4 (compute capability 7.5) has no TF32: the strict kernel, always allowed.
+    const KernelChoice strict = choose(c, t4());
+    EXPECT_EQ(strict.kernel->math_mode, MathMode::Fp32) << strict.kernel->name;
+    EXPECT_EQ(std::string(strict.kernel->name).rfind("blocked_", 0), 0u) << strict.kernel->name;
+  }
+  // The wide tile asked for: TF32 where the device holds it, else the strict one.
+  const ChoiceCase wide{Algorithm::Blocked, 256, MathMode::Tf32};
+  EXPECT_STREQ(choose(wide, h100()).kernel->name, "tf32_mma_128x256");
+  EXPECT_STREQ(choose(wide, a100()).kernel->name, "tf32_mma_128x256");
+  EXPECT_STREQ(choose(wide, consumer80()).kernel->name, "blocked_128x256");
+  EXPECT_STREQ(choose(wide, t4()).kernel->name, "blocked_128x256");
+}
+
+TEST(MathMode, ModesWithoutAKernelRunTheStrictOne) {
+  const ChoiceCase cases[] = {
+      {Algorithm::Auto, 0, MathMode::Fp32},          // the default
+      {Algorithm::Auto, 0, MathMode::Fp32Accurate},  // no kernel yet
+      {Algorithm::Blocked, 64, MathMode::Tf32},      // no TF32 row of that tile
+      {Algorithm::Tiled, 32, MathMode::Tf32},        // the ladder is strict FP32
+      {Algorithm::Naive, 0, MathMode::Tf32},
+      {Algorithm::Coarsened, 16, MathMode::Fp32Accurate},
+  };
+  for (const ChoiceCase& c : cases) {
+    for (const DeviceProfile& device : {h100(), t4()}) {
+      const KernelChoice k = choose(c, device);
+      EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32) << describe(c) << ": " << k.kernel->name;
+      if (c.algorithm != Algorithm::Auto) {
+        EXPECT_EQ(k.kernel->algorithm, c.algorithm) << describe(c);
+      }
+      if (c.tile != 0) {
+        EXPECT_EQ(k.kernel->tile, c.tile) << describe(c);
+      }
+    }
+  }
+  // A tile no row has is still an error, whatever the mode.
+  EXPECT_THROW(choose({Algorithm::Blocked, 32, MathMode::Tf32}, h100()), Error);
+}
+
+TEST(MathMode, ReportedModeFollowsTheKernelThatRan) {
+  Settings s;
+  s.math_mode = MathMode::Tf32;
+  GemmProblem p = shape(300, 200, 100);
+  KernelChoice k = choose_kernel(p, s, h100());
+  EXPECT_EQ(math_mode_of(k, p), MathMode::Tf32);
+  EXPECT_EQ(math_mode_of_kernel(kernel_name(k, p)), MathMode::Tf32);
+  p.alpha = 0.0f;  // C = beta * C: no product ran
+  EXPECT_STREQ(kernel_name(k, p), "scale");
+  EXPECT_EQ(math_mode_of(k, p), MathMode::Fp32);
+  EXPECT_EQ(math_mode_of_kernel("scale"), MathMode::Fp32);
+  EXPECT_EQ(math_mode_of_kernel("none"), MathMode::Fp32);
+  EXPECT_EQ(math_mode_of_kernel("blocked_128x256"), MathMode::Fp32);
+  k = choose_kernel(shape(300, 200, 100), s, t4());
+  EXPECT_EQ(math_mode_of(k, shape(300, 200, 100)), MathMode::Fp32);
+}
+
 // The streamed engine run directly with hand-made plans: groups of 1, 2, 3 and 5 row
 // tiles computed together while the panel goes up, ragged tile and chunk edges,
 // beta 0 and not, transposed and not. Exact integers: every plan gives the exact

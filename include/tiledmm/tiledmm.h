@@ -152,6 +152,33 @@ typedef enum tmm_host_path {
                                 argument check happens before the first write */
 } tmm_host_path;
 
+/* The arithmetic a handle allows (TMM_OPTION_MATH_MODE), as cuBLAS's math mode: a
+ * permission, not a demand. Where the allowed mode has no kernel (tensor cores need
+ * compute capability 8.0 or later; the CPU; algorithms other than AUTO and BLOCKED;
+ * a BLOCKED tile size the mode's kernels lack) the strict FP32 kernel runs, which
+ * is always an allowed answer; tmm_report.math_mode says which arithmetic ran. The
+ * default is strict FP32, unless the environment variable TMM_MATH_MODE (fp32,
+ * tf32 or fp32_accurate, any case; other values are ignored) is set when the
+ * handle is created, so that programs using the bindings or the drop-in BLAS can
+ * choose a mode without a change. Since 1.1. */
+typedef enum tmm_math_mode {
+  TMM_MATH_FP32 = 0,         /* strict FP32: every product and sum in FP32, as the
+                                reference BLAS does (the error of each element grows
+                                like k * 2^-24 * sum over l of |a(i,l) b(l,j)|) */
+  TMM_MATH_TF32 = 1,         /* tensor cores: A and B rounded to TF32 (10-bit
+                                mantissa, round to nearest) on the way in, products
+                                exact and sums in FP32. The error of an element is
+                                about 1e-4 to 1e-3 of the sum over l of
+                                |a(i,l) b(l,j)| (at most 2^-10 of it from the
+                                rounding, plus the FP32 terms), whatever k; several
+                                times faster on large products (compute capability
+                                8.0 and later, AUTO or BLOCKED) */
+  TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy (3xTF32 with error
+                                correction); accepted now, but runs the strict FP32
+                                kernel (and reports TMM_MATH_FP32) until its kernel
+                                lands */
+} tmm_math_mode;
+
 /* The report of the last successful sgemm (tmm_get_last_report): where the time
  * went and what ran. Growable: the caller sets struct_size = sizeof(tmm_report)
  * before the call; the library writes at most that many bytes and sets struct_size
@@ -185,6 +212,9 @@ typedef struct tmm_report {
                               compute_ms is then the device's span from the first
                               product to the last epilogue, waits for data included,
                               and total_ms the wall time of the call */
+  tmm_math_mode math_mode; /* the arithmetic of the kernel that ran: TMM_MATH_FP32
+                              whenever the strict kernel ran (the CPU, "scale",
+                              "none", a mode without a kernel for the call) */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
@@ -201,6 +231,8 @@ typedef struct tmm_kernel_info {
   int min_compute_capability; /* CUDA: major * 10 + minor it needs at least; CPU: 0 */
   int max_compute_capability; /* and at most (999: no limit) */
   int outputs_per_thread;     /* elements of C one thread computes (0: not fixed) */
+  tmm_math_mode math_mode;    /* its arithmetic: a kernel other than TMM_MATH_FP32
+                                 runs only where TMM_OPTION_MATH_MODE allows it */
 } tmm_kernel_info;
 
 /* What the device of a CUDA handle is. */
@@ -300,10 +332,13 @@ typedef enum tmm_option {
                                     for staging; default 0 = 512 MiB */
   TMM_OPTION_HOST_PATH = 7,            /* a tmm_host_path: how tmm_sgemm moves host matrices;
                                           default TMM_HOST_PATH_AUTO */
-  TMM_OPTION_DEBUG_POISON_STAGING = 8  /* 1: fill staging buffers with NaN between
+  TMM_OPTION_DEBUG_POISON_STAGING = 8, /* 1: fill staging buffers with NaN between
                                    uses, so a read of stale staging shows (tests);
                                    default 0, or 1 when the environment variable
                                    TMM_DEBUG_POISON_STAGING=1 is set at creation */
+  TMM_OPTION_MATH_MODE = 9             /* a tmm_math_mode: the arithmetic the handle
+                                          allows; default TMM_MATH_FP32, or the
+                                          environment variable TMM_MATH_MODE at creation */
 } tmm_option;
 
 /* Set or read an option. Values outside the option's bounds, or not among the
@@ -346,7 +381,9 @@ TMM_API tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out);
  *
  * Arithmetic: every algorithm forms each element as alpha * (sum over l of
  * op(A)(i,l) * op(B)(l,j)) + beta * C(i,j) in FP32, in an order of summation that
- * depends on the algorithm. alpha multiplies the sums, never A or B, so IEEE
+ * depends on the algorithm; under TMM_MATH_TF32 (TMM_OPTION_MATH_MODE) op(A) and
+ * op(B) are first rounded to TF32 (a finite value within 2^-11 of FLT_MAX rounds to
+ * Inf), and the rest holds as said here. alpha multiplies the sums, never A or B, so IEEE
  * specials agree across algorithms: alpha = +-Inf gives +-Inf where the sum is
  * non-zero and NaN where it is 0; Inf or NaN in A or B propagate as in a sum of
  * products. alpha = 0 or k = 0 reads neither A nor B (C = beta * C), as in the

@@ -15,11 +15,12 @@ namespace {
 // The CPU rows of the kernel registry (lib/kernel_registry.hpp). The CPU backend
 // calls its two kernels directly; the rows name them for the report, the tests and
 // tmm_get_kernel_info.
+// Both are strict FP32: the CPU accepts every math mode and runs these.
 const KernelEntry kCpuKernels[] = {
-    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive, 0, 0, 0,
-     0, 0, true, nullptr, nullptr},
+    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive,
+     MathMode::Fp32, 0, 0, 0, 0, 0, true, nullptr, nullptr},
     {"cpu_blocked", "cache-blocked, packed, multi-threaded (host_threads)", BackendKind::Cpu,
-     Algorithm::Blocked, 0, 0, 0, 0, 0, true, nullptr, nullptr},
+     Algorithm::Blocked, MathMode::Fp32, 0, 0, 0, 0, 0, true, nullptr, nullptr},
 };
 
 }  // namespace

@@ -161,21 +161,10 @@ struct BlockShape {
   static_assert(BK % 4 == 0, "BK must be a multiple of 4");
 };
 
-// The tile of C a block owns. Blocks are numbered down groups of kGroupM tile rows,
-// then across, so that blocks running at the same time share rows of A and columns
-// of B in L2.
-struct TileOrigin {
-  int64_t row0, col0;
-};
-
+// The tile of C a block owns, in groups of kGroupM tile rows (kernel_common.cuh).
 template <class S>
 __device__ __forceinline__ TileOrigin tile_of_block(const GemmProblem& p) {
-  const int64_t tiles_m = ceil_div(p.m, S::BM), tiles_n = ceil_div(p.n, S::BN);
-  const int64_t id = blockIdx.x;
-  const int64_t group = id / (kGroupM * tiles_n);
-  const int64_t first_m = group * kGroupM;
-  const int64_t group_rows = min(tiles_m - first_m, int64_t(kGroupM));
-  return {(first_m + id % group_rows) * S::BM, ((id % (kGroupM * tiles_n)) / group_rows) * S::BN};
+  return grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n);
 }
 
 // Where this thread's first output lies in its block's tile; the others are at
@@ -385,9 +374,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // 16-byte vector access needs every pointer 16-byte aligned and every leading
 // dimension a multiple of 4 floats.
 bool vectorizable(const GemmProblem& p) {
-  auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
-  return aligned(p.a) && aligned(p.b) && aligned(p.c) && p.lda % 4 == 0 && p.ldb % 4 == 0 &&
-         p.ldc % 4 == 0;
+  return rows_16_byte_aligned(p.a, p.lda) && rows_16_byte_aligned(p.b, p.ldb) &&
+         rows_16_byte_aligned(p.c, p.ldc);
 }
 
 template <class S, bool KA, bool KB, bool Vec>

@@ -297,6 +297,7 @@ class CudaBackend final : public Backend {
     const StreamPlan plan =
         plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(), packing_threads(s));
     Timing t = engine().run(p, s, profile_, plan);
+    t.math_mode = math_mode_of_kernel(t.kernel);  // the engine names the chunks' kernel
     commit(t, /*pending=*/false);
   }
 
@@ -307,6 +308,7 @@ class CudaBackend final : public Backend {
     t.coarsening = choice.kernel->outputs_per_thread;
     t.splits = choice.plan.splits;
     t.kernel = kernel_name(choice, p);
+    t.math_mode = math_mode_of(choice, p);
     return t;
   }
 

@@ -4,6 +4,11 @@
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
 // the shape and the device's profile.
+//
+// The math mode is a permission, as cuBLAS's is: with TF32 allowed, AUTO and
+// BLOCKED (tile 0, or a tile a TF32 row has) run a TF32 tensor-core row where the
+// device can (plan_tf32() picks the tile); everything else runs the strict FP32
+// rows, always an allowed answer.
 #include <atomic>
 #include <string>
 
@@ -34,6 +39,18 @@ const char* algorithm_name(Algorithm a) {
        tiles_of(BackendKind::Cuda, a), ")");
 }
 
+// The tensor-core row the settings allow for BLOCKED (the planner's tile for tile 0),
+// if the device runs it; nullptr sends the call to the strict rows. No split-K: the
+// row runs whole k.
+const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
+                                   const DeviceProfile& device) {
+  if (s.math_mode != MathMode::Tf32) return nullptr;  // FP32_ACCURATE: no kernel yet
+  const int chosen = plan_tf32(p, device, tile);
+  if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
+  const KernelEntry* k = find_kernel(BackendKind::Cuda, Algorithm::Blocked, chosen, 0, s.math_mode);
+  return k != nullptr && runs_on(*k, device.compute_capability()) ? k : nullptr;
+}
+
 }  // namespace
 
 KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device) {
@@ -42,7 +59,11 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
   const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
   KernelChoice choice{nullptr, KernelPlan{}};
-  if (algorithm == Algorithm::Blocked) {
+  const KernelEntry* tensor_cores =
+      algorithm == Algorithm::Blocked ? tensor_core_row(p, s, tile, device) : nullptr;
+  if (tensor_cores != nullptr) {
+    choice.kernel = tensor_cores;  // plan.splits stays 1
+  } else if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
       no_such_tile(algorithm, tile);
     const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits > 0 ? s.max_splits : 32);
@@ -80,6 +101,10 @@ const char* kernel_name(const KernelChoice& c, const GemmProblem& p) {
   if (is_empty(p)) return "none";
   if (is_scale_only(p)) return "scale";
   return c.kernel->name;
+}
+
+MathMode math_mode_of(const KernelChoice& c, const GemmProblem& p) {
+  return is_empty(p) || is_scale_only(p) ? MathMode::Fp32 : c.kernel->math_mode;
 }
 
 namespace {

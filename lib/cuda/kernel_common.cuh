@@ -1,6 +1,7 @@
 // What every SGEMM kernel shares: reading op(A) and op(B) in the canonical
-// row-major form, the BLAS epilogue, and launching over grids taller than CUDA's
-// 65535-block limit on gridDim.y.
+// row-major form, the BLAS epilogue, launching over grids taller than CUDA's
+// 65535-block limit on gridDim.y, and the grouped order of tiles that the fast
+// kernels share.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -44,6 +45,30 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
 }
 
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The tile of C a block owns: its first row and column.
+struct TileOrigin {
+  int64_t row0, col0;
+};
+
+// Tiles of BM x BN for a one-dimensional grid, numbered down groups of GROUP_M tile
+// rows, then across, so that blocks running at the same time share rows of A and
+// columns of B in L2.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ TileOrigin grouped_tile_of_block(int64_t m, int64_t n) {
+  const int64_t tiles_m = ceil_div(m, BM), tiles_n = ceil_div(n, BN);
+  const int64_t id = blockIdx.x;
+  const int64_t group = id / (GROUP_M * tiles_n);
+  const int64_t first_m = group * GROUP_M;
+  const int64_t group_rows = min(tiles_m - first_m, int64_t(GROUP_M));
+  return {(first_m + id % group_rows) * BM, ((id % (GROUP_M * tiles_n)) / group_rows) * BN};
+}
+
+// True when every row of a matrix at `ptr` with leading dimension `ld` starts on a
+// 16-byte boundary: 16-byte vector accesses along the rows are then aligned.
+inline bool rows_16_byte_aligned(const float* ptr, int64_t ld) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % 4 == 0;
+}
 
 // Threads of a square block of edge `edge` (for __launch_bounds__, which
 // clang-format would otherwise print as "T* T").

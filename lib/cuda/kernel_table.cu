@@ -12,33 +12,38 @@ void launch_tiled(const GemmProblem&, const KernelPlan&, float*, void*);
 void launch_coarsened(const GemmProblem&, const KernelPlan&, float*, void*);
 void launch_blocked(const GemmProblem&, const KernelPlan&, float*, void*);
 size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
+void launch_tf32_mma(const GemmProblem&, const KernelPlan&, float*, void*);
 
 namespace {
 
 constexpr int kAnyCc = 999;  // no upper bound
 constexpr BackendKind kCuda = BackendKind::Cuda;
+constexpr MathMode kFp32 = MathMode::Fp32;  // strict: runs under every math mode
 
 // clang-format off
 const KernelEntry kCudaKernels[] = {
-  // name, description, backend, algorithm, tile, coarsening, outputs/thread, cc range, default, launcher, workspace
-  {"naive_8", "one thread per element of C, 8 x 8 blocks", kCuda, Algorithm::Naive, 8, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
-  {"naive_16", "one thread per element of C, 16 x 16 blocks", kCuda, Algorithm::Naive, 16, 0, 0, 50, kAnyCc, true, launch_naive, nullptr},
-  {"naive_32", "one thread per element of C, 32 x 32 blocks", kCuda, Algorithm::Naive, 32, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
-  {"tiled_8", "shared-memory tiles of 8 x 8", kCuda, Algorithm::Tiled, 8, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
-  {"tiled_16", "shared-memory tiles of 16 x 16", kCuda, Algorithm::Tiled, 16, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
-  {"tiled_32", "shared-memory tiles of 32 x 32", kCuda, Algorithm::Tiled, 32, 0, 0, 50, kAnyCc, true, launch_tiled, nullptr},
-  {"coarsened_8_x1", "8 x 8 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 8, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_8_x2", "8 x 8 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 8, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_8_x4", "8 x 8 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 8, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_16_x1", "16 x 16 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 16, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_16_x2", "16 x 16 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 16, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_16_x4", "16 x 16 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 16, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_32_x1", "32 x 32 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, 32, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"coarsened_32_x2", "32 x 32 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, 32, 2, 2, 50, kAnyCc, true, launch_coarsened, nullptr},
-  {"coarsened_32_x4", "32 x 32 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, 32, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
-  {"blocked_64x64", "register-blocked strict FP32, 64 x 64 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 64, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
-  {"blocked_128x128", "register-blocked strict FP32, 128 x 128 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 128, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
-  {"blocked_128x256", "register-blocked strict FP32, 128 x 256 tile, 16 x 8 per thread, split-K", kCuda, Algorithm::Blocked, 256, 0, 128, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  // name, description, backend, algorithm, math mode, tile, coarsening, outputs/thread, cc range, default, launcher, workspace
+  {"naive_8", "one thread per element of C, 8 x 8 blocks", kCuda, Algorithm::Naive, kFp32, 8, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
+  {"naive_16", "one thread per element of C, 16 x 16 blocks", kCuda, Algorithm::Naive, kFp32, 16, 0, 0, 50, kAnyCc, true, launch_naive, nullptr},
+  {"naive_32", "one thread per element of C, 32 x 32 blocks", kCuda, Algorithm::Naive, kFp32, 32, 0, 0, 50, kAnyCc, false, launch_naive, nullptr},
+  {"tiled_8", "shared-memory tiles of 8 x 8", kCuda, Algorithm::Tiled, kFp32, 8, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
+  {"tiled_16", "shared-memory tiles of 16 x 16", kCuda, Algorithm::Tiled, kFp32, 16, 0, 0, 50, kAnyCc, false, launch_tiled, nullptr},
+  {"tiled_32", "shared-memory tiles of 32 x 32", kCuda, Algorithm::Tiled, kFp32, 32, 0, 0, 50, kAnyCc, true, launch_tiled, nullptr},
+  {"coarsened_8_x1", "8 x 8 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, kFp32, 8, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_8_x2", "8 x 8 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 8, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_8_x4", "8 x 8 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 8, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x1", "16 x 16 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, kFp32, 16, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x2", "16 x 16 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 16, 2, 2, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_16_x4", "16 x 16 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 16, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_32_x1", "32 x 32 tiles, 1 output per thread", kCuda, Algorithm::Coarsened, kFp32, 32, 1, 1, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"coarsened_32_x2", "32 x 32 tiles, 2 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 32, 2, 2, 50, kAnyCc, true, launch_coarsened, nullptr},
+  {"coarsened_32_x4", "32 x 32 tiles, 4 outputs per thread", kCuda, Algorithm::Coarsened, kFp32, 32, 4, 4, 50, kAnyCc, false, launch_coarsened, nullptr},
+  {"blocked_64x64", "register-blocked strict FP32, 64 x 64 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, kFp32, 64, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  {"blocked_128x128", "register-blocked strict FP32, 128 x 128 tile, 8 x 8 per thread, split-K", kCuda, Algorithm::Blocked, kFp32, 128, 0, 64, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  {"blocked_128x256", "register-blocked strict FP32, 128 x 256 tile, 16 x 8 per thread, split-K", kCuda, Algorithm::Blocked, kFp32, 256, 0, 128, 50, kAnyCc, false, launch_blocked, blocked_workspace},
+  // Tensor cores: AUTO and BLOCKED (tile 0: plan_tf32's choice, or the row's tile) when the math mode allows TF32.
+  {"tf32_mma_128x256", "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 256 tile, 3-stage cp.async, 162 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Tf32, 256, 0, 128, 80, kAnyCc, false, launch_tf32_mma, nullptr},
+  {"tf32_mma_128x128", "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 128 tile, 4-stage cp.async, 80 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Tf32, 128, 0, 128, 80, kAnyCc, false, launch_tf32_mma, nullptr},
 };
 // clang-format on
 

@@ -4,6 +4,7 @@
 //   tiled_kernel.cu      shared-memory tiles (the seeds' kernel, for any shape)
 //   coarsened_kernel.cu  tiled, each thread computes several outputs (seed 001)
 //   blocked_kernel.cu    register-blocked, warp-tiled, double-buffered (strict FP32)
+//   tf32_mma_kernel.cu   TF32 tensor cores (mma.sync), cp.async pipeline (TF32 mode)
 //   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
 //   kernel_table.cu      the registry's CUDA rows: which kernel is which setting
 //   dispatch.cu          choosing a row for a call, and launching it
@@ -64,5 +65,9 @@ void check_context(int device);
 
 // The name of what `choice` runs for `p`: its kernel, "scale" or "none".
 const char* kernel_name(const KernelChoice& choice, const GemmProblem& p);
+
+// The arithmetic of what `choice` runs for `p`: its kernel's mode; Fp32 for "scale"
+// and "none".
+MathMode math_mode_of(const KernelChoice& choice, const GemmProblem& p);
 
 }  // namespace tiledmm

@@ -1,0 +1,22 @@
+// The block shapes of the TF32 tensor-core kernel as plain numbers, for the planner
+// (host C++, no CUDA). tf32_mma_kernel.cu static_asserts that its shapes match.
+#pragma once
+
+namespace tiledmm {
+
+struct Tf32ShapeInfo {
+  int tile;          // the tile_size setting that selects it
+  int rows, cols;    // the tile of C one block owns
+  int threads;       // per block
+  int shared_bytes;  // dynamic shared memory per block, the most over the transposes
+  int outputs_per_thread;
+};
+
+// Widest first. Shared memory: stages x (A's tile + B's tile), each padded as
+// [rows][depth + 4] (the larger of the two layouts here), 4 bytes a float.
+constexpr Tf32ShapeInfo kTf32Shapes[] = {
+    {256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128},
+    {128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128},
+};
+
+}  // namespace tiledmm

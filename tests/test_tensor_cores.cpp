@@ -1,0 +1,440 @@
+// The math modes on CUDA (TMM_OPTION_MATH_MODE) and the TF32 tensor-core kernel:
+// both layouts, all four transposes, beta zero (C poisoned with NaN) and not, odd
+// shapes, padded leading dimensions and device pointers whose offsets break 16-byte
+// alignment, against an FP64 reference with the TF32 bound of
+// tmm_test::check_case (gemm_reference.hpp derives it). Then the proof that tensor
+// cores ran (TF32's error well above strict FP32's on the same data, and the result
+// equal to the product of the TF32-rounded inputs), the report, the alpha = Inf rule,
+// and every place where the mode has no kernel and the strict one runs instead.
+//
+// On a device older than compute capability 8.0, TF32 has no kernel: the same tests
+// then expect the strict kernel, reported as FP32.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gemm_reference.hpp"
+
+namespace {
+
+using tmm_test::Arithmetic;
+using tmm_test::GemmCase;
+
+// The TF32 kernels: 128 x 128 tiles (80 KiB of shared memory: every device of compute
+// capability 8.0 or later), and 128 x 256 (162 KiB: where the device lets a block opt
+// into that much; the planner takes it for products with a tile of it per SM).
+constexpr const char* kTf32Kernel = "tf32_mma_128x128";
+constexpr const char* kTf32WideKernel = "tf32_mma_128x256";
+constexpr int kTf32WideSharedBytes = 165888;
+
+// Device memory that frees itself.
+struct DeviceFloats {
+  float* ptr = nullptr;
+  explicit DeviceFloats(size_t count) {
+    EXPECT_EQ(cudaMalloc(&ptr, count * sizeof(float)), cudaSuccess);
+  }
+  ~DeviceFloats() { cudaFree(ptr); }
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+};
+
+// g through tmm_sgemm_device, each matrix `offset` floats into its own device buffer
+// (offset 1 breaks the 16-byte alignment of every row). C comes back whole, padding
+// included, so that check_case sees what the call wrote.
+tmm_status run_device_case(tmm_handle h, GemmCase& g, int64_t offset) {
+  DeviceFloats a(size_t(offset) + g.a.size()), b(size_t(offset) + g.b.size()),
+      c(size_t(offset) + g.c.size());
+  auto up = [&](float* dst, const std::vector<float>& src) {
+    EXPECT_EQ(
+        cudaMemcpy(dst + offset, src.data(), src.size() * sizeof(float), cudaMemcpyHostToDevice),
+        cudaSuccess);
+  };
+  up(a.ptr, g.a);
+  up(b.ptr, g.b);
+  up(c.ptr, g.c);
+  const tmm_status s =
+      tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a.ptr + offset, g.lda,
+                       b.ptr + offset, g.ldb, g.beta, c.ptr + offset, g.ldc);
+  if (s != TMM_SUCCESS) return s;
+  EXPECT_EQ(tmm_synchronize(h), TMM_SUCCESS);
+  EXPECT_EQ(
+      cudaMemcpy(g.c.data(), c.ptr + offset, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
+      cudaSuccess);
+  return s;
+}
+
+tmm_report last_report(tmm_handle h) {
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  EXPECT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+  return r;
+}
+
+// ||C - C_exact||_F / ||C_exact||_F over the m x n part, in FP64.
+double relative_error(const GemmCase& g) {
+  double d2 = 0, r2 = 0;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      double dot = 0;
+      for (int64_t q = 0; q < g.k; ++q) dot += g.op_a(i, q) * g.op_b(q, j);
+      const double c0 = g.c0[g.at(i, j, g.ldc)];
+      const double ref = g.alpha * dot + (g.beta == 0.0f ? 0.0 : g.beta * c0);
+      const double d = double(g.c[g.at(i, j, g.ldc)]) - ref;
+      d2 += d * d;
+      r2 += ref * ref;
+    }
+  }
+  return std::sqrt(d2 / r2);
+}
+
+class TensorCores : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
+    tmm_device_info d{};
+    ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+    tensor_cores_ = d.compute_capability_major >= 8;
+    int optin = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d.device),
+              cudaSuccess);
+    wide_fits_ = optin >= kTf32WideSharedBytes;
+  }
+  void TearDown() override { tmm_destroy(h_); }
+
+  // What AUTO and BLOCKED (tile 0 or 128: `wide` false; tile 256: true) must have run
+  // under TF32 on this device, for products too small for the wide tile by default.
+  void expect_tf32_ran(const tmm_report& r, bool wide = false) const {
+    EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
+    if (tensor_cores_ && (!wide || wide_fits_)) {
+      EXPECT_STREQ(r.kernel, wide ? kTf32WideKernel : kTf32Kernel);
+      EXPECT_EQ(r.math_mode, TMM_MATH_TF32);
+      EXPECT_EQ(r.tile_size, wide ? 256 : 128);
+      EXPECT_EQ(r.splits, 1);
+      EXPECT_EQ(r.coarsening, 128) << "64 x 64 per warp: 128 outputs per thread";
+    } else {
+      EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+      if (wide) {
+        EXPECT_EQ(r.tile_size, 256) << "the strict kernel of the tile asked for";
+      }
+    }
+  }
+
+  Arithmetic arithmetic(bool wide = false) const {
+    return tensor_cores_ && (!wide || wide_fits_) ? Arithmetic::Tf32 : Arithmetic::Fp32;
+  }
+
+  tmm_handle h_ = nullptr;
+  bool tensor_cores_ = false;
+  bool wide_fits_ = false;  // the device holds the 128 x 256 kernel's shared memory
+};
+
+// ---- Every layout, transpose, edge and alignment ---------------------------------
+
+// How a case reaches the library: the host API (dense device copies, always aligned)
+// or device pointers at an offset, with the case's padding in every leading dimension.
+struct Variant {
+  bool device;
+  int64_t offset;  // floats: 1 misaligns every pointer
+  int64_t pad;     // added to every leading dimension
+};
+
+struct Case {
+  int64_t m, n, k;
+  std::vector<Variant> variants;
+};
+
+// Odd shapes: a single element; edges in every dimension with one k tile and a
+// partial one; several tiles of C, interior ones included, and 63 tiles of k (the
+// last partial) through every pipeline stage. Leading dimensions: dense (rows
+// 4-byte aligned only, as most of these sizes are odd), padded to a multiple of 4
+// for some operands and not others (16-byte copies for one, 4-byte for the other),
+// and odd with offset pointers (4-byte copies and 4-byte stores of C).
+std::vector<Case> cases() {
+  const int64_t big_k = tmm_test::under_sanitizer() ? 77 : 1001;
+  const Variant host{false, 0, 0}, dense{true, 0, 0}, pad3{true, 0, 3}, shifted{true, 1, 1},
+      shifted_pad3{true, 1, 3}, host_pad{false, 0, 2};
+  return {
+      {1, 1, 1, {host, dense, shifted}},
+      {17, 33, 65, {host, dense, pad3, shifted}},
+      {127, 129, 255, {host_pad, pad3, shifted, shifted_pad3}},
+      {300, 257, big_k, {host, pad3, shifted}},
+  };
+}
+
+// The tile: 0 lets the planner choose (128 x 128 for these small products), 256
+// asks for the wide kernel (BLOCKED, tile 256).
+using Param = std::tuple<tmm_layout, tmm_transpose, tmm_transpose, int>;
+
+class Tf32Correctness : public TensorCores, public ::testing::WithParamInterface<Param> {};
+
+TEST_P(Tf32Correctness, MatchesFp64WithinTheTf32Bound) {
+  const auto& [layout, ta, tb, tile] = GetParam();
+  const bool wide = tile == 256;
+  ASSERT_EQ(tmm_set_algorithm(h_, wide ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Case& c : cases()) {
+    for (const Variant& v : c.variants) {
+      for (float beta : {0.0f, 1.25f}) {
+        GemmCase g;
+        g.layout = layout;
+        g.ta = ta;
+        g.tb = tb;
+        g.m = c.m;
+        g.n = c.n;
+        g.k = c.k;
+        g.alpha = beta == 0.0f ? 0.75f : -1.5f;
+        g.beta = beta;
+        g.pad = v.pad;
+        tmm_test::fill_case(g, seed + uint32_t(c.m * 31 + c.n * 7 + c.k + v.pad));
+        SCOPED_TRACE(tmm_test::describe(g) + (v.device ? " device offset " : " host") +
+                     (v.device ? std::to_string(v.offset) : ""));
+        const tmm_status s =
+            v.device ? run_device_case(h_, g, v.offset) : tmm_test::run_case(h_, g);
+        ASSERT_EQ(s, TMM_SUCCESS) << tmm_get_error_message(h_);
+        expect_tf32_ran(last_report(h_), wide);
+        EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
+      }
+    }
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const auto& [layout, ta, tb, tile] = info.param;
+  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
+         (tb == TMM_TRANS ? "T" : "N") + (tile == 256 ? "_wide" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, Tf32Correctness,
+                         ::testing::Combine(::testing::Values(TMM_ROW_MAJOR, TMM_COL_MAJOR),
+                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
+                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
+                                            ::testing::Values(0, 256)),
+                         param_name);
+
+// ---- Proof that tensor cores ran ---------------------------------------------------
+
+// The same data in strict FP32 and in TF32: TF32's error must be far above FP32's
+// (inputs lose 13 bits), or the "TF32" result came from FP32 arithmetic and the TF32
+// bound above proved nothing. check_case's second test (the product of the rounded
+// inputs, within the FP32 bound) shows the rounding is cvt.rna's and nothing else.
+TEST_F(TensorCores, Tf32ErrorIsFarAboveStrictFp32OnTheSameData) {
+  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g;
+  g.m = 192;
+  g.n = 160;
+  g.k = tmm_test::under_sanitizer() ? 96 : 700;
+  tmm_test::fill_case(g, seed);
+  GemmCase strict = g;
+
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
+  ASSERT_EQ(tmm_test::run_case(h_, strict), TMM_SUCCESS) << tmm_get_error_message(h_);
+  const tmm_report fp32 = last_report(h_);
+  EXPECT_EQ(fp32.math_mode, TMM_MATH_FP32);
+  EXPECT_EQ(std::string(fp32.kernel).rfind("blocked_", 0), 0u) << fp32.kernel;
+  EXPECT_TRUE(tmm_test::check_case(strict));
+
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  expect_tf32_ran(last_report(h_));
+  EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
+
+  const double e_fp32 = relative_error(strict), e_tf32 = relative_error(g);
+  std::printf("relative Frobenius error vs FP64: FP32 %.3e, TF32 %.3e\n", e_fp32, e_tf32);
+  EXPECT_GT(e_tf32, 16 * e_fp32) << "TF32 inputs keep 11 of 24 bits: errors 2^13 times larger";
+  EXPECT_GT(e_tf32, 1e-5) << "about 2^-11 / sqrt(3) per product, averaged over k";
+  EXPECT_LT(e_tf32, 1e-3);
+}
+
+// ---- The report ---------------------------------------------------------------
+
+TEST_F(TensorCores, ReportSaysWhichModeRan) {
+  const int64_t n = 130;
+  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n), 1.0f);
+  auto run = [&](float alpha) {
+    return tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, alpha, a.data(), n,
+                     b.data(), n, 0.0f, c.data(), n);
+  };
+  ASSERT_EQ(run(1.0f), TMM_SUCCESS) << tmm_get_error_message(h_);
+  tmm_report r = last_report(h_);
+  expect_tf32_ran(r);
+  EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
+  EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
+  for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * float(n)) << "exact in TF32";
+
+  // alpha = 0 runs only C = beta * C: no product, so no TF32.
+  ASSERT_EQ(run(0.0f), TMM_SUCCESS);
+  r = last_report(h_);
+  EXPECT_STREQ(r.kernel, "scale");
+  EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+
+  // The kernel list says which kernel needs which mode.
+  int listed = 0;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    const std::string name = info.name;
+    if (name != kTf32Kernel && name != kTf32WideKernel) {
+      EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << info.name;
+      continue;
+    }
+    ++listed;
+    EXPECT_EQ(info.math_mode, TMM_MATH_TF32);
+    EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
+    EXPECT_EQ(info.tile_size, name == kTf32Kernel ? 128 : 256);
+    EXPECT_EQ(info.min_compute_capability, 80);
+  }
+  EXPECT_EQ(listed, 2);
+}
+
+// ---- Where TF32 has no kernel, the strict one runs ------------------------------
+
+TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
+  struct Setting {
+    tmm_algorithm algorithm;
+    int tile;
+    tmm_math_mode mode;
+    const char* kernel;  // what must run (nullptr: a blocked_ kernel of the planner's)
+  };
+  const Setting settings[] = {
+      {TMM_ALGO_TILED, 32, TMM_MATH_TF32, "tiled_32"},
+      {TMM_ALGO_NAIVE, 16, TMM_MATH_TF32, "naive_16"},
+      {TMM_ALGO_COARSENED, 16, TMM_MATH_TF32, "coarsened_16_x2"},
+      {TMM_ALGO_BLOCKED, 64, TMM_MATH_TF32, "blocked_64x64"},  // no TF32 row of 64
+      {TMM_ALGO_AUTO, 0, TMM_MATH_FP32_ACCURATE, nullptr},     // no kernel yet
+      {TMM_ALGO_BLOCKED, 0, TMM_MATH_FP32, nullptr},
+  };
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Setting& s : settings) {
+    ASSERT_EQ(tmm_set_algorithm(h_, s.algorithm), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_tile_size(h_, s.tile), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, s.mode), TMM_SUCCESS);
+    GemmCase g;
+    g.layout = TMM_COL_MAJOR;
+    g.ta = TMM_TRANS;
+    g.m = 70;
+    g.n = 45;
+    g.k = 133;
+    g.beta = 0.5f;
+    g.pad = 1;
+    tmm_test::fill_case(g, seed);
+    SCOPED_TRACE(std::string("algorithm ") + std::to_string(s.algorithm) + " tile " +
+                 std::to_string(s.tile) + " mode " + std::to_string(s.mode));
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    if (s.kernel) {
+      EXPECT_STREQ(r.kernel, s.kernel);
+    } else {
+      EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
+    }
+    EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+    EXPECT_TRUE(tmm_test::check_case(g)) << "the strict bound holds";
+  }
+  // Tiles 128 and 256 are TF32 rows' too: BLOCKED with them runs tensor cores (256
+  // where the device holds its shared memory, else the strict 128 x 256 kernel).
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
+  for (int tile : {128, 256}) {
+    ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+    GemmCase g;
+    g.m = g.n = g.k = 99;
+    tmm_test::fill_case(g, seed + uint32_t(tile));
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    expect_tf32_ran(last_report(h_), tile == 256);
+    EXPECT_TRUE(tmm_test::check_case(g, arithmetic(tile == 256)));
+  }
+}
+
+// The planner takes the wide kernel where the product has a tile of it per SM (on
+// the direct path: the streamed one multiplies smaller tiles of C).
+TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  const int64_t m = 2048, n = 2304, k = 64;  // 16 x 9 = 144 wide tiles, over 132 SMs
+  std::vector<float> a(size_t(m * k), 0.5f), b(size_t(k * n), -0.25f), c(size_t(m * n), 0.0f);
+  ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.data(), k,
+                      b.data(), n, 0.0f, c.data(), n),
+            TMM_SUCCESS)
+      << tmm_get_error_message(h_);
+  tmm_device_info d{};
+  ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+  const bool enough = (m / 128) * (n / 256) >= d.multiprocessors;
+  expect_tf32_ran(last_report(h_), enough && wide_fits_);
+  for (float x : c) ASSERT_EQ(x, -0.125f * float(k)) << "exact in TF32";
+}
+
+// ---- IEEE specials, the streamed path, the environment ----------------------------
+
+// alpha multiplies the FP32 sums, never the inputs: with small integers (exact in
+// TF32) the alpha = +-Inf rule holds under TF32 as under FP32.
+TEST_F(TensorCores, AlphaInfinityFollowsTheRule) {
+  for (int64_t k : {int64_t(5), int64_t(700)}) {
+    tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
+    expect_tf32_ran(last_report(h_));
+  }
+}
+
+// The streamed host path chooses a kernel per chunk with the handle's settings: it
+// inherits TF32, and the report says so.
+TEST_F(TensorCores, StreamedPathRunsTf32AndSaysSo) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (tmm_transpose t : {TMM_NO_TRANS, TMM_TRANS}) {
+    GemmCase g;
+    g.ta = t;
+    g.tb = t;
+    g.m = 333;
+    g.n = 200;
+    g.k = tmm_test::under_sanitizer() ? 90 : 700;
+    g.beta = t == TMM_TRANS ? 0.0f : 2.0f;
+    g.pad = 3;
+    tmm_test::fill_case(g, seed + uint32_t(t));
+    SCOPED_TRACE(tmm_test::describe(g));
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+    expect_tf32_ran(r);
+    EXPECT_TRUE(tmm_test::check_case(g, arithmetic()));
+  }
+}
+
+// TMM_MATH_MODE sets the default of handles created while it is set, so that the
+// bindings and the drop-in BLAS can allow TF32 with no change to the program.
+TEST(MathModeEnvironment, SetsTheDefaultOfNewCudaHandles) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const char* before = std::getenv("TMM_MATH_MODE");
+  const std::string saved = before ? before : "";
+  ASSERT_EQ(setenv("TMM_MATH_MODE", "TF32", 1), 0);
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  before ? setenv("TMM_MATH_MODE", saved.c_str(), 1) : unsetenv("TMM_MATH_MODE");
+  int64_t mode = -1;
+  ASSERT_EQ(tmm_get_option(h, TMM_OPTION_MATH_MODE, &mode), TMM_SUCCESS);
+  EXPECT_EQ(mode, TMM_MATH_TF32);
+  tmm_device_info d{};
+  ASSERT_EQ(tmm_get_device_info(h, &d), TMM_SUCCESS);
+  std::vector<float> a(64 * 64, 1.0f), c(64 * 64);
+  ASSERT_EQ(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 64, 64, 64, 1.0f, a.data(), 64,
+                      a.data(), 64, 0.0f, c.data(), 64),
+            TMM_SUCCESS);
+  const tmm_report r = last_report(h);
+  EXPECT_EQ(r.math_mode, d.compute_capability_major >= 8 ? TMM_MATH_TF32 : TMM_MATH_FP32);
+  for (float x : c) ASSERT_EQ(x, 64.0f);
+  tmm_destroy(h);
+}
+
+}  // namespace
