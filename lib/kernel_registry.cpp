@@ -1,7 +1,6 @@
 #include "kernel_registry.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,12 +48,6 @@ const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int til
   if (tile == 0 && d == nullptr) return nullptr;
   return exact(backend, algorithm, math_mode, tile != 0 ? tile : d->tile,
                coarsening != 0 ? coarsening : (d ? d->coarsening : 0));
-}
-
-MathMode math_mode_of_kernel(const char* name) {
-  for (size_t i = 0; const KernelEntry* k = kernel_at(i); ++i)
-    if (std::strcmp(k->name, name) == 0) return k->math_mode;
-  return MathMode::Fp32;
 }
 
 // Each tile size once, in the order of the rows (several modes may share one).

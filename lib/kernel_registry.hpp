@@ -62,10 +62,6 @@ const KernelEntry* kernel_at(size_t index);
 const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
                                MathMode math_mode = MathMode::Fp32);
 
-// The arithmetic of the kernel reported under `name` (tmm_report.kernel): its row's
-// mode, or Fp32 for "scale", "none" and names that are no row.
-MathMode math_mode_of_kernel(const char* name);
-
 // The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
 // Builds a string: only on failure paths.
 std::string tiles_of(BackendKind backend, Algorithm algorithm);

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "../engine/host_copy.hpp"
@@ -133,14 +134,22 @@ class CudaBackend final : public Backend {
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
     check_context(device_);
     DeviceGuard guard(device_);
-    if (!is_empty(p) && !is_scale_only(p) && choose_path(p, settings) == HostPath::Streamed) {
-      gemm_streamed(p, settings);  // reads and writes through tmm_sgemm_io's functions too
-      return;
+    if (!is_empty(p) && !is_scale_only(p)) {
+      if (const std::optional<StreamPlan> plan = streamed_plan(p, settings)) {
+        // Reads and writes through tmm_sgemm_io's functions too.
+        commit(engine().run(p, settings, profile_, *plan), /*pending=*/false);
+        return;
+      }
     }
     if (has_io(p)) {  // tmm_sgemm_io on the direct path: on whole operands read first
-      run_materialized(p, [&](const GemmProblem& q) { gemm_host(q, settings); });
+      run_materialized(p, [&](const GemmProblem& q) { gemm_direct(q, settings); });
       return;
     }
+    gemm_direct(p, settings);
+  }
+
+  // Host pointers through the direct path (whole copies, one kernel).
+  void gemm_direct(const GemmProblem& p, const Settings& settings) {
     const KernelChoice config = choose_kernel(p, settings, profile_);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
@@ -265,23 +274,20 @@ class CudaBackend final : public Backend {
     return std::max<int64_t>(0, int64_t(free) - margin);
   }
 
-  // The direct path when asked for, or when it fits the budget and the model says
-  // streaming cannot win; else the streamed path.
-  HostPath choose_path(const GemmProblem& p, const Settings& s) const {
-    if (s.host_path != HostPath::Auto) return s.host_path;
+  // The streamed path's cut when it runs: when asked for, or (AUTO) when the direct
+  // path does not fit the budget or the model says streaming wins; nothing for the
+  // direct path. The plan is made once per call (the budget reads cudaMemGetInfo).
+  std::optional<StreamPlan> streamed_plan(const GemmProblem& p, const Settings& s) const {
+    if (s.host_path == HostPath::Direct) return std::nullopt;
     const int64_t budget = device_budget(s);
-    if (4 * direct_floats(p) > budget) return HostPath::Streamed;
     const double rate = kernel_rate();
-    const HostRates rates;
-    const int threads = packing_threads(s);
+    const int threads = packing_thread_count(s.host_threads);
     const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
-    return streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates)
-               ? HostPath::Streamed
-               : HostPath::Direct;
-  }
-
-  static int packing_threads(const Settings& s) {
-    return s.host_threads > 0 ? s.host_threads : default_packing_threads();
+    if (s.host_path == HostPath::Streamed || 4 * direct_floats(p) > budget) return plan;
+    const HostRates rates;
+    if (streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates))
+      return plan;
+    return std::nullopt;
   }
 
   // The device's streamed engine, shared with the process's other handles on it.
@@ -292,14 +298,6 @@ class CudaBackend final : public Backend {
 
   // BLOCKED's rate at large sizes, for the models: 74% of the FP32 peak on the H100.
   double kernel_rate() const { return 0.74 * profile_.fp32_peak(); }
-
-  void gemm_streamed(const GemmProblem& p, const Settings& s) {
-    const StreamPlan plan =
-        plan_stream(p, device_budget(s), staging_budget(s), kernel_rate(), packing_threads(s));
-    Timing t = engine().run(p, s, profile_, plan);
-    t.math_mode = math_mode_of_kernel(t.kernel);  // the engine names the chunks' kernel
-    commit(t, /*pending=*/false);
-  }
 
   static Timing describe(const KernelChoice& choice, const GemmProblem& p) {
     Timing t;

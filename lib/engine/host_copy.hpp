@@ -29,4 +29,9 @@ void copy_block(WorkerPool& pool, int threads, float* dst, int64_t dst_ld, const
 // and the driver's own threads share the memory bus and cores).
 int default_packing_threads() noexcept;
 
+// The packing threads of a call: the host_threads setting, or the default for 0.
+inline int packing_thread_count(int setting) noexcept {
+  return setting > 0 ? setting : default_packing_threads();
+}
+
 }  // namespace tiledmm

@@ -143,7 +143,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   State& s = *state_;
   const auto t0 = Clock::now();
   const bool reads_c = p.beta != 0.0f;
-  const int threads = settings.host_threads > 0 ? settings.host_threads : default_packing_threads();
+  const int threads = packing_thread_count(settings.host_threads);
 
   // Device layouts: each operand as it is stored, rows padded to 4 floats.
   const StreamBuffers sizes = stream_buffers(p, plan);
@@ -351,6 +351,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
             t.algorithm = kernel.kernel->algorithm;
             t.tile_size = kernel.kernel->tile;
             t.coarsening = kernel.kernel->outputs_per_thread;
+            t.math_mode = kernel.kernel->math_mode;
           }
         }
       }
