@@ -41,6 +41,10 @@ struct KernelEntry {
   bool is_default;         // what tile_size (and coarsening) 0 select
   KernelLauncher launch;   // CUDA rows; nullptr on the CPU
   WorkspaceFloats workspace;  // nullptr: needs none
+  // Whether the current device can run it beyond its cc range (its code loaded);
+  // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
+  // in where they run: dispatch takes the first that runs on the device.
+  bool (*available)() = nullptr;
 };
 
 struct KernelTable {
@@ -58,7 +62,9 @@ const KernelEntry* kernel_at(size_t index);
 
 // The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
 // algorithm's default row. Rows are unique by (algorithm, math mode, tile,
-// coarsening): a tensor-core row may share a tile size with a strict FP32 row.
+// coarsening), a tensor-core row may share a tile size with a strict FP32 row, and
+// rows for different architectures may share all four (the first row wins here;
+// dispatch asks runs_here() of each).
 const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
                                MathMode math_mode = MathMode::Fp32);
 
@@ -75,6 +81,11 @@ bool is_known_coarsening(int coarsening);
 
 inline bool runs_on(const KernelEntry& k, int compute_capability) {
   return compute_capability >= k.min_cc && compute_capability <= k.max_cc;
+}
+
+// runs_on, and its code is there for the current device.
+inline bool runs_here(const KernelEntry& k, int compute_capability) {
+  return runs_on(k, compute_capability) && (k.available == nullptr || k.available());
 }
 
 }  // namespace tiledmm

@@ -73,24 +73,39 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
   return best;
 }
 
-int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+namespace {
+
+// A tensor-core kernel's tile among its shapes (widest first), as plan_tf32 describes.
+template <size_t N>
+int plan_tensor_core_tile(const Tf32ShapeInfo (&shapes)[N], const GemmProblem& p,
+                          const DeviceProfile& d, int forced_tile) {
   auto fits = [&](const Tf32ShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin;
   };
   if (forced_tile != 0) {
-    for (const Tf32ShapeInfo& s : kTf32Shapes)
+    for (const Tf32ShapeInfo& s : shapes)
       if (s.tile == forced_tile) return fits(s) ? s.tile : 0;
     return 0;
   }
   // The rows go widest first: the first that fits with a full wave of tiles, else
   // the narrowest that fits (small products want more blocks, not wider ones).
   const Tf32ShapeInfo* chosen = nullptr;
-  for (const Tf32ShapeInfo& s : kTf32Shapes) {
+  for (const Tf32ShapeInfo& s : shapes) {
     if (!fits(s)) continue;
     chosen = &s;
     if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) >= d.multiprocessors) break;
   }
   return chosen ? chosen->tile : 0;
+}
+
+}  // namespace
+
+int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
+}
+
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
 }
 
 }  // namespace tiledmm

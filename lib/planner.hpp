@@ -1,6 +1,6 @@
 // The planner of BLOCKED: which tile of C a block owns, and into how many slices
 // k is split (split-K), for a shape on a device described by its DeviceProfile; and
-// the tile of BLOCKED's TF32 tensor-core kernel (TMM_MATH_TF32).
+// the tile of BLOCKED's tensor-core kernels (TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE).
 // Host C++ with no CUDA, so tests/test_internals.cpp checks it on device profiles
 // this machine does not have.
 #pragma once
@@ -34,5 +34,9 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 // device cannot hold it. Otherwise the wide 128 x 256 tile where it fits and the
 // product has at least one such tile per SM, else 128 x 128. No split-K.
 int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
+
+// The same for the FP32_ACCURATE (3xTF32) kernel (kTf32x3Shapes): 128 x 64 where the
+// product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64.
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 }  // namespace tiledmm

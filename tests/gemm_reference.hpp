@@ -130,11 +130,14 @@ enum class Arithmetic { Fp32, Tf32 };
 
 // x rounded to TF32 as cvt.rna.tf32.f32 does it: to 10 mantissa bits, to nearest,
 // ties away from zero (adding half a unit of the last kept bit to the magnitude, then
-// cutting, rounds the magnitude half up). For finite x below FLT_MAX's last binade.
-inline float round_to_tf32(float x) {
+// cutting, rounds the magnitude half up); or, with ties_to_even, as the copy engine's
+// TFLOAT32 conversion does (the Hopper kernel): ties to the even neighbour. For
+// finite x below FLT_MAX's last binade.
+inline float round_to_tf32(float x, bool ties_to_even = false) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
-  bits = (bits + 0x1000u) & ~0x1fffu;
+  const uint32_t half = ties_to_even ? 0xfffu + ((bits >> 13) & 1u) : 0x1000u;
+  bits = (bits + half) & ~0x1fffu;
   float out;
   std::memcpy(&out, &bits, sizeof out);
   return out;
@@ -157,8 +160,10 @@ inline float round_to_tf32(float x) {
 // random data lands near 2^-11 sqrt(k) of a typical |ab|, so a dropped, doubled or
 // misplaced term of k (about |ab| ~ 1/3 here) shows far outside it. Second, tighter:
 // the result must equal the FP64 product of the rounded inputs within the FP32 bound
-// alone, which proves the inputs were rounded (to nearest, as cvt.rna does) and
-// nothing else was lost.
+// alone, which proves the inputs were rounded (to nearest) and nothing else was lost.
+// Ties go away from zero (cvt.rna, the mma.sync kernels) or to even (the copy
+// engine, the Hopper kernel): one input on a tie moves a whole row or column of C by
+// a TF32 unit, so the check takes an element that matches either rule.
 inline ::testing::AssertionResult check_case(const GemmCase& g,
                                              Arithmetic arithmetic = Arithmetic::Fp32) {
   const double eps = std::numeric_limits<float>::epsilon();
@@ -175,16 +180,17 @@ inline ::testing::AssertionResult check_case(const GemmCase& g,
   };
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < g.n; ++j) {
-      double dot = 0, mag = 0, dot_t = 0, mag_t = 0;
+      double dot = 0, mag = 0, dot_t = 0, mag_t = 0, dot_e = 0;
       for (int64_t q = 0; q < g.k; ++q) {
         const double x = g.op_a(i, q) * g.op_b(q, j);
         dot += x;
         mag += std::fabs(x);
         if (tf32) {
-          const double xt = double(round_to_tf32(float(g.op_a(i, q)))) *
-                            double(round_to_tf32(float(g.op_b(q, j))));
+          const float a = float(g.op_a(i, q)), b = float(g.op_b(q, j));
+          const double xt = double(round_to_tf32(a)) * double(round_to_tf32(b));
           dot_t += xt;
           mag_t += std::fabs(xt);
+          dot_e += double(round_to_tf32(a, true)) * double(round_to_tf32(b, true));
         }
       }
       const double c0 = g.c0[g.at(i, j, g.ldc)];
@@ -197,8 +203,8 @@ inline ::testing::AssertionResult check_case(const GemmCase& g,
       if (!(std::fabs(double(got) - ref) <= bound)) {
         report(i, j, got, ref, bound, "");
       } else if (tf32) {
-        const double ref_t = g.alpha * dot_t + beta_c0;
-        if (!(std::fabs(double(got) - ref_t) <= fp32))
+        const double ref_t = g.alpha * dot_t + beta_c0, ref_e = g.alpha * dot_e + beta_c0;
+        if (!(std::fabs(double(got) - ref_t) <= fp32) && !(std::fabs(double(got) - ref_e) <= fp32))
           report(i, j, got, ref_t, fp32, "against the product of the TF32-rounded inputs: ");
       }
     }

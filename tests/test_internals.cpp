@@ -31,6 +31,7 @@
 #include "engine/stream_plan.hpp"
 #include "error.hpp"
 #include "gemm_problem.hpp"
+#include "gemm_reference.hpp"
 #include "kernel_registry.hpp"
 #include "planner.hpp"
 #include "worker_pool.hpp"
@@ -406,8 +407,14 @@ TEST(Registry, NamesAreUniqueAndEverySettingFindsItsRow) {
     EXPECT_LE(k->min_cc, k->max_cc);
     if (k->backend == BackendKind::Cuda) {
       EXPECT_NE(k->launch, nullptr) << k->name;
-      EXPECT_EQ(find_kernel(k->backend, k->algorithm, k->tile, k->coarsening, k->math_mode), k)
-          << k->name;
+      // The first row of its settings, or one after a row for other devices.
+      const KernelEntry* first =
+          find_kernel(k->backend, k->algorithm, k->tile, k->coarsening, k->math_mode);
+      ASSERT_NE(first, nullptr) << k->name;
+      if (first != k) {
+        EXPECT_TRUE(first->available != nullptr || first->min_cc > k->min_cc)
+            << k->name << " is hidden by " << first->name;
+      }
       EXPECT_TRUE(is_known_tile(k->tile));
     }
   }
@@ -504,18 +511,70 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
   }
   // The wide tile asked for: TF32 where the device holds it, else the strict one.
   const ChoiceCase wide{Algorithm::Blocked, 256, MathMode::Tf32};
-  EXPECT_STREQ(choose(wide, h100()).kernel->name, "tf32_mma_128x256");
+  // On cc 9.0 the Hopper row runs where its sm_90a code loaded for this machine's GPU.
+  const KernelEntry* hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
+  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
+  EXPECT_STREQ(choose(wide, h100()).kernel->name,
+               hopper_here ? "tf32_wgmma_128x256" : "tf32_mma_128x256");
   EXPECT_STREQ(choose(wide, a100()).kernel->name, "tf32_mma_128x256");
   EXPECT_STREQ(choose(wide, consumer80()).kernel->name, "blocked_128x256");
   EXPECT_STREQ(choose(wide, t4()).kernel->name, "blocked_128x256");
 }
 
+// FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu) for AUTO and BLOCKED with
+// tile 0, 128 or 64 where the device has TF32 tensor cores; the strict rows elsewhere.
+TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const int tile = plan_tf32x3(p, prof.device, 0);
+      ASSERT_TRUE(tile == 128 || tile == 64) << prof.name;
+      const int64_t wide_tiles = ((p.m + 127) / 128) * ((p.n + 63) / 64);
+      EXPECT_EQ(tile, wide_tiles >= prof.device.multiprocessors ? 128 : 64) << prof.name;
+    }
+  }
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 256), 0) << "no 3xTF32 tile of 256";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), consumer80(), 128), 128) << "81 KiB fit in 99";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 64), 64);
+  for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 0, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 128, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 64, MathMode::Fp32Accurate}}) {
+    SCOPED_TRACE(describe(c));
+    for (const Profile& prof : profiles()) {
+      for (int64_t n : {1, 100, 4096}) {
+        const KernelChoice k = choose(c, prof.device, n);
+        EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32Accurate)
+            << prof.name << " " << k.kernel->name;
+        EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
+        const bool wide = c.tile == 128 || (c.tile == 0 && n == 4096);
+        EXPECT_STREQ(k.kernel->name, wide ? "tf32x3_mma_128x64" : "tf32x3_mma_64x64")
+            << prof.name << " n " << n;
+        EXPECT_EQ(k.plan.tile, wide ? 128 : 64);
+        EXPECT_EQ(k.kernel->outputs_per_thread, 32);
+      }
+    }
+    const KernelChoice strict = choose(c, t4());
+    EXPECT_EQ(strict.kernel->math_mode, MathMode::Fp32) << strict.kernel->name;
+    EXPECT_EQ(std::string(strict.kernel->name).rfind("blocked_", 0), 0u) << strict.kernel->name;
+  }
+  // TF32 is not FP32_ACCURATE, nor the other way round.
+  EXPECT_EQ(choose({Algorithm::Auto, 0, MathMode::Tf32}, h100()).kernel->math_mode, MathMode::Tf32);
+  EXPECT_STREQ(choose({Algorithm::Blocked, 64, MathMode::Tf32}, h100()).kernel->name,
+               "blocked_64x64");
+  EXPECT_STREQ(choose({Algorithm::Blocked, 256, MathMode::Fp32Accurate}, h100()).kernel->name,
+               "blocked_128x256");
+  EXPECT_STREQ(choose({Algorithm::Tiled, 32, MathMode::Fp32Accurate}, h100()).kernel->name,
+               "tiled_32");
+}
+
 TEST(MathMode, ModesWithoutAKernelRunTheStrictOne) {
   const ChoiceCase cases[] = {
-      {Algorithm::Auto, 0, MathMode::Fp32},          // the default
-      {Algorithm::Auto, 0, MathMode::Fp32Accurate},  // no kernel yet
-      {Algorithm::Blocked, 64, MathMode::Tf32},      // no TF32 row of that tile
-      {Algorithm::Tiled, 32, MathMode::Tf32},        // the ladder is strict FP32
+      {Algorithm::Auto, 0, MathMode::Fp32},               // the default
+      {Algorithm::Blocked, 256, MathMode::Fp32Accurate},  // no 3xTF32 row of 256
+      {Algorithm::Blocked, 64, MathMode::Tf32},           // no TF32 row of that tile
+      {Algorithm::Tiled, 32, MathMode::Tf32},             // the ladder is strict FP32
       {Algorithm::Naive, 0, MathMode::Tf32},
       {Algorithm::Coarsened, 16, MathMode::Fp32Accurate},
   };
@@ -628,6 +687,72 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
         }
       }
     }
+  }
+}
+#endif
+
+#if TILEDMM_WITH_CUDA
+// ---- Every tensor-core row through its own launcher ------------------------------
+
+// Through the API a setting runs the first row of it that runs on the device: on an
+// H100 the mma.sync 128 x 256 row stands behind the Hopper one and would go
+// untested. Here each row that runs on this device multiplies every transpose pair
+// on ragged shapes, checked against FP64 with its mode's bound.
+TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  int device = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int rows = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.math_mode == MathMode::Fp32 || !runs_here(row, 10 * major + minor)) continue;
+    ++rows;
+    int variant = 0;
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        tmm_test::GemmCase g;
+        g.ta = ta;
+        g.tb = tb;
+        g.m = 131 + variant;
+        g.n = 263 - 2 * variant;
+        g.k = 77 + 5 * variant;
+        g.alpha = 0.75f;
+        g.beta = variant % 2 ? 0.0f : 0.5f;
+        g.pad = variant % 2;
+        tmm_test::fill_case(g, seed + uint32_t(variant));
+        ++variant;
+        SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g));
+        auto upload = [](const std::vector<float>& v) {
+          float* d = nullptr;
+          EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
+          EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
+                    cudaSuccess);
+          return d;
+        };
+        float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
+        const GemmProblem p = make_problem(Layout::RowMajor, ta == TMM_TRANS, tb == TMM_TRANS, g.m,
+                                           g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+        const KernelPlan plan{row.tile, row.coarsening, 1};
+        if (row.workspace != nullptr && row.workspace(p, plan) > 0) {
+          ASSERT_EQ(cudaMalloc(&workspace, row.workspace(p, plan) * sizeof(float)), cudaSuccess);
+        }
+        row.launch(p, plan, workspace, nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        for (float* d : {a, b, c, workspace}) cudaFree(d);
+        EXPECT_TRUE(tmm_test::check_case(g, row.math_mode == MathMode::Tf32
+                                                ? tmm_test::Arithmetic::Tf32
+                                                : tmm_test::Arithmetic::Fp32));
+      }
+    }
+  }
+  // Compute capability 8.0 and later have the mma.sync rows at least.
+  if (major >= 8) {
+    EXPECT_GE(rows, 2);
   }
 }
 #endif

@@ -9,12 +9,24 @@
 //
 // On a device older than compute capability 8.0, TF32 has no kernel: the same tests
 // then expect the strict kernel, reported as FP32.
+//
+// FP32_ACCURATE (3xTF32 with error correction, tf32x3_mma_kernel.cu), at the end: the
+// same layouts, transposes, edges and alignments against FP64, with an error bound of
+// twice that of a strict FP32 run on the same inputs (plus a few units in the last
+// place); k = 16384, where it must be within 1.1 times strict FP32's error (3xTF32
+// summed in one tensor-core accumulator is many times worse there); exponents spread
+// over 2^-16..2^16; what the header documents at the ends of the range (inputs
+// around 2^-120 keep FP32 accuracy, inputs within 2^-11 of FLT_MAX become Inf);
+// specials; the report and the kernel list.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -32,6 +44,17 @@ using tmm_test::GemmCase;
 constexpr const char* kTf32Kernel = "tf32_mma_128x128";
 constexpr const char* kTf32WideKernel = "tf32_mma_128x256";
 constexpr int kTf32WideSharedBytes = 165888;
+constexpr const char* kTf32HopperKernel = "tf32_wgmma_128x256";  // sm_90a builds, cc 9.0
+
+// The library lists a kernel of this name.
+bool has_kernel(const char* name) {
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) return false;
+    if (std::string(info.name) == name) return true;
+  }
+}
 
 // Device memory that frees itself.
 struct DeviceFloats {
@@ -106,6 +129,9 @@ class TensorCores : public ::testing::Test {
     ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d.device),
               cudaSuccess);
     wide_fits_ = optin >= kTf32WideSharedBytes;
+    // Hopper runs its own kernel for the wide tile where the library has its code.
+    hopper_ = d.compute_capability_major == 9 && d.compute_capability_minor == 0 &&
+              has_kernel(kTf32HopperKernel);
   }
   void TearDown() override { tmm_destroy(h_); }
 
@@ -114,7 +140,7 @@ class TensorCores : public ::testing::Test {
   void expect_tf32_ran(const tmm_report& r, bool wide = false) const {
     EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
     if (tensor_cores_ && (!wide || wide_fits_)) {
-      EXPECT_STREQ(r.kernel, wide ? kTf32WideKernel : kTf32Kernel);
+      EXPECT_STREQ(r.kernel, !wide ? kTf32Kernel : hopper_ ? kTf32HopperKernel : kTf32WideKernel);
       EXPECT_EQ(r.math_mode, TMM_MATH_TF32);
       EXPECT_EQ(r.tile_size, wide ? 256 : 128);
       EXPECT_EQ(r.splits, 1);
@@ -135,6 +161,7 @@ class TensorCores : public ::testing::Test {
   tmm_handle h_ = nullptr;
   bool tensor_cores_ = false;
   bool wide_fits_ = false;  // the device holds the 128 x 256 kernel's shared memory
+  bool hopper_ = false;     // the wide tile runs tf32_wgmma_128x256
 };
 
 // ---- Every layout, transpose, edge and alignment ---------------------------------
@@ -287,7 +314,8 @@ TEST_F(TensorCores, ReportSaysWhichModeRan) {
     info.struct_size = sizeof info;
     if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
     const std::string name = info.name;
-    if (name != kTf32Kernel && name != kTf32WideKernel) {
+    if (info.math_mode == TMM_MATH_FP32_ACCURATE) continue;  // that mode's own tests
+    if (name != kTf32Kernel && name != kTf32WideKernel && name != kTf32HopperKernel) {
       EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << info.name;
       continue;
     }
@@ -295,9 +323,9 @@ TEST_F(TensorCores, ReportSaysWhichModeRan) {
     EXPECT_EQ(info.math_mode, TMM_MATH_TF32);
     EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
     EXPECT_EQ(info.tile_size, name == kTf32Kernel ? 128 : 256);
-    EXPECT_EQ(info.min_compute_capability, 80);
+    EXPECT_EQ(info.min_compute_capability, name == kTf32HopperKernel ? 90 : 80);
   }
-  EXPECT_EQ(listed, 2);
+  EXPECT_EQ(listed, has_kernel(kTf32HopperKernel) ? 3 : 2);
 }
 
 // ---- Where TF32 has no kernel, the strict one runs ------------------------------
@@ -313,8 +341,9 @@ TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
       {TMM_ALGO_TILED, 32, TMM_MATH_TF32, "tiled_32"},
       {TMM_ALGO_NAIVE, 16, TMM_MATH_TF32, "naive_16"},
       {TMM_ALGO_COARSENED, 16, TMM_MATH_TF32, "coarsened_16_x2"},
-      {TMM_ALGO_BLOCKED, 64, TMM_MATH_TF32, "blocked_64x64"},  // no TF32 row of 64
-      {TMM_ALGO_AUTO, 0, TMM_MATH_FP32_ACCURATE, nullptr},     // no kernel yet
+      {TMM_ALGO_BLOCKED, 64, TMM_MATH_TF32, "blocked_64x64"},              // no TF32 row of 64
+      {TMM_ALGO_BLOCKED, 256, TMM_MATH_FP32_ACCURATE, "blocked_128x256"},  // no 3xTF32 256
+      {TMM_ALGO_TILED, 16, TMM_MATH_FP32_ACCURATE, "tiled_16"},
       {TMM_ALGO_BLOCKED, 0, TMM_MATH_FP32, nullptr},
   };
   const uint32_t seed = tmm_test::fresh_seed();
@@ -435,6 +464,443 @@ TEST(MathModeEnvironment, SetsTheDefaultOfNewCudaHandles) {
   EXPECT_EQ(r.math_mode, d.compute_capability_major >= 8 ? TMM_MATH_TF32 : TMM_MATH_FP32);
   for (float x : c) ASSERT_EQ(x, 64.0f);
   tmm_destroy(h);
+}
+
+// ---- FP32_ACCURATE: 3xTF32 with error correction ------------------------------------
+
+// The 3xTF32 kernels: 128 x 64 tiles (tile 128), which the planner takes where the
+// product has a tile of it per SM, and 64 x 64 (tile 64); 32 x 32 per warp.
+constexpr const char* kX3Kernel = "tf32x3_mma_128x64";
+constexpr const char* kX3SmallKernel = "tf32x3_mma_64x64";
+
+// The exact result of a case over its m x n part (FP64), and the scale of each
+// element's rounding errors in FP32: |alpha| sum over l of |a b| + |beta c0|.
+struct Exact {
+  std::vector<double> ref, scale;
+};
+
+Exact exact_of(const GemmCase& g) {
+  Exact x;
+  x.ref.reserve(size_t(g.m * g.n));
+  x.scale.reserve(size_t(g.m * g.n));
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      double dot = 0, mag = 0;
+      for (int64_t q = 0; q < g.k; ++q) {
+        const double p = g.op_a(i, q) * g.op_b(q, j);
+        dot += p;
+        mag += std::fabs(p);
+      }
+      const double beta_c0 = g.beta == 0.0f ? 0.0 : double(g.beta) * g.c0[g.at(i, j, g.ldc)];
+      x.ref.push_back(double(g.alpha) * dot + beta_c0);
+      x.scale.push_back(std::fabs(double(g.alpha)) * mag + std::fabs(beta_c0));
+    }
+  }
+  return x;
+}
+
+// ||C - exact||_F over ||exact||_F, or (scaled) over ||scale||_F, which cancellation
+// between alpha AB and beta C cannot make small.
+double error_against(const GemmCase& g, const Exact& x, bool scaled) {
+  double d2 = 0, r2 = 0;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      const size_t e = size_t(i * g.n + j);
+      const double d = double(g.c[g.at(i, j, g.ldc)]) - x.ref[e];
+      const double r = scaled ? x.scale[e] : x.ref[e];
+      d2 += d * d;
+      r2 += r * r;
+    }
+  }
+  return std::sqrt(d2 / r2);
+}
+
+// A and B as u * 2^e, u uniform in [1, 2) with a random sign, e a uniform integer in
+// [lowest, highest].
+void fill_exponents(std::vector<float>& v, int lowest, int highest, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(1.0f, 2.0f);
+  std::uniform_int_distribution<int> e(lowest, highest), sign(0, 1);
+  for (float& x : v) x = (sign(rng) ? -1.0f : 1.0f) * std::ldexp(u(rng), e(rng));
+}
+
+class Fp32Accurate : public TensorCores {
+ protected:
+  void SetUp() override {
+    TensorCores::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32_ACCURATE), TMM_SUCCESS);
+    tmm_device_info d{};
+    ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+    multiprocessors_ = d.multiprocessors;
+  }
+
+  // The kernel AUTO and BLOCKED run for g under FP32_ACCURATE with `tile` (0: the
+  // planner's) on a device with tensor cores: 128 x 64 where the canonical (row-major)
+  // product has a tile of it per SM, else 64 x 64.
+  const char* x3_kernel(const GemmCase& g, int tile) const {
+    const int64_t m = g.row() ? g.m : g.n, n = g.row() ? g.n : g.m;
+    if (tile == 0) tile = ((m + 127) / 128) * ((n + 63) / 64) >= multiprocessors_ ? 128 : 64;
+    return tile == 128 ? kX3Kernel : kX3SmallKernel;
+  }
+
+  void expect_x3_ran(const tmm_report& r, const char* kernel) const {
+    EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
+    if (tensor_cores_) {
+      EXPECT_STREQ(r.kernel, kernel);
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
+      EXPECT_EQ(r.tile_size, std::string(kernel) == kX3Kernel ? 128 : 64);
+      EXPECT_EQ(r.splits, 1);
+      EXPECT_EQ(r.coarsening, 32) << "32 x 32 per warp: 32 outputs per thread";
+    } else {
+      EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+    }
+  }
+
+  // g (as yet unrun) in strict FP32 through the same call and settings (the math mode
+  // aside), for the error of FP32 on the same inputs.
+  template <class Run>
+  GemmCase strict_run(const GemmCase& g, Run run) {
+    GemmCase strict = g;
+    EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
+    EXPECT_EQ(run(strict), TMM_SUCCESS) << tmm_get_error_message(h_);
+    EXPECT_EQ(last_report(h_).math_mode, TMM_MATH_FP32);
+    EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32_ACCURATE), TMM_SUCCESS);
+    return strict;
+  }
+
+  int multiprocessors_ = 0;
+};
+
+// The bound of the correctness tests: the scaled error of FP32_ACCURATE within twice
+// strict FP32's on the same inputs, plus 2^-21 / sqrt(k) (a few units in the last
+// place of a typical element, for the cases where FP32 had little to lose). A
+// kernel that dropped a correction term would be at TF32's 2^-11 (1e-5 and more on
+// this scale), hundreds of times over.
+double x3_bound(double strict, int64_t k) {
+  return 2 * strict + std::ldexp(1.0, -21) / std::sqrt(double(k));
+}
+
+// Odd shapes (1, 7, 129, 1000 and the TF32 tests' edges), dense, padded and
+// misaligned operands.
+std::vector<Case> x3_cases() {
+  const int64_t big_k = tmm_test::under_sanitizer() ? 77 : 1001;
+  const int64_t wide = tmm_test::under_sanitizer() ? 200 : 1000;
+  const Variant host{false, 0, 0}, dense{true, 0, 0}, pad3{true, 0, 3}, shifted{true, 1, 1},
+      shifted_pad3{true, 1, 3}, host_pad{false, 0, 2};
+  return {
+      {1, 1, 1, {host, dense, shifted}},
+      {7, 7, 7, {host, shifted_pad3}},
+      {17, 33, 65, {host, dense, pad3, shifted}},
+      {127, 129, 255, {host_pad, pad3, shifted, shifted_pad3}},
+      {129, wide, 7, {host, shifted}},
+      {wide, 129, 129, {host, pad3}},
+      {300, 257, big_k, {host, pad3, shifted}},
+  };
+}
+
+// The tile: 0 lets the planner choose (64 x 64 for these products on most devices),
+// 128 asks for the 128 x 64 kernel (BLOCKED, tile 128).
+using X3Param = std::tuple<tmm_layout, tmm_transpose, tmm_transpose, int>;
+
+class Fp32AccurateCorrectness : public Fp32Accurate,
+                                public ::testing::WithParamInterface<X3Param> {};
+
+TEST_P(Fp32AccurateCorrectness, MatchesFp64AsStrictFp32Does) {
+  const auto& [layout, ta, tb, tile] = GetParam();
+  ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const Case& c : x3_cases()) {
+    for (const Variant& v : c.variants) {
+      for (float beta : {0.0f, 1.25f}) {
+        GemmCase g;
+        g.layout = layout;
+        g.ta = ta;
+        g.tb = tb;
+        g.m = c.m;
+        g.n = c.n;
+        g.k = c.k;
+        g.alpha = beta == 0.0f ? 0.75f : -1.5f;
+        g.beta = beta;
+        g.pad = v.pad;
+        tmm_test::fill_case(g, seed + uint32_t(c.m * 31 + c.n * 7 + c.k + v.pad));
+        SCOPED_TRACE(tmm_test::describe(g) + (v.device ? " device offset " : " host") +
+                     (v.device ? std::to_string(v.offset) : ""));
+        auto run = [&](GemmCase& x) {
+          return v.device ? run_device_case(h_, x, v.offset) : tmm_test::run_case(h_, x);
+        };
+        const GemmCase strict = strict_run(g, run);
+        ASSERT_EQ(run(g), TMM_SUCCESS) << tmm_get_error_message(h_);
+        expect_x3_ran(last_report(h_), x3_kernel(g, tile));
+        EXPECT_TRUE(tmm_test::check_case(g)) << "the FP32 bound, element by element";
+        const Exact x = exact_of(g);
+        const double e = error_against(g, x, true), e_strict = error_against(strict, x, true);
+        EXPECT_LE(e, x3_bound(e_strict, g.k))
+            << "scaled error: FP32_ACCURATE " << e << ", strict FP32 " << e_strict;
+      }
+    }
+  }
+}
+
+std::string x3_param_name(const ::testing::TestParamInfo<X3Param>& info) {
+  const auto& [layout, ta, tb, tile] = info.param;
+  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
+         (tb == TMM_TRANS ? "T" : "N") + (tile == 128 ? "_tile128" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
+                         ::testing::Combine(::testing::Values(TMM_ROW_MAJOR, TMM_COL_MAJOR),
+                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
+                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
+                                            ::testing::Values(0, 128)),
+                         x3_param_name);
+
+// The correction that makes the mode: at k = 16384 the error must be within 1.1
+// times strict FP32's on the same inputs (BLOCKED, whatever split-K the planner
+// takes). Tensor cores truncate as they add, so 3xTF32 summed over the whole of k in
+// one mma accumulator is about 12 times worse there (measured with cuBLAS on the
+// H100); this kernel adds each tile's sum in FP32 and keeps the rounding errors. Both
+// kernels (the planner's 64 x 64 here, and 128 x 64), uniform [-1, 1] inputs and
+// inputs whose exponents spread over 2^-16..2^16.
+TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
+  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool spread : {false, true}) {
+    GemmCase g;
+    g.m = g.n = 256;
+    g.k = tmm_test::under_sanitizer() ? 1024 : 16384;
+    tmm_test::fill_case(g, seed + spread);
+    if (spread) {
+      std::mt19937 rng(seed);
+      fill_exponents(g.a, -16, 16, rng);
+      fill_exponents(g.b, -16, 16, rng);
+    }
+    SCOPED_TRACE(spread ? "exponents in [-16, 16]" : "uniform [-1, 1]");
+    const Exact x = exact_of(g);
+    ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_tile_size(h_, 0), TMM_SUCCESS);
+    const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
+    const double e_strict = error_against(strict, x, false);
+    for (int tile : {0, 128}) {
+      ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+      ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+      GemmCase r = g;
+      ASSERT_EQ(tmm_test::run_case(h_, r), TMM_SUCCESS) << tmm_get_error_message(h_);
+      const tmm_report report = last_report(h_);
+      expect_x3_ran(report, x3_kernel(g, tile));
+      const double e = error_against(r, x, false);
+      std::printf("k %lld, %s: relative Frobenius error vs FP64: strict FP32 %.3e, %s %.3e\n",
+                  static_cast<long long>(g.k), spread ? "exponents -16..16" : "uniform", e_strict,
+                  report.kernel, e);
+      EXPECT_LE(e, 1.1 * e_strict) << report.kernel;
+      EXPECT_LT(e, 1e-6) << "FP32's order, far below TF32's (2.6e-4)";
+    }
+  }
+}
+
+// The header: inputs around 2^-120 keep FP32 accuracy. (The small part is scaled by
+// 2^11; unscaled, it would be subnormal below 2^-114 and keep a few bits, and the
+// error here would be several times strict FP32's.)
+TEST_F(Fp32Accurate, InputsNear2ToTheMinus120KeepFp32Accuracy) {
+  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g;
+  g.m = 96;
+  g.n = 80;
+  g.k = tmm_test::under_sanitizer() ? 100 : 1000;
+  tmm_test::fill_case(g, seed);
+  std::mt19937 rng(seed);
+  fill_exponents(g.a, -120, -120, rng);  // |a| in [2^-120, 2^-119); B uniform [-1, 1]
+  const Exact x = exact_of(g);
+  const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  expect_x3_ran(last_report(h_), x3_kernel(g, 0));
+  const double e = error_against(g, x, false), e_strict = error_against(strict, x, false);
+  std::printf("A around 2^-120: relative error vs FP64: strict FP32 %.3e, FP32_ACCURATE %.3e\n",
+              e_strict, e);
+  EXPECT_LE(e, 2 * e_strict);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
+// The header: a finite input within 2^-11 of FLT_MAX (|x| >= (2 - 2^-11) 2^127)
+// becomes Inf, as under TF32. Just below that, an input whose low part is exact in
+// TF32 is carried exactly (big = the largest TF32 value, small = the rest).
+TEST_F(Fp32Accurate, InputsWithin2ToTheMinus11OfFltMaxBecomeInfinite) {
+  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  const float largest_tf32 = std::ldexp(2.0f - std::ldexp(1.0f, -10), 127);
+  const float near = largest_tf32 + std::ldexp(0.75f, 116);  // 2^116 under the threshold
+  ASSERT_LT(near, std::ldexp(2.0f - std::ldexp(1.0f, -11), 127));
+  // C (3 x 1) = A (3 x 1) * B (1 x 1), B = 0.25: the exact products are floats.
+  std::vector<float> a = {largest_tf32, near, FLT_MAX}, b = {0.25f}, c(3, 0.0f), s(3, 0.0f);
+  auto run = [&](std::vector<float>& out) {
+    return tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 3, 1, 1, 1.0f, a.data(), 1,
+                     b.data(), 1, 0.0f, out.data(), 1);
+  };
+  ASSERT_EQ(run(c), TMM_SUCCESS) << tmm_get_error_message(h_);
+  expect_x3_ran(last_report(h_), kX3SmallKernel);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
+  ASSERT_EQ(run(s), TMM_SUCCESS) << tmm_get_error_message(h_);
+  EXPECT_EQ(c[0], largest_tf32 * 0.25f);
+  EXPECT_EQ(c[1], near * 0.25f) << "big + 2^-11 small is the input, exactly";
+  EXPECT_EQ(s[2], FLT_MAX * 0.25f) << "strict FP32: finite";
+  EXPECT_EQ(c[2], INFINITY) << "FLT_MAX rounds to Inf in TF32";
+}
+
+// Inf and NaN in A or B: the same Inf (sign included) and NaN as strict FP32, and
+// the other elements as accurate (the correction is dropped only where it is not
+// finite).
+TEST_F(Fp32Accurate, InfinityAndNanPropagateAsInFp32) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g;
+  g.m = 40;
+  g.n = 36;
+  g.k = 50;
+  tmm_test::fill_case(g, seed);
+  g.a[size_t(3 * g.lda + 7)] = INFINITY;
+  g.a[size_t(5 * g.lda + 2)] = NAN;
+  g.b[size_t(11 * g.ldb + 20)] = -INFINITY;
+  const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  expect_x3_ran(last_report(h_), x3_kernel(g, 0));
+  int specials = 0;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      const float got = g.c[size_t(i * g.ldc + j)], want = strict.c[size_t(i * g.ldc + j)];
+      SCOPED_TRACE("C(" + std::to_string(i) + "," + std::to_string(j) + ")");
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << got;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(got, want);
+      } else {
+        EXPECT_NEAR(got, want, 1e-5 * (1.0 + std::fabs(want)));
+        continue;
+      }
+      ++specials;
+    }
+  }
+  EXPECT_EQ(specials, 36 + 36 + 40 - 2) << "rows 3 and 5, column 20";
+}
+
+// alpha multiplies the sums, never the inputs; small integers are exact in TF32 (their
+// small parts are 0), so the alpha = +-Inf rule holds as under FP32.
+TEST_F(Fp32Accurate, AlphaInfinityFollowsTheRule) {
+  GemmCase shape;  // expect_alpha_inf_rule's: 37 x 29, row-major
+  shape.m = 37;
+  shape.n = 29;
+  for (int64_t k : {int64_t(5), int64_t(700)}) {
+    tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
+    expect_x3_ran(last_report(h_), x3_kernel(shape, 0));
+  }
+}
+
+TEST_F(Fp32Accurate, ReportSaysWhichKernelRan) {
+  const int64_t n = 130;
+  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n), 1.0f);
+  auto run = [&](float alpha) {
+    return tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, alpha, a.data(), n,
+                     b.data(), n, 0.0f, c.data(), n);
+  };
+  GemmCase shape;
+  shape.m = shape.n = n;
+  struct Setting {
+    tmm_algorithm algorithm;
+    int tile;
+    const char* kernel;
+  };
+  for (const Setting& s :
+       {Setting{TMM_ALGO_AUTO, 0, x3_kernel(shape, 0)},
+        Setting{TMM_ALGO_BLOCKED, 0, x3_kernel(shape, 0)},
+        Setting{TMM_ALGO_BLOCKED, 128, kX3Kernel}, Setting{TMM_ALGO_BLOCKED, 64, kX3SmallKernel}}) {
+    ASSERT_EQ(tmm_set_algorithm(h_, s.algorithm), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_tile_size(h_, s.tile), TMM_SUCCESS);
+    std::fill(c.begin(), c.end(), 1.0f);
+    ASSERT_EQ(run(1.0f), TMM_SUCCESS) << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    expect_x3_ran(r, s.kernel);
+    EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
+    EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
+    for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * float(n)) << "exact";
+  }
+  // alpha = 0 runs only C = beta * C: no product, strict FP32.
+  ASSERT_EQ(run(0.0f), TMM_SUCCESS);
+  EXPECT_STREQ(last_report(h_).kernel, "scale");
+  EXPECT_EQ(last_report(h_).math_mode, TMM_MATH_FP32);
+
+  // A handle starts in strict FP32 (unless TMM_MATH_MODE says otherwise), whatever
+  // kernels the library has.
+  if (std::getenv("TMM_MATH_MODE") == nullptr) {
+    tmm_handle fresh = nullptr;
+    ASSERT_EQ(tmm_create_with_backend(&fresh, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+    int64_t mode = -1;
+    EXPECT_EQ(tmm_get_option(fresh, TMM_OPTION_MATH_MODE, &mode), TMM_SUCCESS);
+    EXPECT_EQ(mode, TMM_MATH_FP32);
+    EXPECT_EQ(tmm_sgemm(fresh, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(),
+                        n, b.data(), n, 0.0f, c.data(), n),
+              TMM_SUCCESS);
+    const tmm_report r = last_report(fresh);
+    EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+    EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
+    tmm_destroy(fresh);
+  }
+}
+
+// The streamed host path chooses a kernel per chunk with the handle's settings: it
+// inherits FP32_ACCURATE, and the report says so.
+TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (tmm_transpose t : {TMM_NO_TRANS, TMM_TRANS}) {
+    GemmCase g;
+    g.ta = t;
+    g.tb = t;
+    g.m = 333;
+    g.n = 200;
+    g.k = tmm_test::under_sanitizer() ? 90 : 700;
+    g.beta = t == TMM_TRANS ? 0.0f : 2.0f;
+    g.pad = 3;
+    tmm_test::fill_case(g, seed + uint32_t(t));
+    SCOPED_TRACE(tmm_test::describe(g));
+    const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+    if (tensor_cores_) {
+      EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_mma_", 0), 0u) << r.kernel;
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
+    }
+    EXPECT_TRUE(tmm_test::check_case(g));
+    const Exact x = exact_of(g);
+    EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+  }
+}
+
+// The kernel list (no GPU needed): two FP32_ACCURATE rows, BLOCKED, tiles 128 and 64,
+// compute capability 8.0 and later, 32 outputs per thread.
+TEST(Fp32AccurateKernels, ListedWithTheirModeAndTiles) {
+  int listed = 0;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    const std::string name = info.name;
+    const bool x3 = name == kX3Kernel || name == kX3SmallKernel;
+    EXPECT_EQ(x3, info.math_mode == TMM_MATH_FP32_ACCURATE) << name;
+    if (!x3) continue;
+    ++listed;
+    EXPECT_EQ(info.backend, TMM_BACKEND_CUDA);
+    EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
+    EXPECT_EQ(info.tile_size, name == kX3Kernel ? 128 : 64);
+    EXPECT_EQ(info.is_default, 0);
+    EXPECT_EQ(info.min_compute_capability, 80);
+    EXPECT_EQ(info.outputs_per_thread, 32);
+  }
+  EXPECT_EQ(listed, 2);
 }
 
 }  // namespace

@@ -173,10 +173,28 @@ typedef enum tmm_math_mode {
                                 rounding, plus the FP32 terms), whatever k; several
                                 times faster on large products (compute capability
                                 8.0 and later, AUTO or BLOCKED) */
-  TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy (3xTF32 with error
-                                correction); accepted now, but runs the strict FP32
-                                kernel (and reports TMM_MATH_FP32) until its kernel
-                                lands */
+  TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy, "3xTF32 with error
+                                correction" (compute capability 8.0 and later, AUTO
+                                or BLOCKED with tile 0, 64 or 128): each input is
+                                split into two TF32 values, x = big + small (small
+                                scaled by 2^11 on the way), the three products
+                                big*big + big*small + small*big go through the
+                                tensor cores, and the sums of each 32 of k are added
+                                in FP32 (round to nearest, their rounding errors
+                                kept) outside them. The error of an element is of the
+                                order of strict FP32's (a few units of 2^-24 of the
+                                sum over l of |a(i,l) b(l,j)|, whatever k: below
+                                strict FP32's at large k, up to about twice it at
+                                small k). Where it is not FP32: Inf and NaN in A or B
+                                propagate as in FP32; a finite input within 2^-11 of
+                                FLT_MAX (|x| >= (2 - 2^-11) 2^127) becomes Inf, as
+                                under TMM_MATH_TF32; where the sum over l of
+                                |a(i,l) b(l,j)| passes about 2^127 the correction
+                                terms may overflow and that element gets TF32's
+                                accuracy instead; inputs below about 2^-125 in
+                                magnitude (subnormals and just above) are carried
+                                with an absolute error up to 2^-148 (FP32: exact).
+                                Inputs around 2^-120 keep FP32 accuracy */
 } tmm_math_mode;
 
 /* The report of the last successful sgemm (tmm_get_last_report): where the time

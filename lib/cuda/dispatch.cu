@@ -7,8 +7,9 @@
 //
 // The math mode is a permission, as cuBLAS's is: with TF32 allowed, AUTO and
 // BLOCKED (tile 0, or a tile a TF32 row has) run a TF32 tensor-core row where the
-// device can (plan_tf32() picks the tile); everything else runs the strict FP32
-// rows, always an allowed answer.
+// device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
+// row (plan_tf32x3(): tiles 128 and 64); everything else runs the strict FP32 rows,
+// always an allowed answer.
 #include <atomic>
 #include <string>
 
@@ -44,11 +45,17 @@ const char* algorithm_name(Algorithm a) {
 // row runs whole k.
 const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
                                    const DeviceProfile& device) {
-  if (s.math_mode != MathMode::Tf32) return nullptr;  // FP32_ACCURATE: no kernel yet
-  const int chosen = plan_tf32(p, device, tile);
+  if (s.math_mode == MathMode::Fp32) return nullptr;
+  // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
+  const int chosen =
+      s.math_mode == MathMode::Tf32 ? plan_tf32(p, device, tile) : plan_tf32x3(p, device, tile);
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
-  const KernelEntry* k = find_kernel(BackendKind::Cuda, Algorithm::Blocked, chosen, 0, s.math_mode);
-  return k != nullptr && runs_on(*k, device.compute_capability()) ? k : nullptr;
+  // The first row of that tile whose code runs here (the Hopper row before mma.sync).
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (k.algorithm == Algorithm::Blocked && k.math_mode == s.math_mode && k.tile == chosen &&
+        runs_here(k, device.compute_capability()))
+      return &k;
+  return nullptr;
 }
 
 }  // namespace

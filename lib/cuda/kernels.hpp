@@ -5,6 +5,8 @@
 //   coarsened_kernel.cu  tiled, each thread computes several outputs (seed 001)
 //   blocked_kernel.cu    register-blocked, warp-tiled, double-buffered (strict FP32)
 //   tf32_mma_kernel.cu   TF32 tensor cores (mma.sync), cp.async pipeline (TF32 mode)
+//   tf32x3_mma_kernel.cu 3xTF32 on tensor cores with FP32 accuracy (FP32_ACCURATE mode)
+//   mma_common.cuh       what the two mma.sync kernels share (copier, fragments, epilogue)
 //   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
 //   kernel_table.cu      the registry's CUDA rows: which kernel is which setting
 //   dispatch.cu          choosing a row for a call, and launching it

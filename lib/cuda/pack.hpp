@@ -1,0 +1,17 @@
+// Copying an operand into a K-major, 16-byte aligned layout in device memory, for
+// kernels that read their operands that way (the Hopper TF32 kernel's copy engine).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tiledmm {
+
+// dst (rows x cols, leading dimension ld_dst) = src, or src's transpose: dst[r][c] =
+// transpose ? src[c * ld_src + r] : src[r * ld_src + c]. Enqueued on `stream`; throws
+// Error on a launch failure.
+void launch_pack(const float* src, int64_t ld_src, bool transpose, int64_t rows, int64_t cols,
+                 float* dst, int64_t ld_dst, cudaStream_t stream);
+
+}  // namespace tiledmm

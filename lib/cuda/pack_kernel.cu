@@ -1,0 +1,80 @@
+// launch_pack (pack.hpp): an operand copied, or transposed, into a K-major layout.
+// A plain copy runs along rows, a block per row and slice of 1024 columns
+// (cudaMemcpy2DAsync between unaligned rows measured several times slower on the
+// H100); a transpose goes through 32 x 32 tiles of shared memory (rows padded by one
+// float: the column reads hit 32 different banks), read and written along rows, so
+// both sides are coalesced.
+#include <algorithm>
+
+#include "kernel_common.cuh"
+#include "kernels.hpp"
+#include "pack.hpp"
+
+namespace tiledmm {
+namespace {
+
+constexpr int kEdge = 32, kRowsPerPass = 8;
+constexpr int kCopyThreads = 256, kCopyColumns = 1024;  // per block of the plain copy
+
+// dst[r][c] = src[r][c] for row first_row + blockIdx.y, columns of slice blockIdx.x.
+__global__ void __launch_bounds__(kCopyThreads)
+    copy_kernel(const float* __restrict__ src, int64_t ld_src, int64_t cols,
+                float* __restrict__ dst, int64_t ld_dst, int64_t first_row) {
+  const int64_t r = first_row + blockIdx.y;
+  const int64_t c0 = int64_t(blockIdx.x) * kCopyColumns + threadIdx.x;
+  const float* s = src + r * ld_src;
+  float v[kCopyColumns / kCopyThreads];
+#pragma unroll
+  for (int i = 0; i < kCopyColumns / kCopyThreads; ++i) {
+    const int64_t c = c0 + i * kCopyThreads;
+    v[i] = c < cols ? s[c] : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < kCopyColumns / kCopyThreads; ++i) {
+    const int64_t c = c0 + i * kCopyThreads;
+    if (c < cols) dst[r * ld_dst + c] = v[i];
+  }
+}
+
+// dst[r][c] = src[c][r] for the 32 x 32 tile at (first_row + blockIdx.y, blockIdx.x).
+__global__ void __launch_bounds__(kEdge* kRowsPerPass)
+    transpose_kernel(const float* __restrict__ src, int64_t ld_src, int64_t rows, int64_t cols,
+                     float* __restrict__ dst, int64_t ld_dst, int64_t first_row) {
+  __shared__ float tile[kEdge][kEdge + 1];
+  const int64_t r0 = (first_row + blockIdx.y) * kEdge, c0 = int64_t(blockIdx.x) * kEdge;
+  // Read src's rows c0.. (dst's columns), along r.
+  for (int i = threadIdx.y; i < kEdge; i += kRowsPerPass) {
+    const int64_t c = c0 + i, r = r0 + threadIdx.x;
+    if (c < cols && r < rows) tile[i][threadIdx.x] = src[c * ld_src + r];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < kEdge; i += kRowsPerPass) {
+    const int64_t r = r0 + i, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) dst[r * ld_dst + c] = tile[threadIdx.x][i];
+  }
+}
+
+}  // namespace
+
+void launch_pack(const float* src, int64_t ld_src, bool transpose, int64_t rows, int64_t cols,
+                 float* dst, int64_t ld_dst, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (!transpose) {
+    const int64_t slices = ceil_div(cols, kCopyColumns);
+    require(slices <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
+    launch_in_row_slices(rows, unsigned(slices), [&](int64_t first, dim3 grid) {
+      copy_kernel<<<grid, kCopyThreads, 0, stream>>>(src, ld_src, cols, dst, ld_dst, first);
+    });
+    check_cuda(cudaGetLastError(), "pack: copy kernel launch");
+    return;
+  }
+  const int64_t block_cols = ceil_div(cols, kEdge);
+  require(block_cols <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
+  launch_in_row_slices(ceil_div(rows, kEdge), unsigned(block_cols), [&](int64_t first, dim3 grid) {
+    transpose_kernel<<<grid, dim3(kEdge, kRowsPerPass), 0, stream>>>(src, ld_src, rows, cols, dst,
+                                                                     ld_dst, first);
+  });
+  check_cuda(cudaGetLastError(), "pack: transpose kernel launch");
+}
+
+}  // namespace tiledmm
