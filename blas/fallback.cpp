@@ -8,7 +8,7 @@
 // A candidate whose sgemm_ lies in this library, or in another copy of it, is
 // refused: the fallback must never call back into tiledmm.
 //
-// The other routines (cblas_sgemm for error reports, the ILP64 names) come from the
+// The other routines (cblas_sgemm for CBLAS calls, the ILP64 names) come from the
 // library that provides sgemm_, so that one BLAS answers for everything.
 #include "fallback.hpp"
 

@@ -11,18 +11,20 @@ namespace tiledmm::blas {
 
 // Fortran SGEMM: every argument by reference, then the hidden lengths of the two
 // character arguments (gfortran's convention; reference BLAS ignores them).
+// noexcept: C and Fortran code never throws, and a call through a pointer that may
+// throw cannot be a tail call from the library's noexcept entry points.
 template <class Int>
 using FortranSgemm = void (*)(const char*, const char*, const Int*, const Int*, const Int*,
                               const float*, const float*, const Int*, const float*, const Int*,
-                              const float*, float*, const Int*, size_t, size_t);
+                              const float*, float*, const Int*, size_t, size_t) noexcept;
 // CBLAS sgemm: the enums are ints; Int is int, or int64_t for the *64_ names.
 template <class Int>
 using CblasSgemm = void (*)(int, int, int, Int, Int, Int, float, const float*, Int, const float*,
-                            Int, float, float*, Int);
+                            Int, float, float*, Int) noexcept;
 
 struct Fallback {
   FortranSgemm<int> sgemm = nullptr;
-  CblasSgemm<int> cblas_sgemm = nullptr;  // used only to report argument errors
+  CblasSgemm<int> cblas_sgemm = nullptr;  // for CBLAS calls (router.cpp, shim.cpp)
   std::string path;                       // the library sgemm comes from; empty: none
   std::string refused;                    // candidates refused, and why
 };

@@ -9,7 +9,11 @@
 //      beta != 0 from the copy of C taken before the call (TILEDMM_BLAS_KEEP_C);
 //      without a copy C is filled with NaN and the log says so: never silently
 //      wrong data. tiledmm is then off for the rest of the process;
-//   4. otherwise the fallback.
+//   4. otherwise the fallback: for a CBLAS call, the fallback's own CBLAS routine on
+//      the caller's arguments when it has one (what the fallback alone would run),
+//      else its Fortran SGEMM.
+// The small calls of step 4 usually never get here: shim.cpp sends them to the
+// fallback itself, from the Route made below.
 #include "router.hpp"
 
 #include <algorithm>
@@ -23,6 +27,7 @@
 #include <memory>
 #include <new>
 
+#include "args.hpp"
 #include "config.hpp"
 #include "cost_model.hpp"
 #include "engine.hpp"
@@ -31,10 +36,13 @@
 #include "tiledmm/tiledmm_version.h"
 
 namespace tiledmm::blas {
-namespace {
 
-// Initial-exec TLS, as in counters.cpp: read on every call.
-__attribute__((tls_model("initial-exec"))) thread_local int t_fallback_depth = 0;
+__thread int t_fallback_depth __attribute__((tls_model("initial-exec"))) = 0;
+const Route g_no_route;  // every call the general way
+std::atomic<const Route*> g_route{&g_no_route};
+std::atomic<bool> g_saw_inner_call{false};
+
+namespace {
 
 // Logged once per process each.
 std::atomic<bool> g_logged_status[8];
@@ -70,8 +78,30 @@ Plan fallback_plan(const GemmCall& c) {
   return Plan::kNone;
 }
 
+// The caller's CBLAS call, turned back from column-major terms (GemmCall).
+template <class Int>
+void call_cblas(CblasSgemm<Int> fn, const GemmCall& c) {
+  const bool row = c.row_major;
+  const int ta = (row ? c.trans_b : c.trans_a) ? kTrans : kNoTrans;
+  const int tb = (row ? c.trans_a : c.trans_b) ? kTrans : kNoTrans;
+  if (row) {
+    fn(kRowMajor, ta, tb, Int(c.n), Int(c.m), Int(c.k), c.alpha, c.b, Int(c.ldb), c.a, Int(c.lda),
+       c.beta, c.c, Int(c.ldc));
+  } else {
+    fn(kColMajor, ta, tb, Int(c.m), Int(c.n), Int(c.k), c.alpha, c.a, Int(c.lda), c.b, Int(c.ldb),
+       c.beta, c.c, Int(c.ldc));
+  }
+}
+
 void call_fallback(Plan plan, const GemmCall& c) {
   FallbackScope scope;
+  if (c.routine == Routine::kCblasSgemm || c.routine == Routine::kCblasSgemm64) {
+    // kLp64 for a 64-bit call: its sizes fit in 32 bits (fallback_plan).
+    if (plan == Plan::kIlp64 && fallback64().cblas_sgemm != nullptr)
+      return call_cblas<int64_t>(fallback64().cblas_sgemm, c);
+    if (plan == Plan::kLp64 && fallback().cblas_sgemm != nullptr)
+      return call_cblas<int>(fallback().cblas_sgemm, c);
+  }
   const char ta = c.trans_a ? 'T' : 'N', tb = c.trans_b ? 'T' : 'N';
   if (plan == Plan::kIlp64) {
     const int64_t m = c.m, n = c.n, k = c.k, lda = c.lda, ldb = c.ldb, ldc = c.ldc;
@@ -108,6 +138,16 @@ const CostModel& current_model(const Config& cfg) {
   return fresh->model;
 }
 
+// The flops the CPU computes within tiledmm's fixed overhead, with the CPU's rate
+// alone (before any GPU was read).
+double floor_flops(const Config& cfg) {
+  static const double floor = [&cfg] {
+    const CostModel m = make_cost_model(cfg, cpus(), 0);
+    return m.overhead_s() * m.cpu_flops_per_s();
+  }();
+  return floor;
+}
+
 bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
   switch (cfg.threshold) {
     case ThresholdMode::kNever:
@@ -121,12 +161,9 @@ bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
   }
   if (flops == 0 || cfg.backend == BackendChoice::kCpu) return false;
   // A product the CPU finishes within tiledmm's fixed overhead never goes there: the
-  // small calls' fast path, which needs neither the engine nor the GPU's figures.
-  static const double floor_flops = [&cfg] {
-    const CostModel m = make_cost_model(cfg, cpus(), 0);
-    return m.overhead_s() * m.cpu_flops_per_s();
-  }();
-  if (double(flops) <= floor_flops) return false;
+  // small calls' fast path (Route), which needs neither the engine nor the GPU's
+  // figures.
+  if (double(flops) <= floor_flops(cfg)) return false;
   if (Engine::instance().disabled()) return false;
   return current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f);
 }
@@ -276,14 +313,81 @@ bool panels_on(const Config& cfg) {
   return cuda;
 }
 
+// The largest x with double(x) <= bound: the test of wants_tiledmm on a double,
+// made on the integer itself (double(x) grows with x). 0 when no x > 0 passes.
+uint64_t largest_at_most(double bound) {
+  if (!(bound >= 1)) return 0;
+  if (double(UINT64_MAX) <= bound) return UINT64_MAX;
+  uint64_t lo = uint64_t(bound), hi = UINT64_MAX;  // double(lo) <= bound < double(hi)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (double(mid) <= bound ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// Whether the fallback's cblas_sgemm calls sgemm_: one 1 x 1 x 1 product, made as
+// the fast path would make it, tells (an inner call sets g_saw_inner_call). A CBLAS
+// calls its SGEMM for every product or for none (the reference and BLIS do;
+// OpenBLAS, MKL and ATLAS do not); any inner call seen before counts as "it does".
+bool cblas_calls_sgemm(CblasSgemm<int> fn) {
+  const float a = 1.0f, b = 1.0f;
+  float c = 0.0f;
+  {
+    FallbackScope scope;
+    fn(kColMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+  }
+  return g_saw_inner_call.load(std::memory_order_relaxed);
+}
+
+Route build_route() {
+  const Config& cfg = config();  // opens the log
+  const Fallback& f = fallback();
+  Route r;
+  r.sgemm = f.sgemm;
+  r.cblas_sgemm = f.cblas_sgemm;
+  r.fast = f.sgemm != nullptr && !Log::enabled();
+  switch (cfg.threshold) {
+    case ThresholdMode::kNever:
+      r.fallback_max_flops = UINT64_MAX;
+      break;
+    case ThresholdMode::kAll:
+      r.fast = false;
+      break;
+    case ThresholdMode::kFlops:
+      // double(flops) >= threshold goes to tiledmm: the fallback takes every double
+      // below it, that is up to the next double down.
+      r.fallback_max_flops = largest_at_most(std::nextafter(cfg.threshold_flops, -HUGE_VAL));
+      break;
+    case ThresholdMode::kAuto:
+      r.fallback_max_flops =
+          cfg.backend == BackendChoice::kCpu ? UINT64_MAX : largest_at_most(floor_flops(cfg));
+      break;
+  }
+  r.fast = r.fast && r.fallback_max_flops > 0;
+  r.fast_cblas = r.fast && r.cblas_sgemm != nullptr;
+  r.cblas_direct = r.fast_cblas && !cblas_calls_sgemm(r.cblas_sgemm);
+  return r;
+}
+
 }  // namespace
 
-FallbackScope::FallbackScope() { ++t_fallback_depth; }
-FallbackScope::~FallbackScope() { --t_fallback_depth; }
-bool FallbackScope::active() { return t_fallback_depth > 0; }
+const Route& route() {
+  const Route* r = g_route.load(std::memory_order_acquire);
+  if (r != &g_no_route) return *r;
+  static Route made;  // constant-initialised: no guard, no destructor
+  static std::atomic<bool> making{false};
+  // No lock: a child of fork() never waits for a thread its parent had, and the probe
+  // above may call back into the library.
+  if (making.exchange(true, std::memory_order_acq_rel)) return g_no_route;
+  made = build_route();
+  g_route.store(&made, std::memory_order_release);
+  return made;
+}
 
 void run_gemm(const GemmCall& c) noexcept {
   try {
+    route();  // made by the first call; later ones may take the fast path (shim.cpp)
     const Config& cfg = config();
     const bool logging = Log::enabled();
     if (c.m == 0 || c.n == 0 || ((c.alpha == 0.0f || c.k == 0) && c.beta == 1.0f)) {

@@ -2,12 +2,20 @@
 // when tiledmm fails. shim.cpp turns each exported entry point into a GemmCall (in
 // column-major terms) after checking its arguments the reference way; everything
 // after that is here.
+//
+// Small products are most calls, and each must cost next to nothing on top of the
+// fallback BLAS. For them shim.cpp takes a fast path of its own: Route (below) says,
+// from one pointer read, whether a call of so many flops goes straight to the
+// fallback; if so the entry point hands the caller's own arguments to the fallback's
+// routine of the same name, counts the call, and builds no GemmCall.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
 #include "counters.hpp"
+#include "fallback.hpp"
 
 namespace tiledmm::blas {
 
@@ -37,14 +45,51 @@ int pilaenv(const int* ictxt, const char* prec) noexcept;
 // While the library calls into the fallback, on this thread. A fallback whose
 // routines call sgemm_ through the PLT (the reference CBLAS does) reaches this
 // library again; such inner calls go straight back to the fallback.
+// (Initial-exec TLS, as in counters.hpp: read on every call.)
+extern __thread int t_fallback_depth
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 class FallbackScope {
  public:
-  FallbackScope();
-  ~FallbackScope();
+  FallbackScope() { ++t_fallback_depth; }
+  ~FallbackScope() { --t_fallback_depth; }
   FallbackScope(const FallbackScope&) = delete;
   FallbackScope& operator=(const FallbackScope&) = delete;
-  static bool active();
+  static bool active() { return t_fallback_depth > 0; }
 };
+
+// What the entry points need to send a small call straight to the fallback. Made
+// once, by the first call that reaches run_gemm, from the settings and the fallback,
+// which are fixed for the life of the process; the threshold it encodes is exactly
+// run_gemm's. Until it is made (g_route points to a Route without the fast path)
+// every call goes the general way.
+struct Route {
+  // The fast path applies: no log (every call logs a line), a fallback SGEMM, and a
+  // threshold other than "all" that leaves some calls to the fallback.
+  bool fast = false;
+  bool fast_cblas = false;  // fast, and the fallback has cblas_sgemm
+  // The fallback's cblas_sgemm never calls sgemm_ (OpenBLAS's does not; the
+  // reference CBLAS's does, through the PLT, which reaches this library): then the
+  // fast path needs no FallbackScope around it and jumps to it (a tail call).
+  bool cblas_direct = false;
+  // A call of at most this many flops (flops_of) goes to the fallback without a look
+  // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
+  // fixed overhead), just below a flop threshold, or every call.
+  uint64_t fallback_max_flops = 0;
+  FortranSgemm<int> sgemm = nullptr;      // fallback().sgemm
+  CblasSgemm<int> cblas_sgemm = nullptr;  // fallback().cblas_sgemm (may be nullptr)
+};
+
+// Never nullptr: the Route, or one without the fast path until it is made.
+extern std::atomic<const Route*> g_route __attribute__((visibility("hidden")));
+
+// Makes the Route on the first call (lock-free: a thread that finds another making
+// it, or a call made while it is made, gets a Route without the fast path).
+const Route& route();
+
+// An inner call reached the library (FallbackScope active): set, never cleared. The
+// Route's probe of the fallback's cblas_sgemm reads it.
+extern std::atomic<bool> g_saw_inner_call __attribute__((visibility("hidden")));
 
 // The text of tmm_blas_describe.
 std::string describe();

@@ -12,11 +12,19 @@
 // CBLAS adds the layout in front: layout 1, TransA 2, TransB 3, M 4, N 5, K 6,
 // lda 9, ldb 11, ldc 14 (what the fallback's cblas_sgemm reports is its own affair:
 // the reference reports the Fortran routine's numbers for the sizes).
+//
+// The checks themselves are in args.hpp. sgemm_ and cblas_sgemm start with the
+// small calls' fast path: a valid call with work in it, below the routing threshold
+// (Route, router.hpp), goes straight to the fallback's routine of the same name with
+// the caller's own arguments, and is counted; nothing else is done for it.
+// Everything else (invalid arguments, quick returns, the log, calls tiledmm may
+// take) goes the general way, out of line.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
 
+#include "args.hpp"
 #include "config.hpp"
 #include "counters.hpp"
 #include "fallback.hpp"
@@ -26,59 +34,30 @@
 
 namespace {
 
+using tiledmm::blas::cblas_info;
+using tiledmm::blas::cblas_valid;
 using tiledmm::blas::Counter;
 using tiledmm::blas::Counters;
 using tiledmm::blas::fallback;
 using tiledmm::blas::fallback64;
 using tiledmm::blas::FallbackScope;
+using tiledmm::blas::fast_flops;
+using tiledmm::blas::fast_sizes;
+using tiledmm::blas::fortran_info;
+using tiledmm::blas::fortran_valid;
 using tiledmm::blas::GemmCall;
+using tiledmm::blas::kNoTrans;
+using tiledmm::blas::kRowMajor;
+using tiledmm::blas::kTrans;
 using tiledmm::blas::Log;
+using tiledmm::blas::Route;
 using tiledmm::blas::Routine;
 using tiledmm::blas::routine_name;
-
-// CBLAS enum values.
-constexpr int kRowMajor = 101, kColMajor = 102;
-constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
-
-// LSAME's rule: ASCII letters, either case (no locale, no call).
-char upper(const char* c) { return *c >= 'a' && *c <= 'z' ? char(*c - 'a' + 'A') : *c; }
+using tiledmm::blas::upper;
 
 template <class Int>
 bool fits_int(Int v) {
   return int64_t(v) >= INT_MIN && int64_t(v) <= INT_MAX;
-}
-
-template <class Int>
-int fortran_info(char ta, char tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
-  const bool nota = ta == 'N', notb = tb == 'N';
-  const Int rows_a = nota ? m : k, rows_b = notb ? k : n;
-  if (!nota && ta != 'C' && ta != 'T') return 1;
-  if (!notb && tb != 'C' && tb != 'T') return 2;
-  if (m < 0) return 3;
-  if (n < 0) return 4;
-  if (k < 0) return 5;
-  if (lda < std::max<Int>(1, rows_a)) return 8;
-  if (ldb < std::max<Int>(1, rows_b)) return 10;
-  if (ldc < std::max<Int>(1, m)) return 13;
-  return 0;
-}
-
-template <class Int>
-int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
-  auto valid_trans = [](int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; };
-  if (layout != kRowMajor && layout != kColMajor) return 1;
-  if (!valid_trans(ta)) return 2;
-  if (!valid_trans(tb)) return 3;
-  if (m < 0) return 4;
-  if (n < 0) return 5;
-  if (k < 0) return 6;
-  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
-  const Int a_min = row ? (nota ? k : m) : (nota ? m : k);
-  const Int b_min = row ? (notb ? n : k) : (notb ? k : n);
-  if (lda < std::max<Int>(1, a_min)) return 9;
-  if (ldb < std::max<Int>(1, b_min)) return 11;
-  if (ldc < std::max<Int>(1, row ? n : m)) return 14;
-  return 0;
 }
 
 void report_xerbla(const char* name, int info) {
@@ -158,6 +137,8 @@ void fortran_entry(Routine r, const FortranArgs<Int>& x) noexcept {
     if constexpr (sizeof(Int) == sizeof(int)) {
       // An inner call from the fallback itself (its CBLAS calling its SGEMM).
       if (FallbackScope::active() && fallback().sgemm != nullptr) {
+        if (!tiledmm::blas::g_saw_inner_call.load(std::memory_order_relaxed))
+          tiledmm::blas::g_saw_inner_call.store(true, std::memory_order_relaxed);
         lp64_sgemm(x);
         return;
       }
@@ -273,16 +254,71 @@ void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
   }
 }
 
+// ---- The small calls' fast path ------------------------------------------------
+
+// The general way, for every call the fast path does not take. Out of line, with the
+// entry point's own parameters, so that the entry point jumps here with its
+// arguments where they are. The first call of the process comes here (run_gemm
+// makes the Route), and the first count of each thread (which takes its block).
+__attribute__((noinline, cold)) void sgemm_general(const char* transa, const char* transb,
+                                                   const int* m, const int* n, const int* k,
+                                                   const float* alpha, const float* a,
+                                                   const int* lda, const float* b, const int* ldb,
+                                                   const float* beta, float* c,
+                                                   const int* ldc) noexcept {
+  fortran_entry<int>(Routine::kSgemm,
+                     {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+__attribute__((noinline, cold)) void cblas_general(int layout, int transa, int transb, int m, int n,
+                                                   int k, float alpha, const float* a, int lda,
+                                                   const float* b, int ldb, float beta, float* c,
+                                                   int ldc) noexcept {
+  cblas_entry<int>(Routine::kCblasSgemm,
+                   {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+}
+
+// The fallback's cblas_sgemm inside a FallbackScope, for the fast path when it calls
+// sgemm_ (through the PLT: this library's), so that such inner calls go straight
+// back to the fallback. With the entry point's parameters, so that it jumps here.
+__attribute__((noinline)) void cblas_in_scope(int layout, int transa, int transb, int m, int n,
+                                              int k, float alpha, const float* a, int lda,
+                                              const float* b, int ldb, float beta, float* c,
+                                              int ldc) noexcept {
+  FallbackScope scope;
+  tiledmm::blas::g_route.load(std::memory_order_relaxed)
+      ->cblas_sgemm(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 }  // namespace
 
 extern "C" {
 
-TMM_BLAS_API void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                         const int* k, const float* alpha, const float* a, const int* lda,
-                         const float* b, const int* ldb, const float* beta, float* c,
-                         const int* ldc) noexcept {
-  fortran_entry<int>(Routine::kSgemm,
-                     {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+// The fast path: the Route is made and this thread has its counter block (so that
+// nothing on the way is a call), the sizes are small (fast_sizes), the arguments are
+// valid, alpha != 0, and 2 m n k is within the Route's bound: the fallback's SGEMM on
+// the caller's own arguments, counted first.
+TMM_BLAS_API __attribute__((hot)) void sgemm_(const char* transa, const char* transb, const int* m,
+                                              const int* n, const int* k, const float* alpha,
+                                              const float* a, const int* lda, const float* b,
+                                              const int* ldb, const float* beta, float* c,
+                                              const int* ldc) noexcept {
+  const Route& route = *tiledmm::blas::g_route.load(std::memory_order_acquire);
+  if (__builtin_expect(route.fast && !FallbackScope::active() && Counters::ready(), 1)) {
+    const int mm = *m, nn = *n, kk = *k;
+    if (fast_sizes(mm, nn, kk) && fortran_valid(transa, transb, mm, nn, kk, *lda, *ldb, *ldc) &&
+        *alpha != 0.0f) {
+      const uint64_t flops = fast_flops(mm, nn, kk);
+      if (flops <= route.fallback_max_flops) {
+        Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                           flops);
+        FallbackScope scope;
+        route.sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1, 1);
+        return;
+      }
+    }
+  }
+  return sgemm_general(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_t* m,
@@ -293,11 +329,27 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
                          {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
-TMM_BLAS_API void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
-                              const float* a, int lda, const float* b, int ldb, float beta,
-                              float* c, int ldc) noexcept {
-  cblas_entry<int>(Routine::kCblasSgemm,
-                   {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+// As sgemm_, to the fallback's cblas_sgemm. Every way out is one jump with the
+// caller's arguments where they are (no copy of the six on the stack, with a compiler
+// that sees they are unchanged: clang does, GCC 12 copies them): to the fallback's
+// routine when it never calls sgemm_, else to it inside a FallbackScope, else to the
+// general way.
+TMM_BLAS_API __attribute__((hot)) void cblas_sgemm(int layout, int transa, int transb, int m, int n,
+                                                   int k, float alpha, const float* a, int lda,
+                                                   const float* b, int ldb, float beta, float* c,
+                                                   int ldc) noexcept {
+  const Route& route = *tiledmm::blas::g_route.load(std::memory_order_acquire);
+  tiledmm::blas::CblasSgemm<int> target = cblas_general;
+  if (__builtin_expect(route.fast_cblas && Counters::ready(), 1) && fast_sizes(m, n, k) &&
+      cblas_valid(layout, transa, transb, m, n, k, lda, ldb, ldc) && alpha != 0.0f) {
+    const uint64_t flops = fast_flops(m, n, k);
+    if (flops <= route.fallback_max_flops) {
+      Counters::add_call(Routine::kCblasSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                         flops);
+      target = route.cblas_direct ? route.cblas_sgemm : cblas_in_scope;
+    }
+  }
+  return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TMM_BLAS_API void cblas_sgemm64_(int layout, int transa, int transb, int64_t m, int64_t n,

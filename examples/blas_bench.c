@@ -19,6 +19,30 @@
  *   --csv FILE                    also write the table as CSV
  *   --expect-tiledmm              fail unless libtiledmm_blas computed every product
  *
+ * --ab-small: the shim's own cost per call, measured in one process (run it with
+ * the library preloaded, pinned, e.g. taskset -c 1 and OPENBLAS_NUM_THREADS=1):
+ *
+ *   LD_PRELOAD=build/blas/libtiledmm_blas.so.1 build/examples/blas_bench --ab-small
+ *
+ * It times (A) cblas_sgemm as the program resolves it (with the preload: the
+ * library's, which sends small products to the fallback) against (B) the real
+ * BLAS's own cblas_sgemm, from dlopen of its soname (an object already loaded is
+ * returned as it is, and dlsym on its handle finds that object's own definition,
+ * not the interposed one: the program checks it). Both run the same timing loop
+ * through a function pointer, on the same A, B and C (beta = 0, one C), in samples
+ * of about --sample-ms each, alternating A B / B A, --repeats samples of each
+ * (default 41). Per size: the median ns per call of each, their ratio, and the
+ * median and interquartile range of the paired differences A - B. It fails when A
+ * and B do not produce bitwise the same C (the library calls the same BLAS), or
+ * when the library's counters do not show exactly A's calls. Without the preload A
+ * and B are the same function: the ratio then reads about 1.00, which checks the
+ * method itself.
+ *
+ *   --ab-small                    the A/B comparison (default sizes 2,4,...,128)
+ *   --real LIB                    B's library (default libblas.so.3)
+ *   --fortran                     compare sgemm_ (column-major NN) instead
+ *   --sample-ms T                 milliseconds per sample (default 5)
+ *
  * Exits 0 when every check passes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,6 +58,9 @@
 /* CBLAS, as cblas.h declares it (its enums are ints). */
 void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
                  const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
+            const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
+            const float* beta, float* c, const int* ldc);
 enum { kRowMajor = 101, kNoTrans = 111 };
 
 static double now(void) {
@@ -83,23 +110,210 @@ static get_counters_fn shim_counters(void) {
   return f;
 }
 
-static tmm_blas_counters read_counters(get_counters_fn get) {
+/* The counters of cblas_sgemm (fortran: of sgemm_). */
+static tmm_blas_counters read_counters(get_counters_fn get, int fortran) {
   tmm_blas_counters c;
   memset(&c, 0, sizeof c);
   c.struct_size = sizeof c;
-  if (get != NULL) get(TMM_BLAS_CBLAS_SGEMM, &c);
+  if (get != NULL) get(fortran ? TMM_BLAS_SGEMM : TMM_BLAS_CBLAS_SGEMM, &c);
   return c;
 }
 
+/* ---- --ab-small ---------------------------------------------------------------- */
+
+typedef void (*cblas_fn)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+typedef void (*fortran_fn)(const char*, const char*, const int*, const int*, const int*,
+                           const float*, const float*, const int*, const float*, const int*,
+                           const float*, float*, const int*);
+
+/* One side of the comparison: an entry point (cblas_sgemm or sgemm_) and where it is. */
+struct side {
+  void* fn;
+  const char* file;
+};
+
+static const char* file_of(const void* address, const void** base) {
+  Dl_info info;
+  memset(&info, 0, sizeof info);
+  *base = NULL;
+  if (address == NULL || dladdr(address, &info) == 0) return "?";
+  *base = info.dli_fbase;
+  return info.dli_fname ? info.dli_fname : "?";
+}
+
+/* One timed sample: `calls` products through `side`, in ns per call. The pointer is
+ * read through a volatile, so that both sides run exactly this code: an indirect call
+ * the compiler cannot turn into a direct one. */
+static double ab_sample(const struct side* side, int fortran, long calls, int n, const float* a,
+                        const float* b, float* c) {
+  void* volatile target = side->fn;
+  void* fn = target;
+  const float alpha = 1.0f, beta = 0.0f;
+  double t0;
+  if (fortran) {
+    fortran_fn f;
+    memcpy(&f, &fn, sizeof f);
+    t0 = now();
+    for (long i = 0; i < calls; ++i) f("N", "N", &n, &n, &n, &alpha, a, &n, b, &n, &beta, c, &n);
+  } else {
+    cblas_fn f;
+    memcpy(&f, &fn, sizeof f);
+    t0 = now();
+    for (long i = 0; i < calls; ++i)
+      f(kRowMajor, kNoTrans, kNoTrans, n, n, n, alpha, a, n, b, n, beta, c, n);
+  }
+  return (now() - t0) * 1e9 / (double)calls;
+}
+
+static double median_of(double* x, int count) {
+  qsort(x, (size_t)count, sizeof(double), compare_doubles);
+  return count % 2 ? x[count / 2] : 0.5 * (x[count / 2 - 1] + x[count / 2]);
+}
+
+static int run_ab(const char* sizes, const char* real, int fortran, int samples, double sample_ms) {
+  const char* name = fortran ? "sgemm_" : "cblas_sgemm";
+  const get_counters_fn get = shim_counters();
+  /* A: what the program's own calls reach (the PLT binds the same definition). */
+  struct side shim_side = {dlsym(RTLD_DEFAULT, name), NULL};
+  /* B: the real library's own definition. RTLD_NOLOAD first: the one already loaded. */
+  void* handle = dlopen(real, RTLD_NOW | RTLD_NOLOAD);
+  if (handle == NULL) handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    fprintf(stderr, "FAIL: cannot load %s: %s\n", real, dlerror());
+    return 1;
+  }
+  struct side real_side = {dlsym(handle, name), NULL};
+  if (shim_side.fn == NULL || real_side.fn == NULL) {
+    fprintf(stderr, "FAIL: no %s %s\n", name, shim_side.fn ? "in the real BLAS" : "at all");
+    return 1;
+  }
+  const void *shim_base, *real_base, *marker_base = NULL;
+  shim_side.file = file_of(shim_side.fn, &shim_base);
+  real_side.file = file_of(real_side.fn, &real_base);
+  if (get != NULL) {
+    void* marker = dlsym(RTLD_DEFAULT, "tmm_blas_version");
+    file_of(marker, &marker_base);
+  }
+  printf("A/B: %s %s NN, beta = 0, one C; %d samples of each (~%g ms), alternating\n", name,
+         fortran ? "column-major" : "row-major", samples, sample_ms);
+  printf("A: %s as the program resolves it: %s\n", name, shim_side.file);
+  printf("B: %s of %s (dlopen + dlsym): %s\n", name, real, real_side.file);
+  if (real_base != NULL && real_base == marker_base) {
+    printf("FAIL: dlsym on %s's handle returned libtiledmm_blas's %s\n", real, name);
+    return 1;
+  }
+  if (shim_side.fn == real_side.fn)
+    printf(
+        "A and B are the same function (libtiledmm_blas is not in the path): the ratio "
+        "checks the method\n");
+  else if (get == NULL)
+    printf("note: A and B differ, but libtiledmm_blas is not loaded\n");
+  printf("%6s %9s %10s %10s %7s %9s %9s %9s %s\n", "n", "calls", "A_ns", "B_ns", "A/B", "A-B_ns",
+         "paired", "iqr", get ? "libtiledmm_blas routed A's calls to" : "");
+  int failures = 0;
+  double* ta = malloc((size_t)samples * sizeof(double));
+  double* tb = malloc((size_t)samples * sizeof(double));
+  double* diff = malloc((size_t)samples * sizeof(double));
+  char* list = strdup(sizes);
+  if (!ta || !tb || !diff || !list) return 1;
+  for (char* tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    const int n = atoi(tok);
+    if (n <= 0) continue;
+    const size_t count = (size_t)n * (size_t)n;
+    float* a = malloc(count * sizeof(float));
+    float* b = malloc(count * sizeof(float));
+    float* c = malloc(count * sizeof(float));
+    float* c_real = malloc(count * sizeof(float));
+    if (!a || !b || !c || !c_real) {
+      fprintf(stderr, "n = %d: out of memory\n", n);
+      return 1;
+    }
+    fill(a, count, 1u + (uint64_t)n);
+    fill(b, count, 2u + (uint64_t)n);
+    fill(c, count, 3u + (uint64_t)n);
+    memcpy(c_real, c, count * sizeof(float));
+    const tmm_blas_counters before = read_counters(get, fortran);
+    long shim_calls = 0;
+    /* The check: both sides compute bitwise the same C. */
+    ab_sample(&shim_side, fortran, 1, n, a, b, c);
+    ab_sample(&real_side, fortran, 1, n, a, b, c_real);
+    shim_calls += 1;
+    const int same = memcmp(c, c_real, count * sizeof(float)) == 0;
+    /* Calls per sample: about sample_ms on B (after a warm-up of each side). */
+    long calls = 1;
+    for (; calls < 100000000; calls *= 2) {
+      ab_sample(&shim_side, fortran, calls, n, a, b, c);
+      shim_calls += calls;
+      if (ab_sample(&real_side, fortran, calls, n, a, b, c) * 1e-6 * (double)calls >= sample_ms)
+        break;
+    }
+    for (int s = 0; s < samples; ++s) {
+      if (s % 2 == 0) {
+        ta[s] = ab_sample(&shim_side, fortran, calls, n, a, b, c);
+        tb[s] = ab_sample(&real_side, fortran, calls, n, a, b, c);
+      } else {
+        tb[s] = ab_sample(&real_side, fortran, calls, n, a, b, c);
+        ta[s] = ab_sample(&shim_side, fortran, calls, n, a, b, c);
+      }
+      diff[s] = ta[s] - tb[s];
+      shim_calls += calls;
+    }
+    const tmm_blas_counters after = read_counters(get, fortran);
+    const double ma = median_of(ta, samples), mb = median_of(tb, samples);
+    const double md = median_of(diff, samples);
+    const double iqr = diff[(3 * samples) / 4] - diff[samples / 4];
+    char where[96] = "";
+    int counted = 1;
+    if (get != NULL) {
+      const unsigned long long on_tiledmm = after.tiledmm_calls - before.tiledmm_calls;
+      const unsigned long long on_fallback = after.fallback_calls - before.fallback_calls;
+      snprintf(where, sizeof where, "fallback %llu, tiledmm %llu", on_fallback, on_tiledmm);
+      counted = on_tiledmm + on_fallback == (unsigned long long)shim_calls;
+    }
+    printf("%6d %9ld %10.2f %10.2f %7.3f %9.2f %9.2f %9.2f %s\n", n, calls, ma, mb, ma / mb,
+           ma - mb, md, iqr, where);
+    if (!same) {
+      printf("FAIL: n = %d: A and B computed different C%s\n", n,
+             get && after.tiledmm_calls != before.tiledmm_calls ? " (tiledmm computed A's)" : "");
+      ++failures;
+    }
+    if (get != NULL && shim_side.fn != real_side.fn && !counted) {
+      printf("FAIL: n = %d: libtiledmm_blas counted other than A's %ld calls\n", n, shim_calls);
+      ++failures;
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(c_real);
+  }
+  free(list);
+  free(ta);
+  free(tb);
+  free(diff);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
-  const char* sizes = "1024,2048,4096,8192";
+  const char* sizes = NULL;
   const char* csv_path = NULL;
-  int repeats = 5, reuse_c = 0, expect_tiledmm = 0;
+  const char* real = "libblas.so.3";
+  int repeats = -1, reuse_c = 0, expect_tiledmm = 0, ab = 0, fortran = 0;
+  double sample_ms = 5;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
       sizes = argv[++i];
     } else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
       repeats = atoi(argv[++i]);
+      if (repeats < 1) repeats = 1;
+    } else if (!strcmp(argv[i], "--ab-small")) {
+      ab = 1;
+    } else if (!strcmp(argv[i], "--real") && i + 1 < argc) {
+      real = argv[++i];
+    } else if (!strcmp(argv[i], "--fortran")) {
+      fortran = 1;
+    } else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc) {
+      sample_ms = atof(argv[++i]);
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       csv_path = argv[++i];
     } else if (!strcmp(argv[i], "--reuse-c")) {
@@ -109,11 +323,19 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: blas_bench [--sizes N,N,...] [--repeats R] [--reuse-c] [--csv FILE] "
-              "[--expect-tiledmm]\n");
+              "[--expect-tiledmm]\n"
+              "       blas_bench --ab-small [--sizes N,N,...] [--repeats R] [--real LIB] "
+              "[--fortran] [--sample-ms T]\n");
       return 2;
     }
   }
-  if (repeats < 1) repeats = 1;
+  if (ab) {
+    if (repeats < 0) repeats = 41;
+    if (!(sample_ms > 0)) sample_ms = 5;
+    return run_ab(sizes ? sizes : "2,4,8,16,32,64,128", real, fortran, repeats, sample_ms);
+  }
+  if (sizes == NULL) sizes = "1024,2048,4096,8192";
+  if (repeats < 0) repeats = 5;
   const get_counters_fn get = shim_counters();
   printf("cblas_sgemm, row-major NN, beta = 0, %s C per call; libtiledmm_blas %s\n",
          reuse_c ? "one" : "a fresh", get ? "loaded" : "not loaded (the system BLAS alone)");
@@ -141,7 +363,7 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * n * (double)n * n;
     long calls = 1;
     double worst = 0;
-    const tmm_blas_counters before = read_counters(get);
+    const tmm_blas_counters before = read_counters(get, 0);
     for (int r = -1; r < repeats; ++r) { /* r = -1: the warm-up, which also sizes batches */
       if (r == 0) {
         /* Calls per sample: enough for about 20 ms, so that small products time well. */
@@ -173,7 +395,7 @@ int main(int argc, char** argv) {
     }
     qsort(samples, (size_t)repeats, sizeof(double), compare_doubles);
     const double median = samples[repeats / 2];
-    const tmm_blas_counters after = read_counters(get);
+    const tmm_blas_counters after = read_counters(get, 0);
     const unsigned long long on_tiledmm = after.tiledmm_calls - before.tiledmm_calls;
     const unsigned long long on_fallback = after.fallback_calls - before.fallback_calls;
     char where[64] = "";

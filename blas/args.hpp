@@ -1,0 +1,91 @@
+// The checks of a call's arguments, as the reference BLAS makes them (shim.cpp
+// says in which order and why), and the small calls' fast versions of them: one
+// test whether everything is valid, for the sizes the fast path takes. Kept
+// together, so that tests/blas/test_blas_internals.cpp checks that both agree.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tiledmm::blas {
+
+// CBLAS enum values.
+constexpr int kRowMajor = 101, kColMajor = 102;
+constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
+
+// LSAME's rule: ASCII letters, either case (no locale, no call).
+inline char upper(const char* c) { return *c >= 'a' && *c <= 'z' ? char(*c - 'a' + 'A') : *c; }
+
+// The reference SGEMM's INFO for upper-cased TRANSA and TRANSB; 0: valid.
+template <class Int>
+int fortran_info(char ta, char tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
+  const bool nota = ta == 'N', notb = tb == 'N';
+  const Int rows_a = nota ? m : k, rows_b = notb ? k : n;
+  if (!nota && ta != 'C' && ta != 'T') return 1;
+  if (!notb && tb != 'C' && tb != 'T') return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < std::max<Int>(1, rows_a)) return 8;
+  if (ldb < std::max<Int>(1, rows_b)) return 10;
+  if (ldc < std::max<Int>(1, m)) return 13;
+  return 0;
+}
+
+// The reference CBLAS's parameter number; 0: valid.
+template <class Int>
+int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
+  auto valid_trans = [](int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; };
+  if (layout != kRowMajor && layout != kColMajor) return 1;
+  if (!valid_trans(ta)) return 2;
+  if (!valid_trans(tb)) return 3;
+  if (m < 0) return 4;
+  if (n < 0) return 5;
+  if (k < 0) return 6;
+  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
+  const Int a_min = row ? (nota ? k : m) : (nota ? m : k);
+  const Int b_min = row ? (notb ? n : k) : (notb ? k : n);
+  if (lda < std::max<Int>(1, a_min)) return 9;
+  if (ldb < std::max<Int>(1, b_min)) return 11;
+  if (ldc < std::max<Int>(1, row ? n : m)) return 14;
+  return 0;
+}
+
+// ---- The small calls' fast path ------------------------------------------------
+
+// The fast path takes products with 1 <= m, n, k <= 65536 only: then 2 m n k cannot
+// overflow (it is at most 2^49), there is no quick return (with alpha != 0), and the
+// reference's bounds max(1, x) on the leading dimensions are the sizes themselves.
+// Larger products take the general way, whose cost is nothing next to theirs.
+inline bool fast_sizes(int m, int n, int k) {
+  return ((unsigned(m) - 1u) | (unsigned(n) - 1u) | (unsigned(k) - 1u)) <= 0xFFFFu;
+}
+
+// flops_of (router.cpp) for fast_sizes and alpha != 0.
+inline uint64_t fast_flops(int m, int n, int k) {
+  return 2 * uint64_t(m) * uint64_t(n) * uint64_t(k);
+}
+
+// fortran_info(upper(transa), upper(transb), ...) == 0, for sizes that pass
+// fast_sizes (then max(1, x) is x).
+inline bool fortran_valid(const char* transa, const char* transb, int m, int n, int k, int lda,
+                          int ldb, int ldc) {
+  // LSAME: a letter and its other case differ in bit 5 only (no other byte maps there).
+  const char ta = char(*transa | 0x20), tb = char(*transb | 0x20);
+  const bool nota = ta == 'n', notb = tb == 'n';
+  return (nota || ta == 't' || ta == 'c') && (notb || tb == 't' || tb == 'c') &&
+         lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
+}
+
+// cblas_info(...) == 0, for sizes that pass fast_sizes.
+inline bool cblas_valid(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb,
+                        int ldc) {
+  if (unsigned(ta) - unsigned(kNoTrans) > 2u || unsigned(tb) - unsigned(kNoTrans) > 2u)
+    return false;
+  const bool nota = ta == kNoTrans, notb = tb == kNoTrans;
+  if (layout == kRowMajor) return lda >= (nota ? k : m) && ldb >= (notb ? n : k) && ldc >= n;
+  if (layout == kColMajor) return lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
+  return false;
+}
+
+}  // namespace tiledmm::blas
