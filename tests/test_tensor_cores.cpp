@@ -441,6 +441,40 @@ TEST_F(TensorCores, StreamedPathRunsTf32AndSaysSo) {
   }
 }
 
+// The streamed path gives its chunk products no workspace: where the Hopper kernel
+// would first have to pack an operand (both MN-major: A transposed, B not), the chunk
+// runs the mma.sync row of the tile instead; elsewhere the Hopper kernel. Products
+// large enough for the wide tile, every transpose pair.
+TEST_F(TensorCores, StreamedChunksNeedingAWorkspaceRunAKernelWithout) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  tmm_device_info d{};
+  ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+  for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+    for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+      GemmCase g;
+      g.ta = ta;
+      g.tb = tb;
+      g.m = 2048;
+      g.n = 2304;  // 16 x 9 = 144 wide tiles, over 132 SMs
+      g.k = 40;
+      g.beta = 0.5f;
+      tmm_test::fill_case(g, seed + uint32_t(2 * ta + tb));
+      SCOPED_TRACE(tmm_test::describe(g));
+      ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+      const tmm_report r = last_report(h_);
+      EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+      const bool wide = wide_fits_ && (g.m / 128) * (g.n / 256) >= d.multiprocessors;
+      if (hopper_ && wide && r.tile_size == 256) {
+        const bool packs = ta == TMM_TRANS && tb == TMM_NO_TRANS;
+        EXPECT_STREQ(r.kernel, packs ? kTf32WideKernel : kTf32HopperKernel);
+      }
+      EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
+    }
+  }
+}
+
 // TMM_MATH_MODE sets the default of handles created while it is set, so that the
 // bindings and the drop-in BLAS can allow TF32 with no change to the program.
 TEST(MathModeEnvironment, SetsTheDefaultOfNewCudaHandles) {
@@ -472,6 +506,8 @@ TEST(MathModeEnvironment, SetsTheDefaultOfNewCudaHandles) {
 // product has a tile of it per SM, and 64 x 64 (tile 64); 32 x 32 per warp.
 constexpr const char* kX3Kernel = "tf32x3_mma_128x64";
 constexpr const char* kX3SmallKernel = "tf32x3_mma_64x64";
+// Tile 128 on Hopper where the library has its sm_90a code: 128 x 128, 64 per thread.
+constexpr const char* kX3HopperKernel = "tf32x3_wgmma_128x128";
 
 // The exact result of a case over its m x n part (FP64), and the scale of each
 // element's rounding errors in FP32: |alpha| sum over l of |a b| + |beta c0|.
@@ -540,17 +576,22 @@ class Fp32Accurate : public TensorCores {
   const char* x3_kernel(const GemmCase& g, int tile) const {
     const int64_t m = g.row() ? g.m : g.n, n = g.row() ? g.n : g.m;
     if (tile == 0) tile = ((m + 127) / 128) * ((n + 63) / 64) >= multiprocessors_ ? 128 : 64;
-    return tile == 128 ? kX3Kernel : kX3SmallKernel;
+    return tile == 128 ? (hopper_ ? kX3HopperKernel : kX3Kernel) : kX3SmallKernel;
   }
 
   void expect_x3_ran(const tmm_report& r, const char* kernel) const {
     EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
+    // The streamed path gives its chunks no workspace, which the Hopper kernel needs
+    // (it splits A and B there): they run the mma.sync row of the tile.
+    if (r.host_path == TMM_HOST_PATH_STREAMED && std::string(kernel) == kX3HopperKernel)
+      kernel = kX3Kernel;
     if (tensor_cores_) {
       EXPECT_STREQ(r.kernel, kernel);
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
-      EXPECT_EQ(r.tile_size, std::string(kernel) == kX3Kernel ? 128 : 64);
+      const bool hopper = std::string(kernel) == kX3HopperKernel;
+      EXPECT_EQ(r.tile_size, hopper || std::string(kernel) == kX3Kernel ? 128 : 64);
       EXPECT_EQ(r.splits, 1);
-      EXPECT_EQ(r.coarsening, 32) << "32 x 32 per warp: 32 outputs per thread";
+      EXPECT_EQ(r.coarsening, hopper ? 64 : 32) << "outputs per thread";
     } else {
       EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
@@ -663,7 +704,8 @@ INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
 // one mma accumulator is about 12 times worse there (measured with cuBLAS on the
 // H100); this kernel adds each tile's sum in FP32 and keeps the rounding errors. Both
 // kernels (the planner's 64 x 64 here, and 128 x 64), uniform [-1, 1] inputs and
-// inputs whose exponents spread over 2^-16..2^16.
+// inputs whose exponents spread over 2^-16..2^16 (on Hopper, tile 128 is the wgmma
+// kernel).
 TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
   if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
   const uint32_t seed = tmm_test::fresh_seed();
@@ -680,6 +722,9 @@ TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
     }
     SCOPED_TRACE(spread ? "exponents in [-16, 16]" : "uniform [-1, 1]");
     const Exact x = exact_of(g);
+    // The direct path: tile 128 runs the Hopper kernel there (the streamed path's
+    // chunks run the mma.sync one).
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_tile_size(h_, 0), TMM_SUCCESS);
     const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
@@ -812,10 +857,10 @@ TEST_F(Fp32Accurate, ReportSaysWhichKernelRan) {
     int tile;
     const char* kernel;
   };
-  for (const Setting& s :
-       {Setting{TMM_ALGO_AUTO, 0, x3_kernel(shape, 0)},
-        Setting{TMM_ALGO_BLOCKED, 0, x3_kernel(shape, 0)},
-        Setting{TMM_ALGO_BLOCKED, 128, kX3Kernel}, Setting{TMM_ALGO_BLOCKED, 64, kX3SmallKernel}}) {
+  for (const Setting& s : {Setting{TMM_ALGO_AUTO, 0, x3_kernel(shape, 0)},
+                           Setting{TMM_ALGO_BLOCKED, 0, x3_kernel(shape, 0)},
+                           Setting{TMM_ALGO_BLOCKED, 128, x3_kernel(shape, 128)},
+                           Setting{TMM_ALGO_BLOCKED, 64, kX3SmallKernel}}) {
     ASSERT_EQ(tmm_set_algorithm(h_, s.algorithm), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_tile_size(h_, s.tile), TMM_SUCCESS);
     std::fill(c.begin(), c.end(), 1.0f);
@@ -871,7 +916,7 @@ TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
     const tmm_report r = last_report(h_);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
     if (tensor_cores_) {
-      EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_mma_", 0), 0u) << r.kernel;
+      EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
     }
     EXPECT_TRUE(tmm_test::check_case(g));
@@ -889,18 +934,19 @@ TEST(Fp32AccurateKernels, ListedWithTheirModeAndTiles) {
     info.struct_size = sizeof info;
     if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
     const std::string name = info.name;
-    const bool x3 = name == kX3Kernel || name == kX3SmallKernel;
+    const bool hopper = name == kX3HopperKernel;
+    const bool x3 = name == kX3Kernel || name == kX3SmallKernel || hopper;
     EXPECT_EQ(x3, info.math_mode == TMM_MATH_FP32_ACCURATE) << name;
     if (!x3) continue;
     ++listed;
     EXPECT_EQ(info.backend, TMM_BACKEND_CUDA);
     EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
-    EXPECT_EQ(info.tile_size, name == kX3Kernel ? 128 : 64);
+    EXPECT_EQ(info.tile_size, name == kX3SmallKernel ? 64 : 128);
     EXPECT_EQ(info.is_default, 0);
-    EXPECT_EQ(info.min_compute_capability, 80);
-    EXPECT_EQ(info.outputs_per_thread, 32);
+    EXPECT_EQ(info.min_compute_capability, hopper ? 90 : 80);
+    EXPECT_EQ(info.outputs_per_thread, hopper ? 64 : 32);
   }
-  EXPECT_EQ(listed, 2);
+  EXPECT_EQ(listed, has_kernel(kX3HopperKernel) ? 3 : 2);
 }
 
 }  // namespace

@@ -44,30 +44,36 @@ const char* algorithm_name(Algorithm a) {
 // if the device runs it; nullptr sends the call to the strict rows. No split-K: the
 // row runs whole k.
 const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
-                                   const DeviceProfile& device) {
+                                   const DeviceProfile& device, bool with_workspace) {
   if (s.math_mode == MathMode::Fp32) return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
   const int chosen =
       s.math_mode == MathMode::Tf32 ? plan_tf32(p, device, tile) : plan_tf32x3(p, device, tile);
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
   // The first row of that tile whose code runs here (the Hopper row before mma.sync).
-  for (const KernelEntry& k : cuda_kernel_table())
-    if (k.algorithm == Algorithm::Blocked && k.math_mode == s.math_mode && k.tile == chosen &&
-        runs_here(k, device.compute_capability()))
-      return &k;
+  for (const KernelEntry& k : cuda_kernel_table()) {
+    if (k.algorithm != Algorithm::Blocked || k.math_mode != s.math_mode || k.tile != chosen ||
+        !runs_here(k, device.compute_capability()))
+      continue;
+    if (!with_workspace && k.workspace != nullptr && k.workspace(p, KernelPlan{k.tile, 0, 1}) > 0)
+      continue;  // the next row of the tile (mma.sync) needs none
+    return &k;
+  }
   return nullptr;
 }
 
 }  // namespace
 
-KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device) {
+KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device,
+                           bool with_workspace) {
   // AUTO runs BLOCKED with the planner's tile; the tile and coarsening settings are
   // ignored.
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
   const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
   KernelChoice choice{nullptr, KernelPlan{}};
-  const KernelEntry* tensor_cores =
-      algorithm == Algorithm::Blocked ? tensor_core_row(p, s, tile, device) : nullptr;
+  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
+                                        ? tensor_core_row(p, s, tile, device, with_workspace)
+                                        : nullptr;
   if (tensor_cores != nullptr) {
     choice.kernel = tensor_cores;  // plan.splits stays 1
   } else if (algorithm == Algorithm::Blocked) {

@@ -18,6 +18,8 @@ void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, float*, void*);
 void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, float*, void*);
 size_t tf32_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 bool tf32_wgmma_available();
+void launch_tf32x3_wgmma(const GemmProblem&, const KernelPlan&, float*, void*);
+size_t tf32x3_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 #endif
 
 namespace {
@@ -55,6 +57,9 @@ const KernelEntry kCudaKernels[] = {
   {"tf32_mma_128x256", "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 256 tile, 3-stage cp.async, 162 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Tf32, 256, 0, 128, 80, kAnyCc, false, launch_tf32_mma, nullptr},
   {"tf32_mma_128x128", "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 128 tile, 4-stage cp.async, 80 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Tf32, 128, 0, 128, 80, kAnyCc, false, launch_tf32_mma, nullptr},
   // FP32 accuracy on tensor cores: AUTO and BLOCKED (tile 0: plan_tf32x3's choice, or the row's tile) when the math mode is FP32_ACCURATE.
+#if TILEDMM_WITH_SM90A
+  {"tf32x3_wgmma_128x128", "FP32-accurate 3xTF32 on Hopper (wgmma m64n128k8: A and B split into big and 2^11-scaled small parts in the workspace, per-tile sums added in FP32 with Fast2Sum), 128 x 128 tile, TMA 3-stage pipeline, warp-specialised, 193 KiB shared memory", kCuda, Algorithm::Blocked, MathMode::Fp32Accurate, 128, 0, 64, 90, 90, false, launch_tf32x3_wgmma, tf32x3_wgmma_workspace, tf32_wgmma_available},
+#endif
   {"tf32x3_mma_128x64", "FP32-accurate 3xTF32 on tensor cores (mma.sync m16n8k8: big and 2^11-scaled small parts, per-tile sums added in FP32 with Fast2Sum), 128 x 64 tile, 3-stage cp.async, 81 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Fp32Accurate, 128, 0, 32, 80, kAnyCc, false, launch_tf32x3_mma, nullptr},
   {"tf32x3_mma_64x64", "FP32-accurate 3xTF32 on tensor cores (mma.sync m16n8k8: big and 2^11-scaled small parts, per-tile sums added in FP32 with Fast2Sum), 64 x 64 tile, 4-stage cp.async, 72 KiB shared memory, no split-K", kCuda, Algorithm::Blocked, MathMode::Fp32Accurate, 64, 0, 32, 80, kAnyCc, false, launch_tf32x3_mma, nullptr},
 };

@@ -7,6 +7,10 @@
 //   tf32_mma_kernel.cu   TF32 tensor cores (mma.sync), cp.async pipeline (TF32 mode)
 //   tf32x3_mma_kernel.cu 3xTF32 on tensor cores with FP32 accuracy (FP32_ACCURATE mode)
 //   mma_common.cuh       what the two mma.sync kernels share (copier, fragments, epilogue)
+//   tf32_wgmma_kernel.cu   TF32 on Hopper (sm_90a: wgmma, TMA, warp-specialised)
+//   tf32x3_wgmma_kernel.cu 3xTF32 on Hopper (FP32_ACCURATE), same pipeline
+//   sm90_common.cuh      mbarrier, TMA and wgmma wrappers; tensor_map.hpp: TMA maps
+//   pack_kernel.cu       operands copied K-major (and split for 3xTF32) into a workspace
 //   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
 //   kernel_table.cu      the registry's CUDA rows: which kernel is which setting
 //   dispatch.cu          choosing a row for a call, and launching it
@@ -33,8 +37,10 @@ struct KernelChoice {
 // Resolves AUTO and the zero defaults for this shape on `device` through the kernel
 // registry and, for BLOCKED, the planner. Throws NotSupported for a tile size the
 // algorithm lacks or a kernel the device cannot run.
+// With with_workspace false (the streamed path's chunks, which get none), rows that
+// would need a workspace for p are passed over.
 KernelChoice choose_kernel(const GemmProblem& p, const Settings& settings,
-                           const DeviceProfile& device);
+                           const DeviceProfile& device, bool with_workspace = true);
 
 // Floats of device workspace the chosen kernel needs (0 for most).
 size_t workspace_elements(const KernelChoice& choice, const GemmProblem& p);

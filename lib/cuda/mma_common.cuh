@@ -222,26 +222,6 @@ struct FragmentOrigin {
   }
 };
 
-// C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte
-// accesses where both columns exist and C is aligned for them.
-__device__ __forceinline__ void store_pair(const GemmProblem& p, int64_t row, int64_t col, float v0,
-                                           float v1) {
-  if (row >= p.m || col >= p.n) return;
-  float* c = p.c + row * p.ldc + col;
-  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 7) == 0) {
-    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
-    if (p.beta != 0.0f) {
-      const float2 old = *reinterpret_cast<const float2*>(c);
-      out.x += p.beta * old.x;
-      out.y += p.beta * old.y;
-    }
-    *reinterpret_cast<float2*>(c) = out;
-  } else {
-    store_c(p, row, col, v0);
-    if (col + 1 < p.n) store_c(p, row, col + 1, v1);
-  }
-}
-
 // The epilogue: each thread's accumulators to their places in C (see the header).
 template <class S>
 __device__ __forceinline__ void store_tile(const GemmProblem& p, TileOrigin tile, int wm, int wn,

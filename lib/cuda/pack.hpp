@@ -9,9 +9,10 @@
 namespace tiledmm {
 
 // dst (rows x cols, leading dimension ld_dst) = src, or src's transpose: dst[r][c] =
-// transpose ? src[c * ld_src + r] : src[r * ld_src + c]. Enqueued on `stream`; throws
-// Error on a launch failure.
+// transpose ? src[c * ld_src + r] : src[r * ld_src + c]. With `small` (same shape and
+// ld), each value x is split for 3xTF32 instead: big (x rounded to TF32) to dst,
+// (x - big) 2^11 to small. Enqueued on `stream`; throws Error on a launch failure.
 void launch_pack(const float* src, int64_t ld_src, bool transpose, int64_t rows, int64_t cols,
-                 float* dst, int64_t ld_dst, cudaStream_t stream);
+                 float* dst, int64_t ld_dst, cudaStream_t stream, float* small = nullptr);
 
 }  // namespace tiledmm

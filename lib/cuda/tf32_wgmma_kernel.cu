@@ -61,6 +61,7 @@
 #include "kernels.hpp"
 #include "pack.hpp"
 #include "sm90_common.cuh"
+#include "tensor_map.hpp"
 
 namespace tiledmm {
 namespace {
@@ -80,27 +81,6 @@ static_assert(kTileABytes % 1024 == 0 && kTileBBytes % 1024 == 0, "stages stay 1
 #if TMM_SM90A
 
 using namespace sm90;
-
-// out[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte
-// accesses where both columns exist and C is aligned for them.
-__device__ __forceinline__ void store_two(const GemmProblem& p, int64_t row, int64_t col, float v0,
-                                          float v1) {
-  if (row >= p.m || col >= p.n) return;
-  float* c = p.c + row * p.ldc + col;
-  const bool pair = col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 7) == 0;
-  if (pair) {
-    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
-    if (p.beta != 0.0f) {
-      const float2 old = *reinterpret_cast<const float2*>(c);
-      out.x += p.beta * old.x;
-      out.y += p.beta * old.y;
-    }
-    *reinterpret_cast<float2*>(c) = out;
-    return;
-  }
-  store_c(p, row, col, v0);
-  if (col + 1 < p.n) store_c(p, row, col + 1, v1);
-}
 
 // The k-th step's fragment of A from an MN-major tile (register A): the stage holds
 // 4 sub-tiles of 32 rows, each [32 k][32 rows] with the 128-byte swizzle.
@@ -227,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (col + 1 < p.m) store_c(p, col + 1, r, v1);
           }
         } else {
-          store_two(p, row + 8 * h, col, v0, v1);
+          store_pair(p, row + 8 * h, col, v0, v1);
         }
       }
     }
@@ -240,43 +220,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // ---- host
-
-// The driver's cuTensorMapEncodeTiled, through the runtime (the library links no
-// libcuda); nullptr if the driver lacks it.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      fn = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
-}
-
-// An operand of `rows` rows of k floats, `ld` apart, read as boxes of 32 (k) x
-// box_rows (K-major) or, for an MN-major operand (stored k rows of `rows` floats),
-// as boxes of 32 rows x 32 k; rounded to TF32 and swizzled as they land.
-CUtensorMap operand_map(const float* ptr, bool k_major, int64_t rows, int64_t k, int64_t ld,
-                        int box_rows) {
-  const auto encode = tensor_map_encoder();
-  require(encode != nullptr, Status::NotSupported,
-          "tf32 wgmma kernel: the driver has no cuTensorMapEncodeTiled");
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {cuuint64_t(k_major ? k : rows), cuuint64_t(k_major ? rows : k)};
-  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};
-  const cuuint32_t box[2] = {32, k_major ? cuuint32_t(box_rows) : 32};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r =
-      encode(&map, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 2, const_cast<float*>(ptr), dims, strides, box,
-             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  require(r == CUDA_SUCCESS, Status::Internal, "tf32 wgmma kernel: cuTensorMapEncodeTiled failed (",
-          int(r), ")");
-  return map;
-}
 
 // Packed rows are whole 128-byte lines (32 floats): the copy engine's 128-byte rows of
 // a box then start on a line, one line each (rows 16 bytes off measured 1.7x slower).
@@ -330,7 +273,7 @@ bool tf32_wgmma_available() {
     const bool loaded =
         cudaFuncGetAttributes(&attributes, tf32_wgmma_kernel<false, false>) == cudaSuccess;
     if (!loaded) (void)cudaGetLastError();  // not sticky: clear it
-    state = loaded && tensor_map_encoder() != nullptr ? 1 : 2;
+    state = loaded && sm90::tensor_map_encoder() != nullptr ? 1 : 2;
     known[device].store(state, std::memory_order_relaxed);
   }
   return state == 1;
@@ -345,6 +288,8 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan&, float* workspace
   // A (m x k) and B (n x k) as the kernel reads them: K-major (rows along k) or
   // MN-major, packed into the workspace first where packing() says.
   const Packing pack = packing(p);
+  require(workspace != nullptr || !(pack.a || pack.b), Status::Internal,
+          "tf32 wgmma kernel: no workspace for the packed operands");
   const int64_t kp = padded_k(p);
   const float* a = p.a;
   const float* b = p.b;
@@ -365,14 +310,14 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan&, float* workspace
     b_k_major = true;
   }
   if (a_k_major && b_k_major) {  // both from shared memory
-    launch_variant<false, false>(operand_map(a, true, p.m, p.k, lda, kBM),
-                                 operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
+    launch_variant<false, false>(sm90::operand_map(a, true, p.m, p.k, lda, kBM),
+                                 sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
   } else if (!a_k_major) {  // A through registers
-    launch_variant<true, false>(operand_map(a, false, p.m, p.k, lda, kBM),
-                                operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
+    launch_variant<true, false>(sm90::operand_map(a, false, p.m, p.k, lda, kBM),
+                                sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
   } else {  // C^T = B^T A^T: B through registers
-    launch_variant<true, true>(operand_map(b, false, p.n, p.k, ldb, kBM),
-                               operand_map(a, true, p.m, p.k, lda, kBN), p, stream);
+    launch_variant<true, true>(sm90::operand_map(b, false, p.n, p.k, ldb, kBM),
+                               sm90::operand_map(a, true, p.m, p.k, lda, kBN), p, stream);
   }
   check_cuda(cudaGetLastError(), "tf32 wgmma kernel launch");
 }

@@ -153,7 +153,8 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   const Operand c = operand(p.c, p.ldc, p.m, p.n, p.c_io);
 
   // The kernel for the chunk products: the user's algorithm settings, no split-K
-  // (chunks already give the device work, and split-K would need a workspace).
+  // (chunks already give the device work, and split-K would need a workspace), and
+  // no kernel that needs a workspace for the chunk (the Hopper kernels' packing).
   Settings chunk_settings = settings;
   chunk_settings.max_splits = 1;
 
@@ -343,7 +344,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
           chunk.ldb = b_ld;
           chunk.c = acc[cs];
           chunk.ldc = c_ld;
-          const KernelChoice kernel = choose_kernel(chunk, chunk_settings, device);
+          const KernelChoice kernel = choose_kernel(chunk, chunk_settings, device, false);
           launch_gemm(kernel, chunk, nullptr, comp);
           record(slot.consumed, comp);
           if (t.kernel == nullptr || std::strcmp(t.kernel, "none") == 0) {

@@ -1,0 +1,202 @@
+// FP32 accuracy on Hopper's tensor cores (TMM_MATH_FP32_ACCURATE, sm_90a): the
+// 3xTF32 arithmetic of tf32x3_mma_kernel.cu (its header gives the analysis) on
+// wgmma.m64n128k8, with the TMA pipeline of tf32_wgmma_kernel.cu.
+//
+// Split. The launcher first writes A and B split and K-major into the workspace
+// (pack_kernel.cu): big = x rounded to TF32, small = (x - big) 2^11, rows padded to
+// 128 bytes. So the kernel reads four K-major operands, all from shared memory:
+// A_big, A_small (m x k) and B_big, B_small (n x k).
+//
+// Sums. Per tile of 32 in k, a consumer issues per step of 8 three wgmma: A_big
+// B_big into `tile` (fresh for each tile of k: its first wgmma takes 0), A_small
+// B_big and A_big B_small into `corr` (over the whole of k). When they finish, the
+// tile is added to `acc` outside the tensor cores by Fast2Sum (s = acc + tile, e =
+// tile - (s - acc), acc = s) and e 2^11 into corr. The result is acc + 2^-11 corr,
+// or acc alone where corr is not finite (Inf or NaN inputs, or corr overflowing):
+// the same arithmetic, and the same limits, as the mma.sync kernel.
+//
+// Shape. A block of three warpgroups owns 128 x 128 of C: the producer (one thread
+// issues four TMA copies per tile of k, 64 KiB a stage, 3 stages) and two consumers
+// of 64 x 128 each, with 3 x 64 accumulators per thread (setmaxnreg 40/232). Each
+// consumer waits for its own wgmma before the tile's Fast2Sum; the other keeps the
+// tensor cores busy meanwhile.
+//
+// Built for sm_90a only, in the object library of tf32_wgmma_kernel.cu, whose
+// tf32_wgmma_available() says whether that code loaded.
+#include <cuda.h>
+
+#include <cfloat>
+
+#include "kernel_common.cuh"
+#include "kernels.hpp"
+#include "pack.hpp"
+#include "sm90_common.cuh"
+#include "tensor_map.hpp"
+
+namespace tiledmm {
+namespace {
+
+constexpr int kBM = 128, kBN = 128, kBK = 32;  // the block's tile, a tile of k
+constexpr int kStages = 3;
+constexpr int kThreads = 384;                // producer warpgroup + 2 consumer warpgroups
+constexpr int kGroupM = 8;                   // tile rows per rasterisation group
+constexpr int kTileBytes = kBM * kBK * 4;    // one operand's tile (kBM == kBN)
+constexpr int kStageBytes = 4 * kTileBytes;  // A_big, A_small, B_big, B_small
+constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+constexpr float kSmallScale = 2048.0f, kSmallUnscale = 1.0f / 2048.0f;
+static_assert(kBM == kBN, "the four operand tiles have one size");
+static_assert(kTileBytes % 1024 == 0, "tiles stay 1024-aligned (the swizzle's atom)");
+
+__global__ void __launch_bounds__(kThreads, 1)
+    tf32x3_wgmma_kernel(const __grid_constant__ CUtensorMap a_big_map,
+                        const __grid_constant__ CUtensorMap a_small_map,
+                        const __grid_constant__ CUtensorMap b_big_map,
+                        const __grid_constant__ CUtensorMap b_small_map, GemmProblem p) {
+#if TMM_SM90A
+  using namespace sm90;
+  extern __shared__ unsigned char shared_raw[];
+  const uintptr_t base = (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~uintptr_t(1023);
+  unsigned char* const stages = reinterpret_cast<unsigned char*>(base);
+  uint64_t* const full = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
+  uint64_t* const empty = full + kStages;
+
+  const TileOrigin tile0 = grouped_tile_of_block<kBM, kBN, kGroupM>(p.m, p.n);
+  const int tiles_k = int(ceil_div(p.k, kBK));  // the launcher requires k < 2^31
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], 2);
+    }
+    barrier_init_fence();
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x == 0) {
+      const int32_t row0 = int32_t(tile0.row0), col0 = int32_t(tile0.col0);
+      for (int t = 0; t < tiles_k; ++t) {
+        const int s = t % kStages;
+        if (t >= kStages) barrier_wait(&empty[s], ((t / kStages) + 1) & 1);
+        unsigned char* const stage = stages + s * kStageBytes;
+        barrier_arrive_expect(&full[s], kStageBytes);
+        tma_load_2d(shared_address(stage), &a_big_map, &full[s], t * kBK, row0);
+        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &full[s], t * kBK, row0);
+        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &full[s], t * kBK, col0);
+        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &full[s], t * kBK, col0);
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int consumer = warpgroup - 1;  // rows 64 consumer .. of the tile
+    float tile[64], acc[64], corr[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = corr[i] = tile[i] = 0.0f;
+    for (int t = 0; t < tiles_k; ++t) {
+      const int s = t % kStages;
+      barrier_wait(&full[s], (t / kStages) & 1);
+      unsigned char* const stage = stages + s * kStageBytes;
+      const uint32_t rows = consumer * 64 * kBK * 4;  // this consumer's 64 rows of A
+      const uint32_t a_big = shared_address(stage) + rows;
+      const uint32_t a_small = shared_address(stage + kTileBytes) + rows;
+      const uint32_t b_big = shared_address(stage + 2 * kTileBytes);
+      const uint32_t b_small = shared_address(stage + 3 * kTileBytes);
+      fence_accumulators(tile);
+      fence_accumulators(corr);
+      wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < kBK / 8; ++step) {
+        const uint32_t k = 32 * step;  // bytes along the 128-byte rows
+        wgmma_m64n128k8_tf32(tile, descriptor_k_major_sw128(a_big + k),
+                             descriptor_k_major_sw128(b_big + k), step > 0);
+        wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_small + k),
+                             descriptor_k_major_sw128(b_big + k), 1);
+        wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_big + k),
+                             descriptor_k_major_sw128(b_small + k), 1);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_accumulators(tile);
+      fence_accumulators(corr);
+      if (threadIdx.x % 128 == 0) barrier_arrive(&empty[s]);
+        // The tile's sum into acc, rounded to nearest; its rounding error into corr.
+#pragma unroll
+      for (int i = 0; i < 64; ++i) {
+        const float sum = __fadd_rn(acc[i], tile[i]);
+        const float error = __fsub_rn(tile[i], __fsub_rn(sum, acc[i]));
+        acc[i] = sum;
+        corr[i] = __fmaf_rn(error, kSmallScale, corr[i]);
+      }
+    }
+
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+    const int64_t row = tile0.row0 + 64 * consumer + 16 * warp + lane / 4;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int64_t col = tile0.col0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float v[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int i = 4 * j + 2 * h + e;
+          v[e] = fabsf(corr[i]) <= FLT_MAX ? __fmaf_rn(corr[i], kSmallUnscale, acc[i]) : acc[i];
+        }
+        store_pair(p, row + 8 * h, col, v[0], v[1]);
+      }
+    }
+  }
+#else
+  (void)a_big_map;
+  (void)a_small_map;
+  (void)b_big_map;
+  (void)b_small_map;
+  (void)p;
+#endif
+}
+
+// Packed rows are whole 128-byte lines (see tf32_wgmma_kernel.cu).
+int64_t padded_k(const GemmProblem& p) { return ceil_div(p.k, 32) * 32; }
+
+}  // namespace
+
+size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan&) {
+  return 2 * size_t(p.m + p.n) * size_t(padded_k(p));
+}
+
+void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+                         void* stream_ptr) {
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  constexpr int64_t kMax = 0x7fffffff;
+  require(p.m <= kMax && p.n <= kMax && p.k <= kMax, Status::NotSupported,
+          "tf32x3 wgmma kernel: m, n and k must be below 2^31");
+  require(workspace != nullptr || tf32x3_wgmma_workspace(p, plan) == 0, Status::Internal,
+          "tf32x3 wgmma kernel: no workspace");
+  // A (m x k) and B (n x k), split and K-major: A is stored k x m when transposed, B
+  // k x n unless transposed.
+  const int64_t kp = padded_k(p);
+  float* const a_big = workspace;
+  float* const a_small = a_big + p.m * kp;
+  float* const b_big = a_small + p.m * kp;
+  float* const b_small = b_big + p.n * kp;
+  launch_pack(p.a, p.lda, p.trans_a, p.m, p.k, a_big, kp, stream, a_small);
+  launch_pack(p.b, p.ldb, !p.trans_b, p.n, p.k, b_big, kp, stream, b_small);
+
+  const auto kernel = tf32x3_wgmma_kernel;
+  check_cuda(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
+      "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
+  const int64_t blocks = ceil_div(p.m, kBM) * ceil_div(p.n, kBN);
+  require(blocks <= kMax, Status::NotSupported,
+          "tf32x3 wgmma kernel: too many tiles for one launch");
+  kernel<<<unsigned(blocks), kThreads, kSharedBytes, stream>>>(
+      sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
+      sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
+      sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
+      sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p);
+  check_cuda(cudaGetLastError(), "tf32x3 wgmma kernel launch");
+}
+
+}  // namespace tiledmm
