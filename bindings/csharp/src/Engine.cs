@@ -236,7 +236,7 @@ namespace TiledMM
                         Coarsening = k.coarsening, IsDefault = k.is_default != 0,
                         MinComputeCapability = k.min_compute_capability,
                         MaxComputeCapability = k.max_compute_capability,
-                        OutputsPerThread = k.outputs_per_thread
+                        OutputsPerThread = k.outputs_per_thread, MathMode = (MathMode)k.math_mode
                     });
                 }
             }
@@ -289,7 +289,8 @@ namespace TiledMM
         }
 
         /// <summary>The report of the last successful sgemm: times, backend and device, the
-        /// algorithm, tile and split-K that ran, host threads, and the kernel's name.</summary>
+        /// algorithm, math mode, tile and split-K that ran, host threads, and the kernel's
+        /// name.</summary>
         public Report LastReport
         {
             get
@@ -307,7 +308,7 @@ namespace TiledMM
                             TileSize = r.tile_size, Coarsening = r.coarsening, Splits = r.splits,
                             HostThreads = r.host_threads, Kernel = r.kernel,
                             HostPath = (HostPath)r.host_path, Tiles = r.tiles, KChunks = r.k_chunks,
-                            PackMs = r.pack_ms, LinkMs = r.link_ms
+                            PackMs = r.pack_ms, LinkMs = r.link_ms, MathMode = (MathMode)r.math_mode
                         };
                     }
                 }

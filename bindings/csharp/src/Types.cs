@@ -92,10 +92,14 @@ namespace TiledMM
         public double PackMs { get; internal set; }
         /// <summary>Time host-device copies kept the link busy (streamed path), in milliseconds.</summary>
         public double LinkMs { get; internal set; }
+        /// <summary>The arithmetic of the kernel that ran: Fp32 whenever the strict kernel ran
+        /// (the CPU, products that ran no multiplication kernel, a mode with no kernel for the
+        /// call), so it may differ from what <see cref="Option.MathMode"/> allows.</summary>
+        public MathMode MathMode { get; internal set; }
 
-        /// <summary>For example "cpu_blocked on Cpu (Blocked, 4 host threads): upload 0.000 ms, ...".</summary>
+        /// <summary>For example "cpu_blocked on Cpu (Blocked, Fp32, 4 host threads): upload 0.000 ms, ...".</summary>
         public override string ToString() =>
-            $"{Kernel} on {Backend}{(Device >= 0 ? " " + Device : "")} ({Algorithm}" +
+            $"{Kernel} on {Backend}{(Device >= 0 ? " " + Device : "")} ({Algorithm}, {MathMode}" +
             (TileSize > 0 ? $", tile {TileSize}" : "") + (Coarsening > 0 ? $", x{Coarsening}" : "") +
             (Splits > 1 ? $", split-K {Splits}" : "") +
             (HostThreads > 0 ? $", {HostThreads} host thread(s)" : "") +
@@ -130,9 +134,12 @@ namespace TiledMM
         public int MaxComputeCapability { get; internal set; }
         /// <summary>Elements of C one thread computes (0: not fixed).</summary>
         public int OutputsPerThread { get; internal set; }
+        /// <summary>Its arithmetic: a kernel other than Fp32 runs only where
+        /// <see cref="Option.MathMode"/> allows it.</summary>
+        public MathMode MathMode { get; internal set; }
 
         public override string ToString() =>
-            $"{Name} ({Backend} {Algorithm}, tile {TileSize}, coarsening {Coarsening}" +
+            $"{Name} ({Backend} {Algorithm} {MathMode}, tile {TileSize}, coarsening {Coarsening}" +
             $"{(IsDefault ? ", default" : "")}): {Description}";
     }
 

@@ -290,7 +290,8 @@ static partial class EngineTests
             EnginesInThreadsAndASharedEngine, DeprecatedNamesStillWork,
             // OptionsAndReportTests.cs
             OptionsStartAtTheirDefaultsAndRoundTrip, BadOptionValuesRaiseTheLibrarysMessage,
-            OptionBoundsAndNames, ReserveHostStagingOnTheCpu, ReportAfterAProduct, KernelList,
+            OptionBoundsAndNames, ReserveHostStagingOnTheCpu, ReportAfterAProduct,
+            MathModeIsWhatRanNotWhatWasAllowed, KernelList,
             ValuesTheBindingDoesNotNameKeepTheirNumbers, GeneratedEnumsMatchTheHeader,
         };
         foreach (Action test in tests)

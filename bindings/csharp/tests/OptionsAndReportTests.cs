@@ -1,7 +1,8 @@
 // Tests of the 1.1 API of the C# binding on the CPU backend: options (round trip, the
 // library's errors, bounds and names), reserving the host staging, the report of the
-// last product, the kernel list, values the binding does not name, and the generated
-// enums against SWIG's reading of tiledmm.h. Run by Main in EngineTests.cs.
+// last product (with the math mode that ran), the kernel list, values the binding does
+// not name, and the generated enums against SWIG's reading of tiledmm.h. Run by Main in
+// EngineTests.cs.
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -139,6 +140,8 @@ static partial class EngineTests
             Assert(t.Algorithm == r.Algorithm && t.TileSize == r.TileSize && t.Coarsening == r.Coarsening,
                    "report and timing agree");
             Assert(r.ToString().StartsWith("cpu_blocked on Cpu"), r.ToString());
+            Assert(r.MathMode == MathMode.Fp32, "the CPU runs strict FP32: " + r);
+            Assert(r.ToString().Contains("(Blocked, Fp32"), r.ToString());
 
             e.SetOption(Option.HostThreads, 1);
             Product().Run(e);
@@ -148,12 +151,39 @@ static partial class EngineTests
             Product().Run(e);
             r = e.LastReport;
             Assert(r.Kernel == "cpu_naive" && r.Algorithm == Algorithm.Naive, r.ToString());
+            Assert(r.MathMode == MathMode.Fp32, r.ToString());
 
-            // Products that run no multiplication kernel say so.
+            // Products that run no multiplication kernel say so, and ran strict FP32.
             new Case(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 8, 8, 8, 0f, 2f, 0, 0).Run(e);
             Assert(e.LastReport.Kernel.EndsWith("scale"), "alpha = 0: " + e.LastReport);
+            Assert(e.LastReport.MathMode == MathMode.Fp32, "alpha = 0: " + e.LastReport);
             new Case(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 0, 8, 8, 1f, 0f, 0, 0).Run(e);
             Assert(e.LastReport.Kernel == "none", "m = 0: " + e.LastReport);
+            Assert(e.LastReport.MathMode == MathMode.Fp32, "m = 0: " + e.LastReport);
+        }
+    }
+
+    static void MathModeIsWhatRanNotWhatWasAllowed()
+    {
+        using (var e = new Engine(Backend.Cpu, 0))
+        {
+            Product().Run(e);
+            Assert(e.LastReport.MathMode == MathMode.Fp32, "a default engine: " + e.LastReport);
+            // A math mode is a permission, not a demand: the CPU backend takes every mode, has
+            // no tensor-core kernel, and runs (and reports) strict FP32.
+            foreach (MathMode allowed in new[] { MathMode.Tf32, MathMode.Fp32Accurate })
+            {
+                e.SetOption(Option.MathMode, (long)allowed);
+                Assert(e.GetOption(Option.MathMode) == (long)allowed, allowed + ": the setting holds");
+                Case g = Product();
+                g.Run(e);
+                g.Verify();
+                Report r = e.LastReport;
+                Assert(r.Kernel == "cpu_blocked", "kernel " + r.Kernel);
+                Assert(r.MathMode == MathMode.Fp32, allowed + " allowed: " + r);
+            }
+            e.SetOption(Option.MathMode, (long)MathMode.Fp32);
+            Assert(e.GetOption(Option.MathMode) == (long)MathMode.Fp32, "back to Fp32");
         }
     }
 
@@ -171,12 +201,24 @@ static partial class EngineTests
             Assert(k.Backend == Backend.Cpu || k.Backend == Backend.Cuda, k.ToString());
             Assert(k.Algorithm != Algorithm.Auto && Enum.IsDefined(typeof(Algorithm), k.Algorithm), k.ToString());
             Assert(k.MinComputeCapability <= k.MaxComputeCapability, k.ToString());
+            Assert(Enum.IsDefined(typeof(MathMode), k.MathMode), k.ToString());
+            if (k.Backend == Backend.Cpu)
+                Assert(k.MathMode == MathMode.Fp32, "the CPU has strict FP32 only: " + k);
+            if (k.MathMode != MathMode.Fp32)  // tensor cores: Blocked (and Auto) only
+                Assert(k.Algorithm == Algorithm.Blocked, k.ToString());
             if (k.IsDefault) Assert(defaults.Add(k.Backend + " " + k.Algorithm), "one default: " + k);
         }
         Assert(names.Contains("cpu_naive") && names.Contains("cpu_blocked"), string.Join(", ", names));
         if (kernels.Any(k => k.Backend == Backend.Cuda))  // a CUDA build
+        {
             foreach (string cuda in new[] { "naive_16", "tiled_32", "blocked_128x256" })
                 Assert(names.Contains(cuda), cuda + " in " + string.Join(", ", names));
+            // Each math mode has a kernel among the CUDA rows.
+            var modes = new HashSet<MathMode>(kernels.Where(k => k.Backend == Backend.Cuda)
+                                                     .Select(k => k.MathMode));
+            foreach (MathMode mode in new[] { MathMode.Fp32, MathMode.Tf32, MathMode.Fp32Accurate })
+                Assert(modes.Contains(mode), mode + " in " + string.Join(", ", modes));
+        }
         // Each CPU kernel runs when its settings are chosen, and the report names it.
         using (var e = new Engine(Backend.Cpu, 0))
             foreach (KernelInfo k in kernels.Where(k => k.Backend == Backend.Cpu))
@@ -185,6 +227,7 @@ static partial class EngineTests
                 e.TileSize = k.TileSize;
                 Product().Run(e);
                 Assert(e.LastReport.Kernel == k.Name, k.Name + " ran as " + e.LastReport.Kernel);
+                Assert(e.LastReport.MathMode == k.MathMode, k.Name + " ran as " + e.LastReport);
             }
     }
 
@@ -194,6 +237,8 @@ static partial class EngineTests
         // hold them, and nothing on the way throws.
         var algorithm = (Algorithm)42;
         Assert(!Enum.IsDefined(typeof(Algorithm), algorithm) && algorithm.ToString() == "42", "Algorithm 42");
+        var mathMode = (MathMode)42;
+        Assert(!Enum.IsDefined(typeof(MathMode), mathMode) && mathMode.ToString() == "42", "MathMode 42");
         TiledMMException x = Engine.Error(99, "");
         Assert((int)x.Status == 99 && x.Message.Contains("unknown"), x.Message);
     }

@@ -296,7 +296,7 @@ public class Engine implements AutoCloseable {
 
   /**
    * The report of the last successful sgemm: times, backend and device, the algorithm,
-   * tile and split-K that ran, host threads, and the kernel's name.
+   * math mode, tile and split-K that ran, host threads, and the kernel's name.
    */
   public final synchronized Report getLastReport() {
     tmm_report r = new tmm_report();

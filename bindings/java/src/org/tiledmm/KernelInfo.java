@@ -16,6 +16,7 @@ public final class KernelInfo {
   private final int minComputeCapability;
   private final int maxComputeCapability;
   private final int outputsPerThread;
+  private final MathMode mathMode;
 
   KernelInfo(tmm_kernel_info k) {
     name = k.getName();
@@ -28,6 +29,7 @@ public final class KernelInfo {
     minComputeCapability = k.getMin_compute_capability();
     maxComputeCapability = k.getMax_compute_capability();
     outputsPerThread = k.getOutputs_per_thread();
+    mathMode = MathMode.of(k.getMath_mode());
   }
 
   /** Elements of C one thread computes (0: not fixed). */
@@ -80,9 +82,17 @@ public final class KernelInfo {
     return maxComputeCapability;
   }
 
+  /**
+   * Its arithmetic: a kernel other than FP32 runs only where {@link Option#MATH_MODE}
+   * allows it.
+   */
+  public MathMode getMathMode() {
+    return mathMode;
+  }
+
   @Override
   public String toString() {
-    return String.format("%s (%s %s, tile %d, coarsening %d%s): %s", name, backend, algorithm,
-        tileSize, coarsening, isDefault ? ", default" : "", description);
+    return String.format("%s (%s %s %s, tile %d, coarsening %d%s): %s", name, backend, algorithm,
+        mathMode, tileSize, coarsening, isDefault ? ", default" : "", description);
   }
 }

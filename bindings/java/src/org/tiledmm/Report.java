@@ -24,6 +24,7 @@ public final class Report {
   private final long kChunks;
   private final double packMs;
   private final double linkMs;
+  private final MathMode mathMode;
 
   Report(tmm_report r) {
     totalMs = r.getTotal_ms();
@@ -43,6 +44,7 @@ public final class Report {
     kChunks = r.getK_chunks();
     packMs = r.getPack_ms();
     linkMs = r.getLink_ms();
+    mathMode = MathMode.of(r.getMath_mode());
   }
 
   /** The whole call, copies included, in milliseconds. */
@@ -134,12 +136,21 @@ public final class Report {
     return linkMs;
   }
 
-  /** For example "cpu_blocked on CPU (BLOCKED, 4 host threads): upload 0.000 ms, ...". */
+  /**
+   * The arithmetic of the kernel that ran: FP32 whenever the strict kernel ran (the CPU,
+   * products that ran no multiplication kernel, a mode with no kernel for the call), so
+   * it may differ from what {@link Option#MATH_MODE} allows.
+   */
+  public MathMode getMathMode() {
+    return mathMode;
+  }
+
+  /** For example "cpu_blocked on CPU (BLOCKED, FP32, 4 host threads): upload 0.000 ms, ...". */
   @Override
   public String toString() {
     StringBuilder s = new StringBuilder().append(kernel).append(" on ").append(backend);
     if (device >= 0) s.append(' ').append(device);
-    s.append(" (").append(algorithm);
+    s.append(" (").append(algorithm).append(", ").append(mathMode);
     if (tileSize > 0) s.append(", tile ").append(tileSize);
     if (coarsening > 0) s.append(", x").append(coarsening);
     if (splits > 1) s.append(", split-K ").append(splits);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -14,7 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The 1.1 API on the CPU backend: options (round trip, the library's errors, bounds and
- * names), reserving the host staging, the report of the last product, and the kernel list.
+ * names), reserving the host staging, the report of the last product (with the math mode
+ * that ran), and the kernel list.
  */
 class OptionsAndReportTest {
   @Test
@@ -176,6 +178,8 @@ class OptionsAndReportTest {
       assertEquals(t.getTileSize(), r.getTileSize());
       assertEquals(t.getCoarsening(), r.getCoarsening());
       assertTrue(r.toString().startsWith("cpu_blocked on CPU"), r.toString());
+      assertEquals(MathMode.FP32, r.getMathMode(), "the CPU runs strict FP32");
+      assertTrue(r.toString().contains("(BLOCKED, FP32"), r.toString());
 
       mm.setOption(Option.HOST_THREADS, 1);
       product().run(mm);
@@ -186,14 +190,39 @@ class OptionsAndReportTest {
       r = mm.getLastReport();
       assertEquals("cpu_naive", r.getKernel());
       assertEquals(Algorithm.NAIVE, r.getAlgorithm());
+      assertEquals(MathMode.FP32, r.getMathMode());
 
-      // Products that run no multiplication kernel say so.
+      // Products that run no multiplication kernel say so, and ran strict FP32.
       new EngineTest.Case(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, 8, 8, 8,
           0f, 2f, 0, 0).run(mm);  // alpha = 0: C = beta * C
       assertTrue(mm.getLastReport().getKernel().endsWith("scale"), mm.getLastReport().toString());
+      assertEquals(MathMode.FP32, mm.getLastReport().getMathMode());
       new EngineTest.Case(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, 0, 8, 8, 1f,
           0f, 0, 0).run(mm);  // m = 0: nothing
       assertEquals("none", mm.getLastReport().getKernel());
+      assertEquals(MathMode.FP32, mm.getLastReport().getMathMode());
+    }
+  }
+
+  @Test
+  void mathModeIsWhatRanNotWhatWasAllowed() {
+    try (Engine mm = new Engine(Backend.CPU, 0)) {
+      product().run(mm);
+      assertEquals(MathMode.FP32, mm.getLastReport().getMathMode(), "a default engine");
+      // A math mode is a permission, not a demand: the CPU backend takes every mode, has
+      // no tensor-core kernel, and runs (and reports) strict FP32.
+      for (MathMode allowed : new MathMode[] {MathMode.TF32, MathMode.FP32_ACCURATE}) {
+        mm.setOption(Option.MATH_MODE, allowed.value);
+        assertEquals(allowed.value, mm.getOption(Option.MATH_MODE), "the setting holds");
+        EngineTest.Case g = product();
+        g.run(mm);
+        g.verify();
+        Report r = mm.getLastReport();
+        assertEquals("cpu_blocked", r.getKernel());
+        assertEquals(MathMode.FP32, r.getMathMode(), allowed + " allowed: " + r);
+      }
+      mm.setOption(Option.MATH_MODE, MathMode.FP32.value);
+      assertEquals(MathMode.FP32.value, mm.getOption(Option.MATH_MODE));
     }
   }
 
@@ -211,6 +240,13 @@ class OptionsAndReportTest {
       assertNotEquals(Algorithm.AUTO, k.getAlgorithm());
       assertNotEquals(Algorithm.UNKNOWN, k.getAlgorithm());
       assertTrue(k.getMinComputeCapability() <= k.getMaxComputeCapability(), k.toString());
+      assertNotEquals(MathMode.UNKNOWN, k.getMathMode(), k.toString());
+      if (k.getBackend() == Backend.CPU) {
+        assertEquals(MathMode.FP32, k.getMathMode(), "the CPU has strict FP32 only: " + k);
+      }
+      if (k.getMathMode() != MathMode.FP32) {  // tensor cores: BLOCKED (and AUTO) only
+        assertEquals(Algorithm.BLOCKED, k.getAlgorithm(), k.toString());
+      }
       if (k.isDefault()) {
         assertTrue(defaults.add(k.getBackend() + " " + k.getAlgorithm()), "one default " + k);
       }
@@ -223,6 +259,15 @@ class OptionsAndReportTest {
       KernelInfo wide = kernels.stream().filter(k -> k.getName().equals("blocked_128x256"))
                             .findFirst().get();
       assertEquals(128, wide.getOutputsPerThread(), "16 x 8 outputs per thread");
+      assertEquals(MathMode.FP32, wide.getMathMode());
+      // Each math mode has a kernel among the CUDA rows.
+      Set<MathMode> modes = EnumSet.noneOf(MathMode.class);
+      for (KernelInfo k : kernels) {
+        if (k.getBackend() == Backend.CUDA) modes.add(k.getMathMode());
+      }
+      for (MathMode mode : new MathMode[] {MathMode.FP32, MathMode.TF32, MathMode.FP32_ACCURATE}) {
+        assertTrue(modes.contains(mode), mode + " in " + modes);
+      }
     }
     // Each CPU kernel runs when its settings are chosen, and the report names it.
     try (Engine mm = new Engine(Backend.CPU, 0)) {
@@ -232,6 +277,7 @@ class OptionsAndReportTest {
         mm.setTileSize(k.getTileSize());
         product().run(mm);
         assertEquals(k.getName(), mm.getLastReport().getKernel());
+        assertEquals(k.getMathMode(), mm.getLastReport().getMathMode(), k.getName());
       }
     }
   }
@@ -242,6 +288,8 @@ class OptionsAndReportTest {
     assertEquals(Status.UNKNOWN, Status.of(99));
     assertEquals(Algorithm.UNKNOWN, Algorithm.of(42));
     assertEquals(Backend.UNKNOWN, Backend.of(-7));
+    assertEquals(MathMode.UNKNOWN, MathMode.of(42));
+    assertEquals(MathMode.TF32, MathMode.of(1));
     assertEquals(Algorithm.BLOCKED, Algorithm.of(4));
     TiledmmException e = Engine.error(99, "");
     assertEquals(Status.UNKNOWN, e.getStatus());
