@@ -104,7 +104,17 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
 }
 
+// 3xTF32 runs three TF32 products for each FP32 one, so it pays only where the tensor
+// cores' TF32 rate is several times the FP32 rate: the A100 (sm_80) and Hopper and later
+// (8x). On consumer Ampere and Ada (sm_86, sm_89) dense TF32 runs at about the FP32
+// rate: there strict FP32, always an allowed answer, is the faster one.
+bool tf32x3_pays(const DeviceProfile& d) {
+  const int cc = d.compute_capability();
+  return cc == 80 || cc >= 90;
+}
+
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  if (!tf32x3_pays(d)) return 0;
   return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
 }
 

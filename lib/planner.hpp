@@ -36,7 +36,9 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // The same for the FP32_ACCURATE (3xTF32) kernel (kTf32x3Shapes): 128 x 64 where the
-// product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64.
+// product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64. 0 on
+// devices where 3xTF32 is slower than strict FP32 (sm_86, sm_89: TF32 at the FP32
+// rate; only sm_80 and sm_90 and later run it).
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 }  // namespace tiledmm

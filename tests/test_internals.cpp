@@ -533,13 +533,18 @@ TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& p : shapes()) {
       const int tile = plan_tf32x3(p, prof.device, 0);
+      if (prof.device.compute_capability() == 86) {  // TF32 at the FP32 rate: strict
+        EXPECT_EQ(tile, 0) << prof.name;
+        continue;
+      }
       ASSERT_TRUE(tile == 128 || tile == 64) << prof.name;
       const int64_t wide_tiles = ((p.m + 127) / 128) * ((p.n + 63) / 64);
       EXPECT_EQ(tile, wide_tiles >= prof.device.multiprocessors ? 128 : 64) << prof.name;
     }
   }
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 256), 0) << "no 3xTF32 tile of 256";
-  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), consumer80(), 128), 128) << "81 KiB fit in 99";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), a100(), 128), 128);
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), consumer80(), 128), 0) << "slower than FP32 there";
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 64), 64);
   for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Fp32Accurate},
                               ChoiceCase{Algorithm::Blocked, 0, MathMode::Fp32Accurate},
@@ -549,6 +554,10 @@ TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
     for (const Profile& prof : profiles()) {
       for (int64_t n : {1, 100, 4096}) {
         const KernelChoice k = choose(c, prof.device, n);
+        if (prof.device.compute_capability() == 86) {  // strict FP32 is faster there
+          EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32) << prof.name << " " << k.kernel->name;
+          continue;
+        }
         EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32Accurate)
             << prof.name << " " << k.kernel->name;
         EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";

@@ -568,6 +568,9 @@ class Fp32Accurate : public TensorCores {
     tmm_device_info d{};
     ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
     multiprocessors_ = d.multiprocessors;
+    // 3xTF32 runs where it beats strict FP32: sm_80 and sm_90 and later (not sm_86/89).
+    const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
+    x3_ = cc == 80 || cc >= 90;
   }
 
   // The kernel AUTO and BLOCKED run for g under FP32_ACCURATE with `tile` (0: the
@@ -585,7 +588,7 @@ class Fp32Accurate : public TensorCores {
     // (it splits A and B there): they run the mma.sync row of the tile.
     if (r.host_path == TMM_HOST_PATH_STREAMED && std::string(kernel) == kX3HopperKernel)
       kernel = kX3Kernel;
-    if (tensor_cores_) {
+    if (x3_) {
       EXPECT_STREQ(r.kernel, kernel);
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
       const bool hopper = std::string(kernel) == kX3HopperKernel;
@@ -611,6 +614,7 @@ class Fp32Accurate : public TensorCores {
   }
 
   int multiprocessors_ = 0;
+  bool x3_ = false;  // the device runs 3xTF32 for FP32_ACCURATE
 };
 
 // The bound of the correctness tests: the scaled error of FP32_ACCURATE within twice
@@ -707,7 +711,9 @@ INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
 // inputs whose exponents spread over 2^-16..2^16 (on Hopper, tile 128 is the wgmma
 // kernel).
 TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
-  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  if (!x3_)
+    GTEST_SKIP()
+        << "no 3xTF32 kernel on this device (no TF32 tensor cores, or TF32 at the FP32 rate)";
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   for (bool spread : {false, true}) {
@@ -750,7 +756,9 @@ TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
 // 2^11; unscaled, it would be subnormal below 2^-114 and keep a few bits, and the
 // error here would be several times strict FP32's.)
 TEST_F(Fp32Accurate, InputsNear2ToTheMinus120KeepFp32Accuracy) {
-  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  if (!x3_)
+    GTEST_SKIP()
+        << "no 3xTF32 kernel on this device (no TF32 tensor cores, or TF32 at the FP32 rate)";
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   GemmCase g;
@@ -775,7 +783,9 @@ TEST_F(Fp32Accurate, InputsNear2ToTheMinus120KeepFp32Accuracy) {
 // becomes Inf, as under TF32. Just below that, an input whose low part is exact in
 // TF32 is carried exactly (big = the largest TF32 value, small = the rest).
 TEST_F(Fp32Accurate, InputsWithin2ToTheMinus11OfFltMaxBecomeInfinite) {
-  if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
+  if (!x3_)
+    GTEST_SKIP()
+        << "no 3xTF32 kernel on this device (no TF32 tensor cores, or TF32 at the FP32 rate)";
   const float largest_tf32 = std::ldexp(2.0f - std::ldexp(1.0f, -10), 127);
   const float near = largest_tf32 + std::ldexp(0.75f, 116);  // 2^116 under the threshold
   ASSERT_LT(near, std::ldexp(2.0f - std::ldexp(1.0f, -11), 127));
@@ -915,7 +925,7 @@ TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
     const tmm_report r = last_report(h_);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-    if (tensor_cores_) {
+    if (x3_) {
       EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
     }
