@@ -16,8 +16,11 @@
 // TMM_MATH_FP32_ACCURATE against CUBLAS_DEFAULT_MATH (FP32 accuracy on both sides).
 // The kernel column is what tiledmm's report says ran.
 //
+// --inputs spread draws inputs whose exponents spread over 2^-16..2^16 (sign and
+// mantissa random) instead of uniform [-1, 1).
+//
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--math fp32|tf32|fp32_accurate]
-//             [--no-host] [--csv FILE] [--algos a,b,...]
+//             [--inputs uniform|spread] [--no-host] [--csv FILE] [--algos a,b,...]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -65,14 +68,20 @@ struct Algo {
 
 // ---- device helpers: random fill, FP64 reference, error norms ----------------
 
-__global__ void fill_kernel(float* x, int64_t n, uint64_t seed) {
+// Uniform in [-1, 1), or (spread) +-m 2^e with m uniform in [1, 2) and e uniform in
+// -16..16.
+__global__ void fill_kernel(float* x, int64_t n, uint64_t seed, bool spread) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     uint64_t z = (uint64_t(i) + seed) * 0x9E3779B97F4A7C15ull;  // splitmix64
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
-    x[i] = float(double(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);  // [-1, 1)
+    const double u = double(z >> 11) * (1.0 / 9007199254740992.0);  // [0, 1), bits 11..63
+    if (spread)
+      x[i] = float((z & 1 ? -1.0 : 1.0) * ldexp(1.0 + u, int((z >> 1) % 33) - 16));
+    else
+      x[i] = float(2.0 * u - 1.0);  // [-1, 1)
   }
 }
 
@@ -133,7 +142,7 @@ struct Problem {
   double flops() const { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
 };
 
-void setup(Problem& p, size_t l2_bytes, cudaStream_t stream) {
+void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   const Shape& s = p.s;
   const int64_t a_rows = s.ta == TMM_TRANS ? s.k : s.m, a_cols = s.ta == TMM_TRANS ? s.m : s.k;
   const int64_t b_rows = s.tb == TMM_TRANS ? s.n : s.k, b_cols = s.tb == TMM_TRANS ? s.k : s.n;
@@ -152,8 +161,8 @@ void setup(Problem& p, size_t l2_bytes, cudaStream_t stream) {
     CHECK_CUDA(cudaMalloc(&a, p.a_elems * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&b, p.b_elems * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&c, p.c_elems * sizeof(float)));
-    fill_kernel<<<1024, 256, 0, stream>>>(a, p.a_elems, 1000 * i + 1);
-    fill_kernel<<<1024, 256, 0, stream>>>(b, p.b_elems, 1000 * i + 2);
+    fill_kernel<<<1024, 256, 0, stream>>>(a, p.a_elems, 1000 * i + 1, spread);
+    fill_kernel<<<1024, 256, 0, stream>>>(b, p.b_elems, 1000 * i + 2, spread);
     p.a.push_back(a);
     p.b.push_back(b);
     p.c.push_back(c);
@@ -343,7 +352,7 @@ const MathSetting* parse_math(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, no_host = false;
+  bool quick = false, no_host = false, spread = false;
   std::string csv_path, square, algo_list;
   const MathSetting* math = parse_math("fp32");
   for (int i = 1; i < argc; ++i) {
@@ -354,6 +363,9 @@ int main(int argc, char** argv) {
     } else if ((!std::strcmp(argv[i], "--square") || !std::strcmp(argv[i], "--shapes")) &&
                i + 1 < argc) {
       square = argv[++i];
+    } else if (!std::strcmp(argv[i], "--inputs") && i + 1 < argc &&
+               (!std::strcmp(argv[i + 1], "uniform") || !std::strcmp(argv[i + 1], "spread"))) {
+      spread = !std::strcmp(argv[++i], "spread");
     } else if (!std::strcmp(argv[i], "--no-host")) {
       no_host = true;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
@@ -361,11 +373,12 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--math") && i + 1 < argc && parse_math(argv[i + 1])) {
       math = parse_math(argv[++i]);
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
-                   "[--math fp32|tf32|fp32_accurate] [--no-host] [--csv FILE] "
-                   "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
+          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--no-host] [--csv FILE] "
+          "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -398,8 +411,8 @@ int main(int argc, char** argv) {
               dev.multiprocessors);
   std::printf(
       "median of timed repeats after warm-up; device-pointer API; error = relative "
-      "Frobenius norm vs FP64 (must be < %.0e)\n\n",
-      math->max_error);
+      "Frobenius norm vs FP64 (must be < %.0e); inputs %s\n\n",
+      math->max_error, spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
   std::printf("%-26s %-11s %5s %9s %8s %8s %7s %9s %9s  %s\n", "shape", "algorithm", "tile", "ms",
               "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e", "kernel");
   FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
@@ -412,7 +425,7 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes(quick, square, !fp32)) {
     Problem p;
     p.s = s;
-    setup(p, dev.l2_cache_bytes, stream);
+    setup(p, dev.l2_cache_bytes, spread, stream);
     const double cublas_ms = time_median(p, stream, [&](int set) { cublas_sgemm(cb, p, set); });
     double nonfinite = 0;
     const double cublas_err = relative_error(p, stream, &nonfinite);

@@ -8,18 +8,39 @@
 // A_big, A_small (m x k) and B_big, B_small (n x k).
 //
 // Sums. Per tile of 32 in k, a consumer issues per step of 8 three wgmma: A_big
-// B_big into `tile` (fresh for each tile of k: its first wgmma takes 0), A_small
-// B_big and A_big B_small into `corr` (over the whole of k). When they finish, the
-// tile is added to `acc` outside the tensor cores by Fast2Sum (s = acc + tile, e =
-// tile - (s - acc), acc = s) and e 2^11 into corr. The result is acc + 2^-11 corr,
-// or acc alone where corr is not finite (Inf or NaN inputs, or corr overflowing):
-// the same arithmetic, and the same limits, as the mma.sync kernel.
+// B_big into `tile`, A_small B_big and A_big B_small into `corr` (over the whole of
+// k). Every kFold tiles (a fold, 96 in k), once those wgmma finished, the fold's sum
+// is added to `acc` outside the tensor cores by Fast2Sum (s = acc + tile, e = tile -
+// (s - acc), acc = s), e 2^11 into corr, and the next fold starts `tile` afresh. The
+// result is acc + 2^-11 corr, or acc alone where corr is not finite (Inf or NaN
+// inputs, or corr overflowing): the arithmetic, and the limits, of the mma.sync
+// kernel, whose sums fold every 8 in k.
+//
+// The fold's length trades speed for accuracy. The tensor cores truncate their sums,
+// so a fold's error grows with its length, but not with k (each fold starts afresh
+// and Fast2Sum carries the rest). Measured on the H100 at 8192^3 (uniform inputs,
+// relative Frobenius error against FP64; cuBLAS SGEMM 1.62e-6, 5.74e-7 at 1024^3):
+//   fold 32: 1.24e-7, 89 TFLOP/s     fold 64: 1.92e-7, 104-109
+//   fold 96: 2.62e-7, 109            fold 128: 3.36e-7, 110      fold 256: 6.35e-7, 117
+// 96 keeps the error under strict FP32's with room to spare, also on inputs whose
+// exponents spread over 2^-16..2^16 (test_tensor_cores, k = 16384: 2.56e-7 against a
+// split-k strict FP32 run's 2.62e-7; the test's bar is 1.1x that run).
 //
 // Shape. A block of three warpgroups owns 128 x 128 of C: the producer (one thread
 // issues four TMA copies per tile of k, 64 KiB a stage, 3 stages) and two consumers
-// of 64 x 128 each, with 3 x 64 accumulators per thread (setmaxnreg 40/232). Each
-// consumer waits for its own wgmma before the tile's Fast2Sum; the other keeps the
-// tensor cores busy meanwhile.
+// of 64 x 128 each, with 3 x 64 accumulators per thread (setmaxnreg 40/232). Within
+// a fold a consumer keeps one tile's wgmma in flight while it issues the next
+// (wgmma.wait_group 1); at the fold's end it waits for them all. Consumer 1 folds
+// kShift tiles after consumer 0, so that one's Fast2Sum runs while the other's wgmma
+// keep the tensor cores busy (in step, both waited at once: 104 against 109 TFLOP/s
+// at fold 64). Its first fold begins with kShift phantom tiles, which read tile 0's
+// stage and which tile 0 then overwrites (its wgmma start the sums afresh). Tiles
+// past k are zeros from the copy engine; the producer copies up to the later of the
+// two consumers' last folds, and each consumer releases the tiles past its own.
+//
+// Each fold is straight-line code (the tile loop unrolled kFold times): branches
+// around the wgmma make the compiler copy accumulators still being written, insert
+// waits and spill (measured with -Xptxas -v).
 //
 // Built for sm_90a only, in the object library of tf32_wgmma_kernel.cu, whose
 // tf32_wgmma_available() says whether that code loaded.
@@ -38,8 +59,10 @@ namespace {
 
 constexpr int kBM = 128, kBN = 128, kBK = 32;  // the block's tile, a tile of k
 constexpr int kStages = 3;
-constexpr int kThreads = 384;                // producer warpgroup + 2 consumer warpgroups
-constexpr int kGroupM = 8;                   // tile rows per rasterisation group
+constexpr int kFold = 3;       // tiles of k summed on the tensor cores between two Fast2Sums
+constexpr int kShift = 1;      // consumer 1 folds this many tiles after consumer 0
+constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+constexpr int kGroupM = 8;     // tile rows per rasterisation group
 constexpr int kTileBytes = kBM * kBK * 4;    // one operand's tile (kBM == kBN)
 constexpr int kStageBytes = 4 * kTileBytes;  // A_big, A_small, B_big, B_small
 constexpr int kSharedBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
@@ -62,6 +85,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const TileOrigin tile0 = grouped_tile_of_block<kBM, kBN, kGroupM>(p.m, p.n);
   const int tiles_k = int(ceil_div(p.k, kBK));  // the launcher requires k < 2^31
+  // Consumer c folds at tiles c kShift + j kFold: its folds end at ends[c]. Tiles up to
+  // the later end are copied (zeros past k); a consumer releases those past its own.
+  const int end0 = int(ceil_div(tiles_k, kFold) * kFold);
+  const int end1 = int(ceil_div(tiles_k + kShift, kFold) * kFold) - kShift;
+  const int tiles_copied = max(end0, end1);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -77,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile0.row0), col0 = int32_t(tile0.col0);
-      for (int t = 0; t < tiles_k; ++t) {
+      for (int t = 0; t < tiles_copied; ++t) {
         const int s = t % kStages;
         if (t >= kStages) barrier_wait(&empty[s], ((t / kStages) + 1) & 1);
         unsigned char* const stage = stages + s * kStageBytes;
@@ -94,34 +122,51 @@ __global__ void __launch_bounds__(kThreads, 1)
     float tile[64], acc[64], corr[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = corr[i] = tile[i] = 0.0f;
-    for (int t = 0; t < tiles_k; ++t) {
-      const int s = t % kStages;
-      barrier_wait(&full[s], (t / kStages) & 1);
-      unsigned char* const stage = stages + s * kStageBytes;
-      const uint32_t rows = consumer * 64 * kBK * 4;  // this consumer's 64 rows of A
-      const uint32_t a_big = shared_address(stage) + rows;
-      const uint32_t a_small = shared_address(stage + kTileBytes) + rows;
-      const uint32_t b_big = shared_address(stage + 2 * kTileBytes);
-      const uint32_t b_small = shared_address(stage + 3 * kTileBytes);
-      fence_accumulators(tile);
-      fence_accumulators(corr);
-      wgmma_fence();
+    const uint32_t rows = consumer * 64 * kBK * 4;  // this consumer's 64 rows of A
+    const int shift = consumer * kShift;
+    const int end = consumer ? end1 : end0;
+    // Tiles v < 0 of consumer 1's first fold are phantoms: they read tile 0's stage,
+    // and tile 0 starts the sums afresh.
+    for (int t0 = -shift; t0 < end; t0 += kFold) {
 #pragma unroll
-      for (int step = 0; step < kBK / 8; ++step) {
-        const uint32_t k = 32 * step;  // bytes along the 128-byte rows
-        wgmma_m64n128k8_tf32(tile, descriptor_k_major_sw128(a_big + k),
-                             descriptor_k_major_sw128(b_big + k), step > 0);
-        wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_small + k),
-                             descriptor_k_major_sw128(b_big + k), 1);
-        wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_big + k),
-                             descriptor_k_major_sw128(b_small + k), 1);
+      for (int j = 0; j < kFold; ++j) {
+        const int v = t0 + j, t = max(v, 0), s = t % kStages;
+        barrier_wait(&full[s], (t / kStages) & 1);
+        unsigned char* const stage = stages + s * kStageBytes;
+        const uint32_t a_big = shared_address(stage) + rows;
+        const uint32_t a_small = shared_address(stage + kTileBytes) + rows;
+        const uint32_t b_big = shared_address(stage + 2 * kTileBytes);
+        const uint32_t b_small = shared_address(stage + 3 * kTileBytes);
+        if (j == 0) {
+          fence_accumulators(tile);
+          fence_accumulators(corr);
+        }
+        wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < kBK / 8; ++step) {
+          const uint32_t k = 32 * step;  // bytes along the 128-byte rows
+          wgmma_m64n128k8_tf32(tile, descriptor_k_major_sw128(a_big + k),
+                               descriptor_k_major_sw128(b_big + k), (j > 0 && v > 0) || step > 0);
+          wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_small + k),
+                               descriptor_k_major_sw128(b_big + k), v > 0 || step > 0);
+          wgmma_m64n128k8_tf32(corr, descriptor_k_major_sw128(a_big + k),
+                               descriptor_k_major_sw128(b_small + k), 1);
+        }
+        wgmma_commit();
+        if (j + 1 < kFold) {
+          wgmma_wait<1>();
+          if (j > 0 && v > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(v - 1) % kStages]);
+        }
       }
-      wgmma_commit();
       wgmma_wait<0>();
       fence_accumulators(tile);
       fence_accumulators(corr);
-      if (threadIdx.x % 128 == 0) barrier_arrive(&empty[s]);
-        // The tile's sum into acc, rounded to nearest; its rounding error into corr.
+      if (threadIdx.x % 128 == 0) {
+        const int last = t0 + kFold - 1;
+        if (kFold > 1 && last > 0) barrier_arrive(&empty[(last - 1) % kStages]);
+        if (last >= 0) barrier_arrive(&empty[last % kStages]);
+      }
+      // The tile's sum into acc, rounded to nearest; its rounding error into corr.
 #pragma unroll
       for (int i = 0; i < 64; ++i) {
         const float sum = __fadd_rn(acc[i], tile[i]);
@@ -129,6 +174,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         acc[i] = sum;
         corr[i] = __fmaf_rn(error, kSmallScale, corr[i]);
       }
+    }
+    // Copied tiles past this consumer's folds: release them.
+    for (int t = end; t < tiles_copied; ++t) {
+      barrier_wait(&full[t % kStages], (t / kStages) & 1);
+      if (threadIdx.x % 128 == 0) barrier_arrive(&empty[t % kStages]);
     }
 
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
