@@ -23,11 +23,10 @@
 // Warpgroups 1 and 2 are the consumers, each owning 64 rows of the tile: they wait on
 // a stage's "full" barrier, issue four wgmma (k = 8 each), and once those have
 // finished arrive on the stage's "empty" barrier, which the producer waits on before
-// refilling it. From shared memory, a consumer keeps one tile's wgmma in flight while
-// it issues the next (wgmma.wait_group 1); from registers, it waits for its wgmma
-// before the fragment registers are reused (the other consumer keeps the tensor cores
-// busy meanwhile). setmaxnreg moves registers from the producer (40) to the consumers
-// (232): a consumer holds 64 x 256 accumulators, 128 per thread.
+// refilling it. A consumer keeps one tile's wgmma in flight while it issues the next
+// (wgmma.wait_group 1); an A' from registers uses two sets of fragment registers in
+// turn, since the wgmma read them until they finish. setmaxnreg moves registers from the producer
+// (40) to the consumers (232): a consumer holds 64 x 256 accumulators, 128 per thread.
 //
 // Shared memory. 4 stages of 48 KiB (16 KiB of A', 32 KiB of B'). K-major tiles are
 // rows of 32 floats (128 bytes) with the copy engine's 128-byte swizzle: the 16-byte
@@ -110,6 +109,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const TileOrigin tile = grouped_tile_of_block<kBM, kBN, kGroupM>(rows, cols);
   // Tiles of k fit in 32 bits: the launcher requires k < 2^31.
   const int tiles_k = int(ceil_div(p.k, kBK));
+  const int tiles_copied = kRegisterA ? tiles_k + tiles_k % 2 : tiles_k;  // see the consumer
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile.row0), col0 = int32_t(tile.col0);
-      for (int t = 0; t < tiles_k; ++t) {
+      for (int t = 0; t < tiles_copied; ++t) {
         const int s = t % kStages;
         // Refilling: the consumers released the stage's previous use (tile t - kStages).
         if (t >= kStages) barrier_wait(&empty[s], ((t / kStages) + 1) & 1);
@@ -148,35 +148,46 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-    for (int t = 0; t < tiles_k; ++t) {
-      const int s = t % kStages;
-      barrier_wait(&full[s], (t / kStages) & 1);
-      unsigned char* const stage = stages + s * kStageBytes;
-      const uint32_t b = shared_address(stage + kTileABytes);
-      if (kRegisterA) {
-        const float* const a_tile = reinterpret_cast<const float*>(stage);
-        const int row = 64 * consumer + 16 * warp + lane / 4, k = lane % 4;
-        uint32_t frag[kBK / 8][4];
+    if (kRegisterA) {
+      // Two sets of fragment registers, a tile apart: tile t's are loaded while tile
+      // t - 1's wgmma still read theirs (wgmma.wait_group 1 has retired tile t - 2's).
+      // The loop takes tiles in pairs, so that each set's registers are fixed (an
+      // odd count ends with a tile of zeros from the copy engine).
+      const float* const a_base = reinterpret_cast<const float*>(stages);
+      const int row = 64 * consumer + 16 * warp + lane / 4, k = lane % 4;
+      uint32_t frag[2][kBK / 8][4];
+      for (int t0 = 0; t0 < tiles_copied; t0 += 2) {
 #pragma unroll
-        for (int step = 0; step < kBK / 8; ++step) {
-          frag[step][0] = mn_major_element(a_tile, row, 8 * step + k);
-          frag[step][1] = mn_major_element(a_tile, row + 8, 8 * step + k);
-          frag[step][2] = mn_major_element(a_tile, row, 8 * step + k + 4);
-          frag[step][3] = mn_major_element(a_tile, row + 8, 8 * step + k + 4);
+        for (int h = 0; h < 2; ++h) {
+          const int t = t0 + h, s = t % kStages;
+          barrier_wait(&full[s], (t / kStages) & 1);
+          const float* const a_tile = a_base + s * (kStageBytes / 4);
+#pragma unroll
+          for (int step = 0; step < kBK / 8; ++step) {
+            frag[h][step][0] = mn_major_element(a_tile, row, 8 * step + k);
+            frag[h][step][1] = mn_major_element(a_tile, row + 8, 8 * step + k);
+            frag[h][step][2] = mn_major_element(a_tile, row, 8 * step + k + 4);
+            frag[h][step][3] = mn_major_element(a_tile, row + 8, 8 * step + k + 4);
+          }
+          const uint32_t b = shared_address(stages + s * kStageBytes + kTileABytes);
+          fence_accumulators(acc);
+          wgmma_fence();
+#pragma unroll
+          for (int step = 0; step < kBK / 8; ++step)
+            wgmma_m64n256k8_tf32_rs(acc, frag[h][step], descriptor_k_major_sw128(b + 32 * step), 1);
+          wgmma_commit();
+          // Tile t - 1's wgmma have finished: its stage and its fragments are free.
+          wgmma_wait<1>();
+          fence_accumulators(acc);
+          if (t > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(t - 1) % kStages]);
         }
-        fence_accumulators(acc);
-        wgmma_fence();
-#pragma unroll
-        for (int step = 0; step < kBK / 8; ++step)
-          wgmma_m64n256k8_tf32_rs(acc, frag[step], descriptor_k_major_sw128(b + 32 * step), 1);
-        wgmma_commit();
-        // The fragments' registers are read until the wgmma finish: wait for them all,
-        // then release the stage at once.
-        wgmma_wait<0>();
-        fence_accumulators(acc);
-        if (threadIdx.x % 128 == 0) barrier_arrive(&empty[s]);
-      } else {
-        const uint32_t a = shared_address(stage + consumer * 64 * kBK * 4);
+      }
+    } else {
+      for (int t = 0; t < tiles_copied; ++t) {
+        const int s = t % kStages;
+        barrier_wait(&full[s], (t / kStages) & 1);
+        const uint32_t b = shared_address(stages + s * kStageBytes + kTileABytes);
+        const uint32_t a = shared_address(stages + s * kStageBytes + consumer * 64 * kBK * 4);
         fence_accumulators(acc);
         wgmma_fence();
 #pragma unroll
