@@ -935,6 +935,81 @@ TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
   }
 }
 
+// Tile 128 on Hopper splits A and B into a workspace of 2 (m + n) k floats first.
+// Where the call's device memory budget holds the operands but not that workspace,
+// the call runs the mma.sync row of the tile (no workspace) instead of failing, and
+// the report names it. (Elsewhere that row is the planner's choice anyway.)
+TEST_F(Fp32Accurate, WorkspaceOverTheBudgetGivesWayToAKernelWithout) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g;
+  g.m = g.n = 256;
+  g.k = tmm_test::under_sanitizer() ? 512 : 4096;
+  tmm_test::fill_case(g, seed);
+  const int64_t operands = int64_t(sizeof(float)) * (g.m * g.k + g.k * g.n + g.m * g.n);
+  const int64_t workspace = int64_t(sizeof(float)) * 2 * (g.m + g.n) * g.k;
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, operands + workspace / 2),
+            TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 128), TMM_SUCCESS);
+  const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  const tmm_report r = last_report(h_);
+  EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
+  expect_x3_ran(r, kX3Kernel);
+  const Exact x = exact_of(g);
+  EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+}
+
+// The same when the device itself cannot hold the workspace (tmm_sgemm_device, the
+// device filled by the test): the call succeeds on the mma.sync row.
+TEST_F(Fp32Accurate, WorkspaceTheDeviceCannotHoldGivesWayToAKernelWithout) {
+  if (tmm_test::under_sanitizer())
+    GTEST_SKIP() << "fills the device's memory, which the sanitizer needs for itself";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  GemmCase g;
+  g.m = g.n = 256;
+  g.k = 8192;
+  tmm_test::fill_case(g, seed);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 128), TMM_SUCCESS);
+  const GemmCase strict = strict_run(g, [&](GemmCase& s) { return run_device_case(h_, s, 0); });
+
+  DeviceFloats a(g.a.size()), b(g.b.size()), c(g.c.size());
+  ASSERT_EQ(cudaMemcpy(a.ptr, g.a.data(), g.a.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b.ptr, g.b.data(), g.b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(c.ptr, g.c.data(), g.c.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  // Take the device's memory until less than half the workspace is free.
+  const size_t workspace = sizeof(float) * 2 * size_t(g.m + g.n) * size_t(g.k);
+  std::vector<void*> taken;
+  size_t free_bytes = 0, total = 0;
+  for (size_t chunk = size_t(1) << 34; chunk >= (size_t(1) << 20);) {
+    ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+    if (free_bytes < workspace / 2) break;
+    void* p = nullptr;
+    if (chunk <= free_bytes && cudaMalloc(&p, chunk) == cudaSuccess) {
+      taken.push_back(p);
+    } else {
+      (void)cudaGetLastError();
+      chunk /= 2;
+    }
+  }
+  const tmm_status status = tmm_sgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha,
+                                             a.ptr, g.lda, b.ptr, g.ldb, g.beta, c.ptr, g.ldc);
+  const std::string message = tmm_get_error_message(h_);
+  const tmm_status synced = tmm_synchronize(h_);
+  for (void* p : taken) cudaFree(p);
+  EXPECT_LT(free_bytes, workspace / 2) << "the test could not fill the device";
+  ASSERT_EQ(status, TMM_SUCCESS) << message;
+  ASSERT_EQ(synced, TMM_SUCCESS);
+  expect_x3_ran(last_report(h_), kX3Kernel);
+  ASSERT_EQ(cudaMemcpy(g.c.data(), c.ptr, g.c.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  const Exact x = exact_of(g);
+  EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+}
+
 // The kernel list (no GPU needed): two FP32_ACCURATE rows, BLOCKED, tiles 128 and 64,
 // compute capability 8.0 and later, 32 outputs per thread.
 TEST(Fp32AccurateKernels, ListedWithTheirModeAndTiles) {

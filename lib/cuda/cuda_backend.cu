@@ -150,7 +150,7 @@ class CudaBackend final : public Backend {
 
   // Host pointers through the direct path (whole copies, one kernel).
   void gemm_direct(const GemmProblem& p, const Settings& settings) {
-    const KernelChoice config = choose_kernel(p, settings, profile_);
+    KernelChoice config = choose_kernel(p, settings, profile_);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
     const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
@@ -166,14 +166,21 @@ class CudaBackend final : public Backend {
     d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
     d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
     if (settings.device_budget > 0) {  // the budget bounds what this call may hold
-      const size_t need = size_t(direct_floats(p)) + workspace_elements(config, d);
-      require(int64_t(need * sizeof(float)) <= settings.device_budget, Status::OutOfMemory,
-              "the direct path needs ", uint64_t(need * sizeof(float) >> 20),
-              " MiB of device memory, over the budget of ", settings.device_budget >> 20,
+      const auto need = [&](const KernelChoice& c) {
+        return int64_t((size_t(direct_floats(p)) + workspace_elements(c, d)) * sizeof(float));
+      };
+      // A kernel whose workspace the budget cannot hold gives way to one needing none.
+      if (need(config) > settings.device_budget && workspace_elements(config, d) > 0) {
+        const KernelChoice without = choose_kernel(p, settings, profile_, false);
+        if (need(without) <= settings.device_budget) config = without;
+      }
+      require(need(config) <= settings.device_budget, Status::OutOfMemory, "the direct path needs ",
+              uint64_t(need(config) >> 20), " MiB of device memory, over the budget of ",
+              settings.device_budget >> 20,
               " MiB (TMM_OPTION_DEVICE_MEMORY_BUDGET); the streamed path fits any budget");
     }
     d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
-    float* workspace = reserve_workspace(config, d);
+    float* workspace = reserve_workspace(config, d, settings);
 
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
@@ -204,7 +211,7 @@ class CudaBackend final : public Backend {
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
-    const KernelChoice config = choose_kernel(p, settings, profile_);
+    KernelChoice config = choose_kernel(p, settings, profile_);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -212,7 +219,7 @@ class CudaBackend final : public Backend {
       }
       check_device_pointer(p.c, "C");
     }
-    float* workspace = reserve_workspace(config, p);
+    float* workspace = reserve_workspace(config, p, settings);
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
@@ -310,9 +317,24 @@ class CudaBackend final : public Backend {
     return t;
   }
 
-  float* reserve_workspace(const KernelChoice& config, const GemmProblem& p) {
+  // The chosen kernel's workspace. Where the device cannot hold it (the Hopper
+  // tensor-core rows split or pack their operands there: 2 (m + n) k floats for
+  // FP32_ACCURATE), the kernel gives way to the planner's choice among those needing
+  // none (the mma.sync row of the mode, or strict FP32): the call runs, somewhat
+  // slower, instead of failing, and the report names the kernel that ran.
+  float* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings) {
     const size_t elements = workspace_elements(config, p);
-    return elements ? state_->workspace.reserve(elements) : nullptr;
+    if (elements == 0) return nullptr;
+    try {
+      return state_->workspace.reserve(elements);
+    } catch (const Error& e) {
+      if (e.status() != Status::OutOfMemory) throw;
+    }
+    KernelChoice without = choose_kernel(p, settings, profile_, false);
+    require(workspace_elements(without, p) == 0, Status::OutOfMemory,
+            "cannot allocate the kernel's workspace");
+    config = without;
+    return nullptr;
   }
 
   // The event set not holding the last successful call's timing, so a failed call
