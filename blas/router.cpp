@@ -340,6 +340,20 @@ bool cblas_calls_sgemm(CblasSgemm<int> fn) {
   return g_saw_inner_call.load(std::memory_order_relaxed);
 }
 
+// Whether the fallback's sgemm_ calls back into this library (its sgemm_ or
+// cblas_sgemm, which set g_saw_inner_call when reached inside a FallbackScope): one
+// 1 x 1 x 1 product. Made before the CBLAS probe, whose inner calls would count here.
+bool sgemm_calls_back(FortranSgemm<int> fn) {
+  const float a = 1.0f, b = 1.0f, zero = 0.0f, one = 1.0f;
+  const int n1 = 1;
+  float c = 0.0f;
+  {
+    FallbackScope scope;
+    fn("N", "N", &n1, &n1, &n1, &one, &a, &n1, &b, &n1, &zero, &c, &n1, 1, 1);
+  }
+  return g_saw_inner_call.load(std::memory_order_relaxed);
+}
+
 Route build_route() {
   const Config& cfg = config();  // opens the log
   const Fallback& f = fallback();
@@ -365,6 +379,7 @@ Route build_route() {
       break;
   }
   r.fast = r.fast && r.fallback_max_flops > 0;
+  r.sgemm_direct = r.fast && !sgemm_calls_back(r.sgemm);
   r.fast_cblas = r.fast && r.cblas_sgemm != nullptr;
   r.cblas_direct = r.fast_cblas && !cblas_calls_sgemm(r.cblas_sgemm);
   return r;

@@ -72,6 +72,10 @@ struct Route {
   // reference CBLAS's does, through the PLT, which reaches this library): then the
   // fast path needs no FallbackScope around it and jumps to it (a tail call).
   bool cblas_direct = false;
+  // The fallback's sgemm_ never calls back into this library (no SGEMM known does):
+  // then the fast path jumps to it too, with the caller's arguments, the hidden
+  // lengths of the two character arguments included.
+  bool sgemm_direct = false;
   // A call of at most this many flops (flops_of) goes to the fallback without a look
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
   // fixed overhead), just below a flop threshold, or every call.

@@ -225,6 +225,9 @@ void report_cblas(const CblasArgs<int64_t>& x, int info) {
 template <class Int>
 void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
   try {
+    // Reached from the fallback itself: what the Route's probe of its sgemm_ asks.
+    if (FallbackScope::active() && !tiledmm::blas::g_saw_inner_call.load(std::memory_order_relaxed))
+      tiledmm::blas::g_saw_inner_call.store(true, std::memory_order_relaxed);
     const int info = cblas_info<Int>(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.lda, x.ldb, x.ldc);
     if (info != 0) {
       log_invalid(r, info);
@@ -290,6 +293,19 @@ __attribute__((noinline)) void cblas_in_scope(int layout, int transa, int transb
       ->cblas_sgemm(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// The fallback's sgemm_ inside a FallbackScope, for the fast path when that sgemm_
+// calls back into this library (Route::sgemm_direct false).
+__attribute__((noinline)) void sgemm_in_scope(const char* transa, const char* transb, const int* m,
+                                              const int* n, const int* k, const float* alpha,
+                                              const float* a, const int* lda, const float* b,
+                                              const int* ldb, const float* beta, float* c,
+                                              const int* ldc, size_t transa_len,
+                                              size_t transb_len) noexcept {
+  FallbackScope scope;
+  tiledmm::blas::g_route.load(std::memory_order_relaxed)
+      ->sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+}
+
 }  // namespace
 
 extern "C" {
@@ -297,12 +313,17 @@ extern "C" {
 // The fast path: the Route is made and this thread has its counter block (so that
 // nothing on the way is a call), the sizes are small (fast_sizes), the arguments are
 // valid, alpha != 0, and 2 m n k is within the Route's bound: the fallback's SGEMM on
-// the caller's own arguments, counted first.
+// the caller's own arguments, counted first, by a jump where it never calls back.
+// The Fortran ABI's hidden lengths of TRANSA and TRANSB (gfortran passes them after
+// the 13 arguments; C callers mostly do not) are in the signature only to be passed
+// on as they came: the fallback reads the same stack slots it would have read had the
+// caller called it directly, and the call can be a jump (the same argument area).
 TMM_BLAS_API __attribute__((hot)) void sgemm_(const char* transa, const char* transb, const int* m,
                                               const int* n, const int* k, const float* alpha,
                                               const float* a, const int* lda, const float* b,
                                               const int* ldb, const float* beta, float* c,
-                                              const int* ldc) noexcept {
+                                              const int* ldc, size_t transa_len,
+                                              size_t transb_len) noexcept {
   const Route& route = *tiledmm::blas::g_route.load(std::memory_order_acquire);
   if (__builtin_expect(route.fast && !FallbackScope::active() && Counters::ready(), 1)) {
     const int mm = *m, nn = *n, kk = *k;
@@ -312,9 +333,8 @@ TMM_BLAS_API __attribute__((hot)) void sgemm_(const char* transa, const char* tr
       if (flops <= route.fallback_max_flops) {
         Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
                            flops);
-        FallbackScope scope;
-        route.sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1, 1);
-        return;
+        return (route.sgemm_direct ? route.sgemm : sgemm_in_scope)(
+            transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
       }
     }
   }
