@@ -106,4 +106,16 @@ void with_transposes(const GemmProblem& p, F&& f) {
   }
 }
 
+// Calls f(VecA, VecB) with whether each operand's rows are all 16-byte aligned (so that
+// 16-byte copies can read them) as compile-time constants, as with_transposes does.
+template <class F>
+void with_alignment(const GemmProblem& p, F&& f) {
+  const bool vec_a = rows_16_byte_aligned(p.a, p.lda), vec_b = rows_16_byte_aligned(p.b, p.ldb);
+  if (vec_a) {
+    vec_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
+  } else {
+    vec_b ? f(std::false_type{}, std::true_type{}) : f(std::false_type{}, std::false_type{});
+  }
+}
+
 }  // namespace tiledmm

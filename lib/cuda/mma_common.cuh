@@ -1,15 +1,17 @@
 // What the mma.sync tensor-core kernels share (tf32_mma_kernel.cu, TMM_MATH_TF32;
 // tf32x3_mma_kernel.cu, TMM_MATH_FP32_ACCURATE): the block shapes, the operand tiles
 // in shared memory and the cp.async copier that fills them, the fragment origins, the
-// PTX wrappers (cp.async, ldmatrix, cvt.rna.tf32, mma.sync m16n8k8 .tf32) and the
-// epilogue. tf32_mma_kernel.cu's header comment explains the layouts, the copier, the
-// edges and the epilogue. Everything is in the includer's unnamed namespace, as it was
-// when it lived in that one file.
+// PTX wrappers (cp.async, ldmatrix, cvt.rna.tf32, mma.sync m16n8k8 .tf32), the
+// pipeline over k (MmaMainloop: each kernel brings its fragments and arithmetic), the
+// epilogue and the launch. tf32_mma_kernel.cu's header comment explains the layouts, the copier,
+// the edges and the epilogue. Everything is in the includer's unnamed namespace, as it was when it
+// lived in that one file.
 #pragma once
 
 #include <cstdint>
 
 #include "kernel_common.cuh"
+#include "kernels.hpp"
 
 // The device pass for sm_80 and later, where the tensor-core code exists.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -222,6 +224,97 @@ struct FragmentOrigin {
   }
 };
 
+// A block's work over k: its tile of C, its warp's place, the copiers of its operand
+// tiles, and the pipeline. run() keeps STAGES - 1 tiles of k in flight and, for each
+// tile t and step of 8 in k, calls load(a_stage, b_stage, k) for the step's fragments,
+// starts the copies of a later tile after the first step's loads (their latency hides
+// the copies' issue), calls multiply(fragments, step), and after the tile's steps
+// tile_done().
+template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
+struct MmaMainloop {
+  using TileA = OperandTile<S::BM, S::BK, KContigA>;
+  using TileB = OperandTile<S::BN, S::BK, KContigB>;
+
+  const GemmProblem& p;
+  float* const a_stages;
+  float* const b_stages;
+  const TileOrigin tile;
+  const int tid, lane, wm, wn;
+  TileCopier<S::BM, S::BK, S::THREADS, KContigA, VecA> copy_a;
+  TileCopier<S::BN, S::BK, S::THREADS, KContigB, VecB> copy_b;
+  const FragmentOrigin<S, KContigA, KContigB> fragments;
+  // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
+  const int tiles_k, full_tiles_k;
+  const bool rows_inside, cols_inside;
+
+  __device__ __forceinline__ MmaMainloop(const GemmProblem& problem, float* shared,
+                                         TileOrigin origin)
+      : p(problem),
+        a_stages(shared),
+        b_stages(shared + S::STAGES * TileA::kFloats),
+        tile(origin),
+        tid(threadIdx.x),
+        lane(threadIdx.x % 32),
+        wm((threadIdx.x / 32 / S::WARPS_N) * S::WM),
+        wn((threadIdx.x / 32 % S::WARPS_N) * S::WN),
+        copy_a(problem.a, problem.lda, origin.row0, threadIdx.x),
+        copy_b(problem.b, problem.ldb, origin.col0, threadIdx.x),
+        fragments(wm, wn, lane),
+        tiles_k(int(ceil_div(problem.k, S::BK))),
+        full_tiles_k(int(problem.k / S::BK)),
+        rows_inside(origin.row0 + S::BM <= problem.m),
+        cols_inside(origin.col0 + S::BN <= problem.n) {}
+
+  // Tile t of k of both operands into `stage`, without checks where it lies inside.
+  __device__ __forceinline__ void copy_tile(int t, int stage) {
+    float* const a = a_stages + stage * TileA::kFloats;
+    float* const b = b_stages + stage * TileB::kFloats;
+    if (rows_inside && t < full_tiles_k) {
+      copy_a.copy_full(a);
+    } else {
+      copy_a.copy_edge(a, p.m - tile.row0, p.k - int64_t(t) * S::BK, tid);
+    }
+    if (cols_inside && t < full_tiles_k) {
+      copy_b.copy_full(b);
+    } else {
+      copy_b.copy_edge(b, p.n - tile.col0, p.k - int64_t(t) * S::BK, tid);
+    }
+  }
+
+  template <class Load, class Multiply, class TileDone>
+  __device__ __forceinline__ void run(Load&& load, Multiply&& multiply, TileDone&& tile_done) {
+    // The first STAGES - 1 tiles in flight, one commit group each; groups past the
+    // last tile are empty, so that every wait below counts the same way.
+#pragma unroll
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+      if (s < tiles_k) copy_tile(s, s);
+      cp_async_commit();
+    }
+    int read = 0, write = S::STAGES - 1;  // the stages of tiles t and t + STAGES - 1
+    for (int t = 0; t < tiles_k; ++t) {
+      // This thread's copies of tile t are done (all but the newest STAGES - 2
+      // groups); after the barrier everyone's are, and every warp has finished tile
+      // t - 1, whose stage the copies below refill.
+      cp_async_wait<S::STAGES - 2>();
+      __syncthreads();
+#pragma unroll
+      for (int step = 0; step < S::BK / 8; ++step) {
+        auto frag =
+            load(a_stages + read * TileA::kFloats, b_stages + read * TileB::kFloats, 8 * step);
+        if (step == 0) {
+          if (t + S::STAGES - 1 < tiles_k) copy_tile(t + S::STAGES - 1, write);
+          cp_async_commit();
+        }
+        multiply(frag, step);
+      }
+      tile_done();
+      read = read + 1 == S::STAGES ? 0 : read + 1;
+      write = write + 1 == S::STAGES ? 0 : write + 1;
+    }
+    cp_async_wait<0>();  // only empty groups can remain; leave none behind
+  }
+};
+
 // The epilogue: each thread's accumulators to their places in C (see the header).
 template <class S>
 __device__ __forceinline__ void store_tile(const GemmProblem& p, TileOrigin tile, int wm, int wn,
@@ -240,6 +333,25 @@ __device__ __forceinline__ void store_tile(const GemmProblem& p, TileOrigin tile
 }
 
 #endif  // TMM_TF32_MMA
+
+// ---- host
+
+// Launches `kernel`, a block of shape S per BM x BN tile of C, with `bytes` of dynamic
+// shared memory (over 48 KiB needs the opt-in) and the largest carveout, so that blocks
+// can share an SM. `name` heads the error messages.
+template <class S, class Kernel>
+void launch_mma_tiles(Kernel kernel, int bytes, const GemmProblem& p, cudaStream_t stream,
+                      const char* name) {
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+             name);
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             name);
+  const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
+  require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
+          ": too many tiles for one launch");
+  kernel<<<unsigned(blocks), S::THREADS, bytes, stream>>>(p);
+}
 
 }  // namespace
 }  // namespace tiledmm

@@ -65,6 +65,50 @@ __device__ __forceinline__ void barrier_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 }
 
+// ---- A ring of shared-memory stages between one producer thread and consumer
+// warpgroups. Stage s has two barriers: full[s] completes when the producer's copies
+// into it have landed (one arrival, which also says how many bytes to expect), empty[s]
+// when its consumers are done with it. Use t of the ring (t = 0, 1, ...) is stage
+// t % stages in phase (t / stages) & 1.
+struct StageRing {
+  uint64_t* full;
+  uint64_t* empty;
+  int stages;
+
+  // Thread 0 initialises the barriers; the whole block must call this (it syncs).
+  __device__ __forceinline__ void init(int consumers) const {
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < stages; ++s) {
+        barrier_init(&full[s], 1);
+        barrier_init(&empty[s], consumers);
+      }
+      barrier_init_fence();
+    }
+    __syncthreads();
+  }
+
+  // The producer's turn at use t: waits until the stage's previous use is released,
+  // then announces `bytes` of copies. Returns the stage.
+  __device__ __forceinline__ int acquire(uint32_t t, uint32_t bytes) const {
+    const int s = int(t % stages);
+    if (t >= uint32_t(stages)) barrier_wait(&empty[s], ((t / stages) + 1) & 1);
+    barrier_arrive_expect(&full[s], bytes);
+    return s;
+  }
+
+  // A consumer's wait for use t's copies. Returns the stage.
+  __device__ __forceinline__ int wait(uint32_t t) const {
+    const int s = int(t % stages);
+    barrier_wait(&full[s], (t / stages) & 1);
+    return s;
+  }
+
+  // A consumer warpgroup releases use t (its first thread arrives for it).
+  __device__ __forceinline__ void release(uint32_t t) const {
+    if (threadIdx.x % 128 == 0) barrier_arrive(&empty[t % stages]);
+  }
+};
+
 // ---- TMA: the box at (x, y) (x along the contiguous dimension) of the tensor that
 // `map` describes, into shared memory at `dst`, completing on `bar`. Elements
 // outside the tensor arrive as zeros.

@@ -137,74 +137,18 @@ __device__ __forceinline__ void multiply(const Fragments<S>& f, float (&acc)[S::
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(GemmProblem p) {
 #if TMM_TF32_MMA
-  using TileA = OperandTile<S::BM, S::BK, KContigA>;
-  using TileB = OperandTile<S::BN, S::BK, KContigB>;
   extern __shared__ __align__(16) float shared[];
-  float* const a_stages = shared;
-  float* const b_stages = shared + S::STAGES * TileA::kFloats;
-
-  const TileOrigin tile = grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n);
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = (warp / S::WARPS_N) * S::WM, wn = (warp % S::WARPS_N) * S::WN;
-  TileCopier<S::BM, S::BK, S::THREADS, KContigA, VecA> copy_a(p.a, p.lda, tile.row0, tid);
-  TileCopier<S::BN, S::BK, S::THREADS, KContigB, VecB> copy_b(p.b, p.ldb, tile.col0, tid);
-  const FragmentOrigin<S, KContigA, KContigB> fragments(wm, wn, lane);
-  // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
-  const int tiles_k = int(ceil_div(p.k, S::BK));
-  const int full_tiles_k = int(p.k / S::BK);
-  const bool rows_inside = tile.row0 + S::BM <= p.m, cols_inside = tile.col0 + S::BN <= p.n;
-  // Tile t of k of both operands into `stage`, without checks where it lies inside.
-  auto copy_tile = [&](int t, int stage) {
-    float* const a = a_stages + stage * TileA::kFloats;
-    float* const b = b_stages + stage * TileB::kFloats;
-    if (rows_inside && t < full_tiles_k) {
-      copy_a.copy_full(a);
-    } else {
-      copy_a.copy_edge(a, p.m - tile.row0, p.k - int64_t(t) * S::BK, tid);
-    }
-    if (cols_inside && t < full_tiles_k) {
-      copy_b.copy_full(b);
-    } else {
-      copy_b.copy_edge(b, p.n - tile.col0, p.k - int64_t(t) * S::BK, tid);
-    }
-  };
-
-  // The first STAGES - 1 tiles in flight, one commit group each; groups past the
-  // last tile are empty, so that every wait below counts the same way.
-#pragma unroll
-  for (int s = 0; s < S::STAGES - 1; ++s) {
-    if (s < tiles_k) copy_tile(s, s);
-    cp_async_commit();
-  }
-
-  // The main loop. Each tile of k: wait for it, then per step of 8 load the
-  // fragments, start the copies of a later tile once the first step's loads are on
-  // their way (their latency hides the copies' issue), and run the mma.
-  constexpr int kSteps = S::BK / 8;
+  MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
+      p, shared, grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n));
   float acc[S::MT][S::NT][4] = {};
-  int read = 0, write = S::STAGES - 1;  // the stages of tiles t and t + STAGES - 1
-  for (int t = 0; t < tiles_k; ++t) {
-    // This thread's copies of tile t are done (all but the newest STAGES - 2
-    // groups); after the barrier everyone's are, and every warp has finished tile
-    // t - 1, whose stage the copies below refill.
-    cp_async_wait<S::STAGES - 2>();
-    __syncthreads();
-#pragma unroll
-    for (int step = 0; step < kSteps; ++step) {
-      Fragments<S> frag;
-      load_fragments(frag, a_stages + read * TileA::kFloats, b_stages + read * TileB::kFloats,
-                     fragments, 8 * step);
-      if (step == 0) {
-        if (t + S::STAGES - 1 < tiles_k) copy_tile(t + S::STAGES - 1, write);
-        cp_async_commit();
-      }
-      multiply<S>(frag, acc);
-    }
-    read = read + 1 == S::STAGES ? 0 : read + 1;
-    write = write + 1 == S::STAGES ? 0 : write + 1;
-  }
-  cp_async_wait<0>();  // only empty groups can remain; leave none behind
-  store_tile<S>(p, tile, wm, wn, lane, acc);
+  block.run(
+      [&](const float* a, const float* b, int k) {
+        Fragments<S> frag;
+        load_fragments(frag, a, b, block.fragments, k);
+        return frag;
+      },
+      [&](const Fragments<S>& frag, int) { multiply<S>(frag, acc); }, [] {});
+  store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
 #else
   (void)p;
 #endif
@@ -233,34 +177,15 @@ static_assert(matches<Shape128>(kTf32Shapes[1]), "planner row 1 is the 128 x 128
 static_assert(kTf32Shapes[1].shared_bytes <= 99 * 1024,
               "the 128 x 128 shape fits every device of compute capability 8.0 or later");
 
-template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
-void launch(const GemmProblem& p, cudaStream_t stream) {
-  constexpr int bytes = shared_bytes<S, KContigA, KContigB>();
-  const auto kernel = tf32_mma_kernel<S, KContigA, KContigB, VecA, VecB>;
-  // Over 48 KiB needs the opt-in; the largest carveout lets two blocks share an SM.
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-             "tf32 kernel: cudaFuncSetAttribute (shared memory)");
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared),
-             "tf32 kernel: cudaFuncSetAttribute (carveout)");
-  const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
-  require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
-          "tf32 kernel: too many tiles for one launch");
-  kernel<<<unsigned(blocks), S::THREADS, bytes, stream>>>(p);
-}
-
-// 16-byte copies for each operand whose rows are all 16-byte aligned.
+// The kernel for p's alignment: 16-byte copies for each operand whose rows are all
+// 16-byte aligned.
 template <class S, bool KContigA, bool KContigB>
 void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
-  const bool vec_a = rows_16_byte_aligned(p.a, p.lda);
-  const bool vec_b = rows_16_byte_aligned(p.b, p.ldb);
-  if (vec_a) {
-    vec_b ? launch<S, KContigA, KContigB, true, true>(p, stream)
-          : launch<S, KContigA, KContigB, true, false>(p, stream);
-  } else {
-    vec_b ? launch<S, KContigA, KContigB, false, true>(p, stream)
-          : launch<S, KContigA, KContigB, false, false>(p, stream);
-  }
+  with_alignment(p, [&](auto vec_a, auto vec_b) {
+    launch_mma_tiles<S>(
+        tf32_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
+        shared_bytes<S, KContigA, KContigB>(), p, stream, "tf32 kernel");
+  });
 }
 
 }  // namespace

@@ -102,8 +102,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ unsigned char shared_raw[];
   const uintptr_t base = (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~uintptr_t(1023);
   unsigned char* const stages = reinterpret_cast<unsigned char*>(base);
-  uint64_t* const full = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
-  uint64_t* const empty = full + kStages;
+  uint64_t* const barriers = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
+  const StageRing ring{barriers, barriers + kStages, kStages};
 
   const int64_t rows = kTransposed ? p.n : p.m, cols = kTransposed ? p.m : p.n;  // of D
   const TileOrigin tile = grouped_tile_of_block<kBM, kBN, kGroupM>(rows, cols);
@@ -111,14 +111,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles_k = int(ceil_div(p.k, kBK));
   const int tiles_copied = kRegisterA ? tiles_k + tiles_k % 2 : tiles_k;  // see the consumer
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      barrier_init(&full[s], 1);   // the producer's arrival (and the bytes)
-      barrier_init(&empty[s], 2);  // one arrival per consumer warpgroup
-    }
-    barrier_init_fence();
-  }
-  __syncthreads();
+  ring.init(2);  // two consumer warpgroups
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
@@ -126,19 +119,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile.row0), col0 = int32_t(tile.col0);
       for (int t = 0; t < tiles_copied; ++t) {
-        const int s = t % kStages;
-        // Refilling: the consumers released the stage's previous use (tile t - kStages).
-        if (t >= kStages) barrier_wait(&empty[s], ((t / kStages) + 1) & 1);
+        // Refilling waits until the consumers released tile t - kStages.
+        const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
-        barrier_arrive_expect(&full[s], kStageBytes);
         if (kRegisterA) {  // 4 boxes of 32 rows x 32 k, rows contiguous
 #pragma unroll
           for (int j = 0; j < kBM / 32; ++j)
-            tma_load_2d(shared_address(stage + j * 4096), &a_map, &full[s], row0 + 32 * j, t * kBK);
+            tma_load_2d(shared_address(stage + j * 4096), &a_map, &ring.full[s], row0 + 32 * j,
+                        t * kBK);
         } else {
-          tma_load_2d(shared_address(stage), &a_map, &full[s], t * kBK, row0);
+          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], t * kBK, row0);
         }
-        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &full[s], t * kBK, col0);
+        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s], t * kBK, col0);
       }
     }
   } else {
@@ -159,8 +151,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int t0 = 0; t0 < tiles_copied; t0 += 2) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int t = t0 + h, s = t % kStages;
-          barrier_wait(&full[s], (t / kStages) & 1);
+          const int t = t0 + h, s = ring.wait(t);
           const float* const a_tile = a_base + s * (kStageBytes / 4);
 #pragma unroll
           for (int step = 0; step < kBK / 8; ++step) {
@@ -179,13 +170,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Tile t - 1's wgmma have finished: its stage and its fragments are free.
           wgmma_wait<1>();
           fence_accumulators(acc);
-          if (t > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(t - 1) % kStages]);
+          if (t > 0) ring.release(t - 1);
         }
       }
     } else {
       for (int t = 0; t < tiles_copied; ++t) {
-        const int s = t % kStages;
-        barrier_wait(&full[s], (t / kStages) & 1);
+        const int s = ring.wait(t);
         const uint32_t b = shared_address(stages + s * kStageBytes + kTileABytes);
         const uint32_t a = shared_address(stages + s * kStageBytes + consumer * 64 * kBK * 4);
         fence_accumulators(acc);
@@ -198,7 +188,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Tile t - 1's wgmma have finished reading their stage: release it.
         wgmma_wait<1>();
         fence_accumulators(acc);
-        if (t > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(t - 1) % kStages]);
+        if (t > 0) ring.release(t - 1);
       }
     }
     wgmma_wait<0>();

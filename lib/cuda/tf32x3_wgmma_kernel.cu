@@ -80,8 +80,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ unsigned char shared_raw[];
   const uintptr_t base = (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~uintptr_t(1023);
   unsigned char* const stages = reinterpret_cast<unsigned char*>(base);
-  uint64_t* const full = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
-  uint64_t* const empty = full + kStages;
+  uint64_t* const barriers = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
+  const StageRing ring{barriers, barriers + kStages, kStages};
 
   const TileOrigin tile0 = grouped_tile_of_block<kBM, kBN, kGroupM>(p.m, p.n);
   const int tiles_k = int(ceil_div(p.k, kBK));  // the launcher requires k < 2^31
@@ -91,14 +91,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int end1 = int(ceil_div(tiles_k + kShift, kFold) * kFold) - kShift;
   const int tiles_copied = max(end0, end1);
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      barrier_init(&full[s], 1);
-      barrier_init(&empty[s], 2);
-    }
-    barrier_init_fence();
-  }
-  __syncthreads();
+  ring.init(2);  // two consumer warpgroups
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
@@ -106,14 +99,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile0.row0), col0 = int32_t(tile0.col0);
       for (int t = 0; t < tiles_copied; ++t) {
-        const int s = t % kStages;
-        if (t >= kStages) barrier_wait(&empty[s], ((t / kStages) + 1) & 1);
+        const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
-        barrier_arrive_expect(&full[s], kStageBytes);
-        tma_load_2d(shared_address(stage), &a_big_map, &full[s], t * kBK, row0);
-        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &full[s], t * kBK, row0);
-        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &full[s], t * kBK, col0);
-        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &full[s], t * kBK, col0);
+        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], t * kBK, row0);
+        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s], t * kBK, row0);
+        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s], t * kBK,
+                    col0);
+        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s], t * kBK,
+                    col0);
       }
     }
   } else {
@@ -130,8 +123,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int t0 = -shift; t0 < end; t0 += kFold) {
 #pragma unroll
       for (int j = 0; j < kFold; ++j) {
-        const int v = t0 + j, t = max(v, 0), s = t % kStages;
-        barrier_wait(&full[s], (t / kStages) & 1);
+        const int v = t0 + j, s = ring.wait(max(v, 0));
         unsigned char* const stage = stages + s * kStageBytes;
         const uint32_t a_big = shared_address(stage) + rows;
         const uint32_t a_small = shared_address(stage + kTileBytes) + rows;
@@ -155,18 +147,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_commit();
         if (j + 1 < kFold) {
           wgmma_wait<1>();
-          if (j > 0 && v > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(v - 1) % kStages]);
+          if (j > 0 && v > 0) ring.release(v - 1);
         }
       }
       wgmma_wait<0>();
       fence_accumulators(tile);
       fence_accumulators(corr);
-      if (threadIdx.x % 128 == 0) {
-        const int last = t0 + kFold - 1;
-        if (kFold > 1 && last > 0) barrier_arrive(&empty[(last - 1) % kStages]);
-        if (last >= 0) barrier_arrive(&empty[last % kStages]);
-      }
-      // The tile's sum into acc, rounded to nearest; its rounding error into corr.
+      const int last = t0 + kFold - 1;
+      if (kFold > 1 && last > 0) ring.release(last - 1);
+      if (last >= 0) ring.release(last);
+        // The tile's sum into acc, rounded to nearest; its rounding error into corr.
 #pragma unroll
       for (int i = 0; i < 64; ++i) {
         const float sum = __fadd_rn(acc[i], tile[i]);
@@ -177,8 +167,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     // Copied tiles past this consumer's folds: release them.
     for (int t = end; t < tiles_copied; ++t) {
-      barrier_wait(&full[t % kStages], (t / kStages) & 1);
-      if (threadIdx.x % 128 == 0) barrier_arrive(&empty[t % kStages]);
+      ring.wait(t);
+      ring.release(t);
     }
 
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
