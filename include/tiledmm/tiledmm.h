@@ -181,9 +181,9 @@ typedef enum tmm_math_mode {
                                 split into two TF32 values, x = big + small (small
                                 scaled by 2^11 on the way), the three products
                                 big*big + big*small + small*big go through the
-                                tensor cores, and the sums of each 32 of k are added
-                                in FP32 (round to nearest, their rounding errors
-                                kept) outside them. The error of an element is of the
+                                tensor cores, and their sums over each 32 of k (96
+                                in the Hopper kernel) are added in FP32 (round to
+                                nearest, their rounding errors kept) outside them. The error of an element is of the
                                 order of strict FP32's (a few units of 2^-24 of the
                                 sum over l of |a(i,l) b(l,j)|, whatever k: below
                                 strict FP32's at large k, up to about twice it at
