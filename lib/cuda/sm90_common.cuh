@@ -109,6 +109,14 @@ struct StageRing {
   }
 };
 
+// The coordinate along k of tile t (of depth bk) for the copy engine. Kernels copy
+// whole tiles past k (zeros), which can lie past 2^31 when k is near it; any coordinate
+// at or past k reads zeros, and k < 2^31, so the largest int32 stands for them all.
+__device__ __forceinline__ int32_t k_coordinate(int t, int bk) {
+  const int64_t x = int64_t(t) * bk;
+  return int32_t(x < int64_t(INT32_MAX) ? x : int64_t(INT32_MAX));
+}
+
 // ---- TMA: the box at (x, y) (x along the contiguous dimension) of the tensor that
 // `map` describes, into shared memory at `dst`, completing on `bar`. Elements
 // outside the tensor arrive as zeros.

@@ -126,11 +126,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int j = 0; j < kBM / 32; ++j)
             tma_load_2d(shared_address(stage + j * 4096), &a_map, &ring.full[s], row0 + 32 * j,
-                        t * kBK);
+                        k_coordinate(t, kBK));
         } else {
-          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], t * kBK, row0);
+          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], k_coordinate(t, kBK), row0);
         }
-        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s], t * kBK, col0);
+        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s],
+                    k_coordinate(t, kBK), col0);
       }
     }
   } else {

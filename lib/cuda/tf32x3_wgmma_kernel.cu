@@ -101,12 +101,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int t = 0; t < tiles_copied; ++t) {
         const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
-        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], t * kBK, row0);
-        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s], t * kBK, row0);
-        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s], t * kBK,
-                    col0);
-        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s], t * kBK,
-                    col0);
+        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], k_coordinate(t, kBK), row0);
+        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s],
+                    k_coordinate(t, kBK), row0);
+        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s],
+                    k_coordinate(t, kBK), col0);
+        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s],
+                    k_coordinate(t, kBK), col0);
       }
     }
   } else {
