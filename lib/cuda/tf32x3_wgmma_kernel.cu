@@ -14,7 +14,7 @@
 // (s - acc), acc = s), e 2^11 into corr, and the next fold starts `tile` afresh. The
 // result is acc + 2^-11 corr, or acc alone where corr is not finite (Inf or NaN
 // inputs, or corr overflowing): the arithmetic, and the limits, of the mma.sync
-// kernel, whose sums fold every 8 in k.
+// kernel, whose sums fold every 32 in k.
 //
 // The fold's length trades speed for accuracy. The tensor cores truncate their sums,
 // so a fold's error grows with its length, but not with k (each fold starts afresh
