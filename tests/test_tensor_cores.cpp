@@ -236,10 +236,15 @@ TEST_P(Tf32Correctness, MatchesFp64WithinTheTf32Bound) {
   }
 }
 
+// row_NN, col_TN, ...: a parameterised case's layout and transposes.
+std::string layout_name(tmm_layout layout, tmm_transpose ta, tmm_transpose tb) {
+  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
+         (tb == TMM_TRANS ? "T" : "N");
+}
+
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   const auto& [layout, ta, tb, tile] = info.param;
-  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
-         (tb == TMM_TRANS ? "T" : "N") + (tile == 256 ? "_wide" : "");
+  return layout_name(layout, ta, tb) + (tile == 256 ? "_wide" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, Tf32Correctness,
@@ -691,8 +696,7 @@ TEST_P(Fp32AccurateCorrectness, MatchesFp64AsStrictFp32Does) {
 
 std::string x3_param_name(const ::testing::TestParamInfo<X3Param>& info) {
   const auto& [layout, ta, tb, tile] = info.param;
-  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
-         (tb == TMM_TRANS ? "T" : "N") + (tile == 128 ? "_tile128" : "");
+  return layout_name(layout, ta, tb) + (tile == 128 ? "_tile128" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
@@ -706,7 +710,8 @@ INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
 // times strict FP32's on the same inputs (BLOCKED, whatever split-K the planner
 // takes). Tensor cores truncate as they add, so 3xTF32 summed over the whole of k in
 // one mma accumulator is about 12 times worse there (measured with cuBLAS on the
-// H100); this kernel adds each tile's sum in FP32 and keeps the rounding errors. Both
+// H100); these kernels add each tile's sum (mma.sync) or each fold's (wgmma, 96 in k)
+// in FP32 and keep the rounding errors. Both
 // kernels (the planner's 64 x 64 here, and 128 x 64), uniform [-1, 1] inputs and
 // inputs whose exponents spread over 2^-16..2^16 (on Hopper, tile 128 is the wgmma
 // kernel).

@@ -8,10 +8,12 @@
 // lived in that one file.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernel_common.cuh"
 #include "kernels.hpp"
+#include "tf32_shapes.hpp"
 
 // The device pass for sm_80 and later, where the tensor-core code exists.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -64,6 +66,17 @@ constexpr int shared_bytes() {
          (OperandTile<S::BM, S::BK, KContigA>::kFloats +
           OperandTile<S::BN, S::BK, KContigB>::kFloats) *
          int(sizeof(float));
+}
+
+// Whether shape S is the planner's row `info` (tf32_shapes.hpp): its tile, threads,
+// outputs per thread, and its most shared memory over the transposes.
+template <class S>
+constexpr bool matches(const Tf32ShapeInfo& info) {
+  constexpr int most =
+      std::max(std::max(shared_bytes<S, true, true>(), shared_bytes<S, true, false>()),
+               std::max(shared_bytes<S, false, true>(), shared_bytes<S, false, false>()));
+  return info.rows == S::BM && info.cols == S::BN && info.threads == S::THREADS &&
+         info.shared_bytes == most && info.outputs_per_thread == S::WM * S::WN / 32;
 }
 
 #if TMM_TF32_MMA

@@ -163,15 +163,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(Gem
 using Shape256 = MmaShape<128, 256, 32, 2, 4, 3, 1>;
 using Shape128 = MmaShape<128, 128, 16, 2, 2, 4, 2>;
 
-// Its most shared memory over the transposes, and that it matches the planner's row.
-template <class S>
-constexpr bool matches(const Tf32ShapeInfo& info) {
-  constexpr int most =
-      std::max(std::max(shared_bytes<S, true, true>(), shared_bytes<S, true, false>()),
-               std::max(shared_bytes<S, false, true>(), shared_bytes<S, false, false>()));
-  return info.rows == S::BM && info.cols == S::BN && info.threads == S::THREADS &&
-         info.shared_bytes == most && info.outputs_per_thread == S::WM * S::WN / 32;
-}
+// Each matches the planner's row (matches(), mma_common.cuh).
 static_assert(matches<Shape256>(kTf32Shapes[0]), "planner row 0 is the 128 x 256 shape");
 static_assert(matches<Shape128>(kTf32Shapes[1]), "planner row 1 is the 128 x 128 shape");
 static_assert(kTf32Shapes[1].shared_bytes <= 99 * 1024,

@@ -258,15 +258,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32x3_mma_kernel(G
 using X3Shape128 = MmaShape<128, 64, 32, 4, 2, 3, 1>;
 using X3Shape64 = MmaShape<64, 64, 32, 2, 2, 4, 2>;
 
-// Its most shared memory over the transposes, and that it matches the planner's row.
-template <class S>
-constexpr bool matches(const Tf32ShapeInfo& info) {
-  constexpr int most =
-      std::max(std::max(shared_bytes<S, true, true>(), shared_bytes<S, true, false>()),
-               std::max(shared_bytes<S, false, true>(), shared_bytes<S, false, false>()));
-  return info.rows == S::BM && info.cols == S::BN && info.threads == S::THREADS &&
-         info.shared_bytes == most && info.outputs_per_thread == S::WM * S::WN / 32;
-}
+// Each matches the planner's row (matches(), mma_common.cuh).
 static_assert(matches<X3Shape128>(kTf32x3Shapes[0]), "planner row 0 is the 128 x 64 shape");
 static_assert(matches<X3Shape64>(kTf32x3Shapes[1]), "planner row 1 is the 64 x 64 shape");
 static_assert(kTf32x3Shapes[0].shared_bytes <= 99 * 1024 &&
