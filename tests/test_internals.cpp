@@ -464,6 +464,11 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), consumer80(), 256), 0) << "162 KiB do not fit";
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 256), 256);
   EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), t4(), 0), 0) << "64 KiB per block: no shape fits";
+  // 16 x 2 wide tiles, under a wave: the narrow tile, except on Hopper (the wgmma
+  // kernel), where the wide tile is the faster at every size.
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), a100(), 0), 128);
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 256);
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0), 256);
 }
 
 #if TILEDMM_WITH_CUDA
@@ -499,8 +504,10 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
         EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
         EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
         // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
-        // Ampere part) and the product has one per SM; 128 asks for 128.
-        const bool wide = c.tile == 0 && n == 4096 && prof.device.compute_capability() != 86;
+        // Ampere part) and the product has one per SM, on Hopper at every size; 128
+        // asks for 128.
+        const int cc = prof.device.compute_capability();
+        const bool wide = c.tile == 0 && cc != 86 && (n == 4096 || cc == 90);
         EXPECT_EQ(k.plan.tile, wide ? 256 : 128) << prof.name << " n " << n;
       }
     }

@@ -135,9 +135,17 @@ class TensorCores : public ::testing::Test {
   }
   void TearDown() override { tmm_destroy(h_); }
 
-  // What AUTO and BLOCKED (tile 0 or 128: `wide` false; tile 256: true) must have run
-  // under TF32 on this device, for products too small for the wide tile by default.
-  void expect_tf32_ran(const tmm_report& r, bool wide = false) const {
+  // The tile AUTO and BLOCKED with tile 0 take under TF32 on this device: the wide
+  // one on Hopper, elsewhere only for products with a wide tile per SM (full_wave).
+  int auto_tile(bool full_wave = false) const {
+    return hopper_ || (full_wave && wide_fits_) ? 256 : 128;
+  }
+
+  // What AUTO and BLOCKED must have run under TF32 on this device with the tile
+  // `tile` (128 or 256) chosen: its TF32 kernel, or the strict kernel where the
+  // device cannot.
+  void expect_tf32_ran(const tmm_report& r, int tile) const {
+    const bool wide = tile == 256;
     EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
     if (tensor_cores_ && (!wide || wide_fits_)) {
       EXPECT_STREQ(r.kernel, !wide ? kTf32Kernel : hopper_ ? kTf32HopperKernel : kTf32WideKernel);
@@ -197,8 +205,8 @@ std::vector<Case> cases() {
   };
 }
 
-// The tile: 0 lets the planner choose (128 x 128 for these small products), 256
-// asks for the wide kernel (BLOCKED, tile 256).
+// The tile: 0 lets the planner choose (for these small products 128 x 128, on Hopper
+// the wide tile); 128 and 256 ask for the narrow and the wide kernel (BLOCKED).
 using Param = std::tuple<tmm_layout, tmm_transpose, tmm_transpose, int>;
 
 class Tf32Correctness : public TensorCores, public ::testing::WithParamInterface<Param> {};
@@ -206,7 +214,7 @@ class Tf32Correctness : public TensorCores, public ::testing::WithParamInterface
 TEST_P(Tf32Correctness, MatchesFp64WithinTheTf32Bound) {
   const auto& [layout, ta, tb, tile] = GetParam();
   const bool wide = tile == 256;
-  ASSERT_EQ(tmm_set_algorithm(h_, wide ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_algorithm(h_, tile != 0 ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -229,7 +237,7 @@ TEST_P(Tf32Correctness, MatchesFp64WithinTheTf32Bound) {
         const tmm_status s =
             v.device ? run_device_case(h_, g, v.offset) : tmm_test::run_case(h_, g);
         ASSERT_EQ(s, TMM_SUCCESS) << tmm_get_error_message(h_);
-        expect_tf32_ran(last_report(h_), wide);
+        expect_tf32_ran(last_report(h_), tile != 0 ? tile : auto_tile());
         EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
       }
     }
@@ -244,14 +252,14 @@ std::string layout_name(tmm_layout layout, tmm_transpose ta, tmm_transpose tb) {
 
 std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   const auto& [layout, ta, tb, tile] = info.param;
-  return layout_name(layout, ta, tb) + (tile == 256 ? "_wide" : "");
+  return layout_name(layout, ta, tb) + (tile == 256 ? "_wide" : tile == 128 ? "_narrow" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLayouts, Tf32Correctness,
                          ::testing::Combine(::testing::Values(TMM_ROW_MAJOR, TMM_COL_MAJOR),
                                             ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
                                             ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
-                                            ::testing::Values(0, 256)),
+                                            ::testing::Values(0, 128, 256)),
                          param_name);
 
 // ---- Proof that tensor cores ran ---------------------------------------------------
@@ -280,7 +288,7 @@ TEST_F(TensorCores, Tf32ErrorIsFarAboveStrictFp32OnTheSameData) {
 
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-  expect_tf32_ran(last_report(h_));
+  expect_tf32_ran(last_report(h_), auto_tile());
   EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
 
   const double e_fp32 = relative_error(strict), e_tf32 = relative_error(g);
@@ -301,7 +309,7 @@ TEST_F(TensorCores, ReportSaysWhichModeRan) {
   };
   ASSERT_EQ(run(1.0f), TMM_SUCCESS) << tmm_get_error_message(h_);
   tmm_report r = last_report(h_);
-  expect_tf32_ran(r);
+  expect_tf32_ran(r, auto_tile());
   EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
   EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
   for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * float(n)) << "exact in TF32";
@@ -388,13 +396,13 @@ TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
     g.m = g.n = g.k = 99;
     tmm_test::fill_case(g, seed + uint32_t(tile));
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-    expect_tf32_ran(last_report(h_), tile == 256);
+    expect_tf32_ran(last_report(h_), tile);
     EXPECT_TRUE(tmm_test::check_case(g, arithmetic(tile == 256)));
   }
 }
 
 // The planner takes the wide kernel where the product has a tile of it per SM (on
-// the direct path: the streamed one multiplies smaller tiles of C).
+// the direct path: the streamed one multiplies smaller tiles of C), on Hopper always.
 TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   const int64_t m = 2048, n = 2304, k = 64;  // 16 x 9 = 144 wide tiles, over 132 SMs
@@ -406,7 +414,7 @@ TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
   tmm_device_info d{};
   ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
   const bool enough = (m / 128) * (n / 256) >= d.multiprocessors;
-  expect_tf32_ran(last_report(h_), enough && wide_fits_);
+  expect_tf32_ran(last_report(h_), auto_tile(enough));
   for (float x : c) ASSERT_EQ(x, -0.125f * float(k)) << "exact in TF32";
 }
 
@@ -417,7 +425,7 @@ TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
 TEST_F(TensorCores, AlphaInfinityFollowsTheRule) {
   for (int64_t k : {int64_t(5), int64_t(700)}) {
     tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
-    expect_tf32_ran(last_report(h_));
+    expect_tf32_ran(last_report(h_), auto_tile());
   }
 }
 
@@ -441,7 +449,7 @@ TEST_F(TensorCores, StreamedPathRunsTf32AndSaysSo) {
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
     const tmm_report r = last_report(h_);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-    expect_tf32_ran(r);
+    expect_tf32_ran(r, auto_tile());
     EXPECT_TRUE(tmm_test::check_case(g, arithmetic()));
   }
 }
