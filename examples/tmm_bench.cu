@@ -16,6 +16,9 @@
 // TMM_MATH_FP32_ACCURATE against CUBLAS_DEFAULT_MATH (FP32 accuracy on both sides).
 // The kernel column is what tiledmm's report says ran.
 //
+// --seconds S times each side for S seconds instead of ~0.3 s: the sustained speed,
+// once the clock has settled under the power cap.
+//
 // --inputs spread draws inputs whose exponents spread over 2^-16..2^16 (sign and
 // mantissa random) instead of uniform [-1, 1).
 //
@@ -26,6 +29,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -206,29 +210,37 @@ double relative_error(const Problem& p, cudaStream_t stream, double* nonfinite) 
   return std::sqrt(host[0] / host[1]);
 }
 
-// Times `run(set)` with events: warm-up, then repeats until ~0.3 s or 30 runs
-// (at least 5); returns the median in milliseconds. Outputs are poisoned first
-// and the last repeat uses input set 0, so its result can be checked.
+// How long each side of a comparison is timed: by default repeats until ~0.3 s or 30
+// runs; --seconds S times S seconds, however many runs that takes (sustained speed:
+// long enough for the clock to settle under the power cap).
+double g_budget_ms = 300.0;
+int g_max_runs = 30;
+
+// Times `run(set)` with events: warm-up, then repeats within the budget above (at
+// least 5); returns the median in milliseconds. Outputs are poisoned first and the
+// last repeat uses input set 0, so its result can be checked.
 template <class Run>
 double time_median(Problem& p, cudaStream_t stream, Run run) {
   for (int i = 0; i < p.sets; ++i)
     CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
-  for (int w = 0; w < 2; ++w) run(w % p.sets);
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
-  std::vector<double> times;
-  double spent = 0;
-  for (int r = 0; r < 30 && (r < 5 || spent < 300.0); ++r) {
-    const int set = (r + 1) % p.sets;
+  auto timed = [&](int set) {
     CHECK_CUDA(cudaEventRecord(e0, stream));
     run(set);
     CHECK_CUDA(cudaEventRecord(e1, stream));
     CHECK_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    times.push_back(ms);
-    spent += ms;
+    return double(ms);
+  };
+  for (int w = 0; w < 2; ++w) run(w % p.sets);  // warm-up
+  std::vector<double> times;
+  double spent = 0;
+  for (int r = 0; r < g_max_runs && (r < 5 || spent < g_budget_ms); ++r) {
+    times.push_back(timed((r + 1) % p.sets));
+    spent += times.back();
   }
   CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
   run(0);  // the checked result: written over NaN
@@ -366,6 +378,9 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--inputs") && i + 1 < argc &&
                (!std::strcmp(argv[i + 1], "uniform") || !std::strcmp(argv[i + 1], "spread"))) {
       spread = !std::strcmp(argv[++i], "spread");
+    } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc && std::atof(argv[i + 1]) > 0) {
+      g_budget_ms = 1000.0 * std::atof(argv[++i]);
+      g_max_runs = INT_MAX;
     } else if (!std::strcmp(argv[i], "--no-host")) {
       no_host = true;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
@@ -376,7 +391,8 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
-          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--no-host] [--csv FILE] "
+          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--seconds S] [--no-host] "
+          "[--csv FILE] "
           "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
           argv[0]);
       return 2;
