@@ -100,12 +100,12 @@ int plan_tensor_core_tile(const Tf32ShapeInfo (&shapes)[N], const GemmProblem& p
 
 }  // namespace
 
-int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, bool wide_everywhere) {
   // On Hopper the wide tile runs the wgmma kernel (tf32_wgmma_kernel.cu), faster than
   // the narrower mma.sync tile even with a fraction of a wave of blocks: on the H100,
   // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
   // change on Hopper").
-  if (forced_tile == 0 && d.compute_capability() == 90) {
+  if (forced_tile == 0 && wide_everywhere) {
     for (const Tf32ShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
   }

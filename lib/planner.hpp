@@ -32,9 +32,11 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 // lib/cuda/tf32_shapes.hpp), 0 when none fits the device's shared memory.
 // forced_tile != 0 asks for that tile: it, or 0 when the kernel lacks it or the
 // device cannot hold it. Otherwise the wide 128 x 256 tile where it fits and the
-// product has at least one such tile per SM, else 128 x 128; on Hopper (cc 9.0,
-// where the wide tile is the wgmma kernel) the wide tile wherever it fits. No split-K.
-int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
+// product has at least one such tile per SM, else 128 x 128; with wide_everywhere
+// (dispatch's: on Hopper, where the wide tile runs the wgmma kernel) the wide tile
+// wherever it fits. No split-K.
+int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
+              bool wide_everywhere = false);
 
 // The same for the FP32_ACCURATE (3xTF32) kernel (kTf32x3Shapes): 128 x 64 where the
 // product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64. 0 on

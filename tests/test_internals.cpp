@@ -464,11 +464,13 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), consumer80(), 256), 0) << "162 KiB do not fit";
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 256), 256);
   EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), t4(), 0), 0) << "64 KiB per block: no shape fits";
-  // 16 x 2 wide tiles, under a wave: the narrow tile, except on Hopper (the wgmma
-  // kernel), where the wide tile is the faster at every size.
-  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), a100(), 0), 128);
-  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 256);
-  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0), 256);
+  // 16 x 2 wide tiles, under a wave: the narrow tile, except where the wide tile runs
+  // the wgmma kernel (dispatch's wide_everywhere: Hopper), the faster at every size.
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 128);
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 128, true), 128) << "a tile asked for stays";
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), consumer80(), 0, true), 128) << "162 KiB do not fit";
 }
 
 #if TILEDMM_WITH_CUDA
@@ -494,6 +496,11 @@ KernelChoice choose(const ChoiceCase& c, const DeviceProfile& device, int64_t n 
 }
 
 TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
+  // On cc 9.0 the Hopper row runs where its sm_90a code loaded for this machine's GPU.
+  const KernelEntry* hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
+  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
   for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Tf32},
                               ChoiceCase{Algorithm::Blocked, 0, MathMode::Tf32},
                               ChoiceCase{Algorithm::Blocked, 128, MathMode::Tf32}}) {
@@ -504,10 +511,10 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
         EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
         EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
         // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
-        // Ampere part) and the product has one per SM, on Hopper at every size; 128
-        // asks for 128.
+        // Ampere part) and the product has one per SM, at every size where it runs
+        // the Hopper kernel; 128 asks for 128.
         const int cc = prof.device.compute_capability();
-        const bool wide = c.tile == 0 && cc != 86 && (n == 4096 || cc == 90);
+        const bool wide = c.tile == 0 && cc != 86 && (n == 4096 || (cc == 90 && hopper_here));
         EXPECT_EQ(k.plan.tile, wide ? 256 : 128) << prof.name << " n " << n;
       }
     }
@@ -518,11 +525,6 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
   }
   // The wide tile asked for: TF32 where the device holds it, else the strict one.
   const ChoiceCase wide{Algorithm::Blocked, 256, MathMode::Tf32};
-  // On cc 9.0 the Hopper row runs where its sm_90a code loaded for this machine's GPU.
-  const KernelEntry* hopper = nullptr;
-  for (const KernelEntry& k : cuda_kernel_table())
-    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
-  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
   EXPECT_STREQ(choose(wide, h100()).kernel->name,
                hopper_here ? "tf32_wgmma_128x256" : "tf32_mma_128x256");
   EXPECT_STREQ(choose(wide, a100()).kernel->name, "tf32_mma_128x256");
