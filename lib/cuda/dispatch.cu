@@ -40,9 +40,6 @@ const char* algorithm_name(Algorithm a) {
        tiles_of(BackendKind::Cuda, a), ")");
 }
 
-// The tensor-core row the settings allow for BLOCKED (the planner's tile for tile 0),
-// if the device runs it; nullptr sends the call to the strict rows. No split-K: the
-// row runs whole k.
 // Whether a Hopper TF32 row (the wgmma kernel, cc 9.0 only) runs here: then the
 // planner gives TF32 its wide tile at every size.
 bool hopper_tf32_runs(const DeviceProfile& device) {
@@ -53,6 +50,9 @@ bool hopper_tf32_runs(const DeviceProfile& device) {
   return false;
 }
 
+// The tensor-core row the settings allow for BLOCKED (the planner's tile for tile 0),
+// if the device runs it; nullptr sends the call to the strict rows. No split-K: the
+// row runs whole k.
 const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
                                    const DeviceProfile& device, bool with_workspace) {
   if (s.math_mode == MathMode::Fp32) return nullptr;
