@@ -223,24 +223,22 @@ template <class Run>
 double time_median(Problem& p, cudaStream_t stream, Run run) {
   for (int i = 0; i < p.sets; ++i)
     CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
+  for (int w = 0; w < 2; ++w) run(w % p.sets);
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
-  auto timed = [&](int set) {
+  std::vector<double> times;
+  double spent = 0;
+  for (int r = 0; r < g_max_runs && (r < 5 || spent < g_budget_ms); ++r) {
+    const int set = (r + 1) % p.sets;
     CHECK_CUDA(cudaEventRecord(e0, stream));
     run(set);
     CHECK_CUDA(cudaEventRecord(e1, stream));
     CHECK_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    return double(ms);
-  };
-  for (int w = 0; w < 2; ++w) run(w % p.sets);  // warm-up
-  std::vector<double> times;
-  double spent = 0;
-  for (int r = 0; r < g_max_runs && (r < 5 || spent < g_budget_ms); ++r) {
-    times.push_back(timed((r + 1) % p.sets));
-    spent += times.back();
+    times.push_back(ms);
+    spent += ms;
   }
   CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
   run(0);  // the checked result: written over NaN

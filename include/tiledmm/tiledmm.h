@@ -183,15 +183,18 @@ typedef enum tmm_math_mode {
                                 big*big + big*small + small*big go through the
                                 tensor cores, and their sums over each 32 of k (96
                                 in the Hopper kernel) are added in FP32 (round to
-                                nearest, their rounding errors kept) outside them. The error of an
-                                element is of the order of strict FP32's (a few units of 2^-24 of
-                                the sum over l of |a(i,l) b(l,j)|, whatever k: below strict FP32's
-                                at large k, up to about twice it at small k). Where it is not FP32:
-                                Inf and NaN in A or B propagate as in FP32; a finite input within
-                                2^-11 of FLT_MAX (|x| >= (2 - 2^-11) 2^127) becomes Inf, as under
-                                TMM_MATH_TF32; where the sum over l of |a(i,l) b(l,j)| passes about
-                                2^127 the correction terms may overflow and that element gets TF32's
-                                accuracy instead; inputs below about 2^-125 in
+                                nearest, their rounding errors kept) outside them.
+                                The error of an element is of the order of strict
+                                FP32's (a few units of 2^-24 of the sum over l of
+                                |a(i,l) b(l,j)|, whatever k: below strict FP32's at
+                                large k, up to about twice it at small k). Where it
+                                is not FP32: Inf and NaN in A or B propagate as in
+                                FP32; a finite input within 2^-11 of FLT_MAX (|x| >=
+                                (2 - 2^-11) 2^127) becomes Inf, as under
+                                TMM_MATH_TF32; where the sum over l of |a(i,l)
+                                b(l,j)| passes about 2^127 the correction terms may
+                                overflow and that element gets TF32's accuracy
+                                instead; inputs below about 2^-125 in
                                 magnitude (subnormals and just above) are carried
                                 with an absolute error up to 2^-148 (FP32: exact).
                                 Inputs around 2^-120 keep FP32 accuracy */

@@ -25,8 +25,9 @@
 // finished arrive on the stage's "empty" barrier, which the producer waits on before
 // refilling it. A consumer keeps one tile's wgmma in flight while it issues the next
 // (wgmma.wait_group 1); an A' from registers uses two sets of fragment registers in
-// turn, since the wgmma read them until they finish. setmaxnreg moves registers from the producer
-// (40) to the consumers (232): a consumer holds 64 x 256 accumulators, 128 per thread.
+// turn, since the wgmma read them until they finish. setmaxnreg moves registers from
+// the producer (40) to the consumers (232): a consumer holds 64 x 256 accumulators,
+// 128 per thread.
 //
 // Shared memory. 4 stages of 48 KiB (16 KiB of A', 32 KiB of B'). K-major tiles are
 // rows of 32 floats (128 bytes) with the copy engine's 128-byte swizzle: the 16-byte
@@ -44,9 +45,10 @@
 // Epilogue. Straight from the accumulators: C = alpha * acc + beta * C, two floats at
 // a time where C allows (one at a time when D is C^T); beta = 0 never reads C.
 //
-// Speed (H100, tmm_bench --math tf32, row-major NN): 380 TFLOP/s at 4096^3, 356 at
-// 8192^3, 375 at 16384^3 (0.96-1.04x cuBLAS TF32); 235-275 on 4095^3, 4097^3 and
-// 12345 x 6789 x 2345 (2.1-2.4x cuBLAS, whose TF32 falls to 112-128 off 16-byte rows).
+// Speed (H100, tmm_bench --math tf32, row-major NN): 345-390 TFLOP/s at 4096^3,
+// 8192^3 and 16384^3 (0.86-1.06x cuBLAS TF32, by machine; sustained 0.975-0.998x);
+// 220-275 on 4095^3, 4097^3 and 12345 x 6789 x 2345 (1.9-2.7x cuBLAS, whose TF32
+// falls to 107-135 off 16-byte rows). BENCHMARKS.md has the runs.
 //
 // Built for sm_90a only (lib/CMakeLists.txt): elsewhere the registry row (cc 9.0) is
 // never chosen, and tf32_wgmma_available() asks the runtime whether the sm_90a code
