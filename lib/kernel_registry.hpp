@@ -9,17 +9,22 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "backend.hpp"
+#include "device_profile.hpp"
 #include "gemm_problem.hpp"
 
 namespace tiledmm {
 
-// A resolved choice: the variant's tile and coarsening, and BLOCKED's split-K factor.
+// A resolved choice: the variant's tile and coarsening, and how k is split: for
+// BLOCKED, every tile in `splits` slices (split-K); for the rows with a plan_tail hook,
+// only the last `tail_tiles` tiles (the partial last wave, planner.hpp's TailSplitPlan).
 struct KernelPlan {
   int tile = 0;
   int coarsening = 0;
   int splits = 1;
+  int64_t tail_tiles = 0;
 };
 
 // Enqueues the kernel on a CUDA stream (a cudaStream_t; void* keeps this header
@@ -45,6 +50,9 @@ struct KernelEntry {
   // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
   // in where they run: dispatch takes the first that runs on the device.
   bool (*available)() = nullptr;
+  // How it splits k in its last wave for p on the device (plan.splits, plan.tail_tiles);
+  // nullptr: it never splits. Dispatch asks only where a workspace may be used.
+  void (*plan_tail)(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) = nullptr;
 };
 
 struct KernelTable {

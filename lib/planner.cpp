@@ -126,4 +126,28 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
 }
 
+TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& d,
+                              int64_t partial_bytes) {
+  constexpr int kMaxTailSplits = 32;
+  constexpr int64_t kMinSliceSteps = 8;
+  constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+  const int64_t sms = d.multiprocessors;
+  if (sms <= 0 || tiles <= sms || partial_bytes <= 0) return {1, 0};  // no partial last wave
+  const int64_t tail = tiles % sms;
+  if (tail == 0) return {1, 0};
+  // s slices of ceil(tiles_k / s) steps (the last one shorter) in rounds over the SMs.
+  const auto time = [&](int64_t s) {
+    const int64_t slice = ceil_div(tiles_k, s), blocks = tail * ceil_div(tiles_k, slice);
+    return double(ceil_div(blocks, sms) * slice) / double(tiles_k);
+  };
+  const int64_t most = std::min<int64_t>(
+      {kMaxTailSplits, tiles_k / kMinSliceSteps, kMaxPartialBytes / (tail * partial_bytes)});
+  double best = 1.0;
+  for (int64_t s = 2; s <= most; ++s) best = std::min(best, time(s));
+  if (best > 0.75) return {1, 0};  // saves less than a quarter of a tile
+  for (int64_t s = 2; s <= most; ++s)
+    if (time(s) <= best + 0.05) return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tail};
+  return {1, 0};
+}
+
 }  // namespace tiledmm

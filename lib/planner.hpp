@@ -44,4 +44,21 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 // rate; only sm_80 and sm_90 and later run it).
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
+// The last wave of a kernel that runs one block per SM and one tile per block: where
+// `tiles` leave a last wave only partly full (r = tiles % SMs tiles), those r tiles can
+// run as r x splits blocks, each summing one slice of k into a partial tile, which a
+// second kernel adds up (lib/cuda/tail_split.cuh). tail_tiles = 0 (or splits 1): no split.
+struct TailSplitPlan {
+  int splits;
+  int64_t tail_tiles;
+};
+
+// The split for `tiles` tiles of `tiles_k` steps of k each on `device`, each split
+// block's partial tile `partial_bytes` bytes. Counts time in tiles' worth of work: the
+// r tiles take one tile's time whole, and ceil(r s / SMs) / s split in s. Takes the
+// fewest splits within 1/20 of a tile of the best, if that saves at least a quarter of a
+// tile; a slice keeps at least 8 steps of k, s <= 32, the partials at most 64 MiB.
+TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& device,
+                              int64_t partial_bytes);
+
 }  // namespace tiledmm

@@ -473,6 +473,59 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
   EXPECT_EQ(plan_tf32(shape(1, 1, 1), consumer80(), 0, true), 128) << "162 KiB do not fit";
 }
 
+// ---- Splitting the partial last wave along k (plan_tail_split) -----------------------
+
+TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {
+  const DeviceProfile d = h100();                                    // 132 SMs
+  constexpr int64_t kX3 = 2 * 128 * 128 * 4, kTf32 = 128 * 256 * 4;  // partial bytes per block
+  // 8192^3 in 128 x 128 tiles: 4096 tiles, 31 waves and 4 tiles; 256 steps of 32 in k.
+  // 4 tiles x 13 slices of 20 steps (the last 16) run in one round: 0.08 of a tile.
+  TailSplitPlan t = plan_tail_split(4096, 256, d, kX3);
+  EXPECT_EQ(t.tail_tiles, 4);
+  EXPECT_EQ(t.splits, 13);
+  // 8192^3 in 128 x 256 tiles: 2048 tiles, 68 in the last wave: 5 slices, 340 blocks in
+  // three rounds of 52 steps, 0.61 of a tile against 1 (with 7 or more, 0.57 at best).
+  t = plan_tail_split(2048, 256, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 68);
+  EXPECT_EQ(t.splits, 5);
+  // 16384^3: 16384 tiles, 16 left over, 6 slices; in 128 x 256, 8 left over, 9 slices.
+  t = plan_tail_split(16384, 512, d, kX3);
+  EXPECT_EQ(t.tail_tiles, 16);
+  EXPECT_EQ(t.splits, 6);
+  t = plan_tail_split(8192, 512, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 8);
+  EXPECT_EQ(t.splits, 9);
+
+  const auto none = [](int64_t tiles, int64_t steps, int64_t bytes,
+                       const DeviceProfile& device = h100()) {
+    const TailSplitPlan n = plan_tail_split(tiles, steps, device, bytes);
+    return n.splits == 1 && n.tail_tiles == 0;
+  };
+  EXPECT_TRUE(none(132 * 31, 256, kX3)) << "full waves only";
+  EXPECT_TRUE(none(100, 256, kX3)) << "a single wave: nothing to gain";
+  EXPECT_TRUE(none(132, 256, kX3)) << "one full wave";
+  EXPECT_TRUE(none(4096, 15, kX3)) << "under 8 steps of k a slice";
+  EXPECT_TRUE(none(512, 128, kTf32)) << "4096^3 wide: 116 left over, no split gains a quarter";
+  // 4096^3 in 128 x 128: 100 left over; 5 slices would need 64 MiB of partials (the cap)
+  // and save less than a quarter of a tile.
+  EXPECT_TRUE(none(1024, 128, kX3));
+  DeviceProfile unknown = d;
+  unknown.multiprocessors = 0;
+  EXPECT_TRUE(none(4096, 256, kX3, unknown)) << "no SM count: no split";
+  EXPECT_TRUE(none(4096, 256, 0));
+  // Every plan keeps whole slices of at least 8 steps and its partials under 64 MiB.
+  for (int64_t tiles : {133, 150, 264 + 7, 1000, 4096, 9999})
+    for (int64_t steps : {16, 31, 64, 257, 4096})
+      for (int64_t bytes : {kX3, kTf32}) {
+        const TailSplitPlan p = plan_tail_split(tiles, steps, d, bytes);
+        if (p.splits == 1) continue;
+        EXPECT_EQ(p.tail_tiles, tiles % 132);
+        EXPECT_LE(p.splits, 32);
+        EXPECT_GE((steps + p.splits - 1) / p.splits, 8) << tiles << " " << steps;
+        EXPECT_LE(p.tail_tiles * p.splits * bytes, int64_t(64) << 20);
+      }
+}
+
 #if TILEDMM_WITH_CUDA
 // ---- The math mode in kernel choice (host logic: no GPU needed) ---------------------
 
@@ -509,7 +562,7 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
       for (int64_t n : {1, 100, 4096}) {
         const KernelChoice k = choose(c, prof.device, n);
         EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
-        EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
+        EXPECT_EQ(k.plan.splits, 1) << "no split of k at these sizes";
         // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
         // Ampere part) and the product has one per SM, at every size where it runs
         // the Hopper kernel; 128 asks for 128.
@@ -569,7 +622,7 @@ TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
         }
         EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32Accurate)
             << prof.name << " " << k.kernel->name;
-        EXPECT_EQ(k.plan.splits, 1) << "no split-K on tensor cores";
+        EXPECT_EQ(k.plan.splits, 1) << "no split of k at these sizes";
         const bool wide = c.tile == 128 || (c.tile == 0 && n == 4096);
         // Tile 128 on cc 9.0 is the Hopper row where its code loaded on this machine.
         const bool hopper = wide && prof.device.compute_capability() == 90 && x3_hopper_here;
@@ -779,6 +832,78 @@ TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
   // Compute capability 8.0 and later have the mma.sync rows at least.
   if (major >= 8) {
     EXPECT_GE(rows, 2);
+  }
+}
+
+// The rows that split their last wave along k (plan_tail), with a split forced on small
+// products: 1, 5 or 8 of the last tiles (of at least 9) in up to 4 slices of k, the last
+// slice short (k = 333: 11 steps of 32, slices of 3 and a last of 2, 13 in k past the
+// last whole step). Every transpose, so every variant of the TF32 kernel (D = C^T among
+// them), beta 0 and not, padded rows.
+TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  int device = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int rows = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.plan_tail == nullptr || !runs_here(row, 10 * major + minor)) continue;
+    ++rows;
+    int variant = 0;
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (int64_t tail : {1, 5, 8}) {
+          tmm_test::GemmCase g;
+          g.ta = ta;
+          g.tb = tb;
+          g.m = 300 + variant;
+          g.n = 520 - variant;
+          g.k = 333;
+          g.alpha = -1.5f;
+          g.beta = variant % 2 ? 0.0f : 0.5f;
+          g.pad = variant % 3;
+          tmm_test::fill_case(g, seed + uint32_t(variant));
+          ++variant;
+          SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g) + " tail " +
+                       std::to_string(tail));
+          auto upload = [](const std::vector<float>& v) {
+            float* d = nullptr;
+            EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
+            EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
+                      cudaSuccess);
+            return d;
+          };
+          float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
+          const GemmProblem p =
+              make_problem(Layout::RowMajor, ta == TMM_TRANS, tb == TMM_TRANS, g.m, g.n, g.k,
+                           g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+          const KernelPlan plan{row.tile, row.coarsening, 4, tail};
+          const size_t unsplit = row.workspace(p, KernelPlan{row.tile, row.coarsening, 1});
+          ASSERT_GT(row.workspace(p, plan), unsplit) << "room for the partial sums";
+          ASSERT_EQ(cudaMalloc(&workspace, row.workspace(p, plan) * sizeof(float)), cudaSuccess);
+          // Poison: a partial sum the reduction missed would show.
+          ASSERT_EQ(cudaMemset(workspace, 0x7f, row.workspace(p, plan) * sizeof(float)),
+                    cudaSuccess);
+          row.launch(p, plan, workspace, nullptr);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                    cudaSuccess);
+          for (float* d : {a, b, c, workspace}) cudaFree(d);
+          EXPECT_TRUE(tmm_test::check_case(g, row.math_mode == MathMode::Tf32
+                                                  ? tmm_test::Arithmetic::Tf32
+                                                  : tmm_test::Arithmetic::Fp32));
+        }
+      }
+    }
+  }
+  // On cc 9.0 every row with a split runs (the Hopper rows: their sm_90a code loads).
+  int with_split = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) with_split += row.plan_tail != nullptr;
+  if (major == 9 && minor == 0) {
+    EXPECT_EQ(rows, with_split);
   }
 }
 #endif

@@ -162,6 +162,16 @@ class TensorCores : public ::testing::Test {
     }
   }
 
+  // The edge of a square product (a multiple of 128) whose tiles of rows x cols leave
+  // this device's last wave at most a quarter full: there the Hopper kernels split the
+  // last wave's tiles along k (tail_split.cuh).
+  static int64_t partial_wave_edge(int64_t rows, int64_t cols, int64_t sms) {
+    for (int64_t edge = 256;; edge += 128) {
+      const int64_t tiles = ((edge + rows - 1) / rows) * ((edge + cols - 1) / cols);
+      if (tiles > sms && tiles % sms > 0 && tiles % sms <= sms / 4) return edge;
+    }
+  }
+
   Arithmetic arithmetic(bool wide = false) const {
     return tensor_cores_ && (!wide || wide_fits_) ? Arithmetic::Tf32 : Arithmetic::Fp32;
   }
@@ -416,6 +426,37 @@ TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
   const bool enough = (m / 128) * (n / 256) >= d.multiprocessors;
   expect_tf32_ran(last_report(h_), auto_tile(enough));
   for (float x : c) ASSERT_EQ(x, -0.125f * float(k)) << "exact in TF32";
+}
+
+// A last wave at most a quarter full, on Hopper: AUTO splits its tiles along k (k = 512,
+// 16 steps of 32: two slices each) and says so in the report; the partial sums add up
+// to the TF32 result. Row-major NN through the host API (D = C^T in the kernel, B
+// through registers, beta != 0, padded rows) and TN from misaligned device pointers
+// (both operands packed K-major, beta = 0).
+TEST_F(TensorCores, PartialLastWaveSplitAlongKStaysWithinTheTf32Bound) {
+  if (!hopper_) GTEST_SKIP() << "only the Hopper kernels split the last wave along k";
+  tmm_device_info d{};
+  ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (bool device : {false, true}) {
+    GemmCase g;
+    g.ta = device ? TMM_TRANS : TMM_NO_TRANS;
+    g.m = g.n = partial_wave_edge(128, 256, d.multiprocessors);
+    g.k = 512;
+    g.alpha = 0.75f;
+    g.beta = device ? 0.0f : 1.25f;
+    g.pad = device ? 0 : 3;
+    tmm_test::fill_case(g, seed + device);
+    SCOPED_TRACE(tmm_test::describe(g) + (device ? " device offset 1" : " host"));
+    ASSERT_EQ(device ? run_device_case(h_, g, 1) : tmm_test::run_case(h_, g), TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    EXPECT_STREQ(r.kernel, kTf32HopperKernel);
+    EXPECT_EQ(r.splits, 2) << "the last wave's tiles in two slices of k";
+    EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
+  }
 }
 
 // ---- IEEE specials, the streamed path, the environment ----------------------------
@@ -1021,6 +1062,56 @@ TEST_F(Fp32Accurate, WorkspaceTheDeviceCannotHoldGivesWayToAKernelWithout) {
   ASSERT_EQ(cudaMemcpy(g.c.data(), c.ptr, g.c.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   const Exact x = exact_of(g);
   EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+}
+
+// A last wave at most a quarter full, on Hopper (k = 1024, 32 steps of 32: up to four
+// slices): AUTO splits its tiles along k, and the partial sums (each a sum and its
+// correction) add up as accurately as strict FP32. Row-major NN on the host with
+// beta != 0 and padded rows, and TN from misaligned device pointers with beta = 0.
+// Under a device-memory budget that holds the unsplit kernel's workspace but not the
+// partial sums, the same kernel runs unsplit.
+TEST_F(Fp32Accurate, PartialLastWaveSplitAlongKIsAsAccurateAsStrictFp32) {
+  if (!hopper_ || !has_kernel(kX3HopperKernel))
+    GTEST_SKIP() << "only the Hopper kernels split the last wave along k";
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t edge = partial_wave_edge(128, 128, multiprocessors_), k = 1024;
+  for (int run = 0; run < 3; ++run) {
+    const bool device = run == 1, budget = run == 2;
+    GemmCase g;
+    g.ta = device ? TMM_TRANS : TMM_NO_TRANS;
+    g.m = g.n = edge;
+    g.k = k;
+    g.alpha = -1.5f;
+    g.beta = device ? 0.0f : 0.75f;
+    g.pad = device || budget ? 0 : 3;
+    tmm_test::fill_case(g, seed + uint32_t(run));
+    SCOPED_TRACE(tmm_test::describe(g) + (device ? " device offset 1" : " host") +
+                 (budget ? ", budget without room for the partial sums" : ""));
+    if (budget) {  // operands and the split operands, 1 MiB more: not the partial sums
+      const int64_t operands = 4 * (g.m * g.k + g.k * g.n + g.m * g.n);
+      const int64_t split_operands = 4 * 2 * (g.m + g.n) * g.k;
+      ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET,
+                               operands + split_operands + (int64_t(1) << 20)),
+                TMM_SUCCESS);
+    }
+    auto call = [&](GemmCase& x) {
+      return device ? run_device_case(h_, x, 1) : tmm_test::run_case(h_, x);
+    };
+    const GemmCase strict = strict_run(g, call);
+    ASSERT_EQ(call(g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    const tmm_report r = last_report(h_);
+    EXPECT_STREQ(r.kernel, kX3HopperKernel);
+    if (budget) {
+      EXPECT_EQ(r.splits, 1) << "no room for the partial sums: unsplit";
+    } else {
+      EXPECT_GE(r.splits, 2) << "the last wave's tiles in slices of k";
+      EXPECT_LE(r.splits, 4) << "slices of at least 8 steps";
+    }
+    const Exact x = exact_of(g);
+    EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+  }
 }
 
 // The kernel list (no GPU needed): two FP32_ACCURATE rows, BLOCKED, tiles 128 and 64,

@@ -217,7 +217,9 @@ typedef struct tmm_report {
   tmm_algorithm algorithm; /* the algorithm that ran (never TMM_ALGO_AUTO) */
   int tile_size;           /* the tile edge that ran (0 where it does not apply) */
   int coarsening;          /* outputs per thread (as in tmm_timing) */
-  int splits;              /* slices of k run as separate blocks (split-K); 1 = none */
+  int splits;              /* slices of k run as separate blocks (split-K); 1 = none.
+                              The Hopper tensor-core kernels split only the tiles
+                              of a partly full last wave of blocks */
   int host_threads;        /* CPU threads that computed (CPU backend), else 0 */
   const char* kernel;      /* static name of the kernel that ran, e.g.
                               "blocked_128x256"; "scale" ("cpu_scale" on the CPU)

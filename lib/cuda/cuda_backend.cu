@@ -169,10 +169,16 @@ class CudaBackend final : public Backend {
       const auto need = [&](const KernelChoice& c) {
         return int64_t((size_t(direct_floats(p)) + workspace_elements(c, d)) * sizeof(float));
       };
-      // A kernel whose workspace the budget cannot hold gives way to one needing none.
+      // A kernel whose workspace the budget cannot hold runs unsplit, or gives way to
+      // one needing none.
       if (need(config) > settings.device_budget && workspace_elements(config, d) > 0) {
+        const KernelChoice unsplit = without_splits(config);
         const KernelChoice without = choose_kernel(p, settings, profile_, false);
-        if (need(without) <= settings.device_budget) config = without;
+        if (need(unsplit) <= settings.device_budget) {
+          config = unsplit;
+        } else if (need(without) <= settings.device_budget) {
+          config = without;
+        }
       }
       require(need(config) <= settings.device_budget, Status::OutOfMemory, "the direct path needs ",
               uint64_t(need(config) >> 20), " MiB of device memory, over the budget of ",
@@ -329,6 +335,18 @@ class CudaBackend final : public Backend {
       return state_->workspace.reserve(elements);
     } catch (const Error& e) {
       if (e.status() != Status::OutOfMemory) throw;
+    }
+    // The same kernel without its split of k (partial sums), if it needs less.
+    const KernelChoice unsplit = without_splits(config);
+    const size_t unsplit_elements = workspace_elements(unsplit, p);
+    if (unsplit_elements < elements) {
+      try {
+        float* w = unsplit_elements > 0 ? state_->workspace.reserve(unsplit_elements) : nullptr;
+        config = unsplit;
+        return w;
+      } catch (const Error& e) {
+        if (e.status() != Status::OutOfMemory) throw;
+      }
     }
     KernelChoice without = choose_kernel(p, settings, profile_, false);
     require(workspace_elements(without, p) == 0, Status::OutOfMemory,

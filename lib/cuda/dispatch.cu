@@ -51,8 +51,8 @@ bool hopper_tf32_runs(const DeviceProfile& device) {
 }
 
 // The tensor-core row the settings allow for BLOCKED (the planner's tile for tile 0),
-// if the device runs it; nullptr sends the call to the strict rows. No split-K: the
-// row runs whole k.
+// if the device runs it; nullptr sends the call to the strict rows. No split-K over
+// every tile: a row with a plan_tail hook may split its last wave's tiles (choose_kernel).
 const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
                                    const DeviceProfile& device, bool with_workspace) {
   if (s.math_mode == MathMode::Fp32) return nullptr;
@@ -86,7 +86,9 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
   if (tensor_cores != nullptr) {
-    choice.kernel = tensor_cores;  // plan.splits stays 1
+    choice.kernel = tensor_cores;
+    if (with_workspace && tensor_cores->plan_tail != nullptr)
+      tensor_cores->plan_tail(p, device, choice.plan);
   } else if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
       no_such_tile(algorithm, tile);
@@ -104,6 +106,12 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
           device.cc_minor);
   choice.plan.tile = choice.kernel->tile;
   choice.plan.coarsening = choice.kernel->coarsening;
+  return choice;
+}
+
+KernelChoice without_splits(KernelChoice choice) {
+  choice.plan.splits = 1;
+  choice.plan.tail_tiles = 0;
   return choice;
 }
 

@@ -71,17 +71,22 @@ struct TileOrigin {
   int64_t row0, col0;
 };
 
-// Tiles of BM x BN for a one-dimensional grid, numbered down groups of GROUP_M tile
-// rows, then across, so that blocks running at the same time share rows of A and
-// columns of B in L2.
+// Tile `id` of BM x BN tiles, numbered down groups of GROUP_M tile rows, then
+// across, so that blocks running at the same time share rows of A and columns of B
+// in L2.
 template <int BM, int BN, int GROUP_M>
-__device__ __forceinline__ TileOrigin grouped_tile_of_block(int64_t m, int64_t n) {
+__device__ __forceinline__ TileOrigin grouped_tile(int64_t id, int64_t m, int64_t n) {
   const int64_t tiles_m = ceil_div(m, BM), tiles_n = ceil_div(n, BN);
-  const int64_t id = blockIdx.x;
   const int64_t group = id / (GROUP_M * tiles_n);
   const int64_t first_m = group * GROUP_M;
   const int64_t group_rows = min(tiles_m - first_m, int64_t(GROUP_M));
   return {(first_m + id % group_rows) * BM, ((id % (GROUP_M * tiles_n)) / group_rows) * BN};
+}
+
+// The tile of block blockIdx.x in that order.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ TileOrigin grouped_tile_of_block(int64_t m, int64_t n) {
+  return grouped_tile<BM, BN, GROUP_M>(blockIdx.x, m, n);
 }
 
 // True when every row of a matrix at `ptr` with leading dimension `ld` starts on a

@@ -42,6 +42,10 @@ struct KernelChoice {
 KernelChoice choose_kernel(const GemmProblem& p, const Settings& settings,
                            const DeviceProfile& device, bool with_workspace = true);
 
+// The same kernel with k not split (BLOCKED's split-K, a row's last-wave split): what
+// runs where the partial sums do not fit.
+KernelChoice without_splits(KernelChoice choice);
+
 // Floats of device workspace the chosen kernel needs (0 for most).
 size_t workspace_elements(const KernelChoice& choice, const GemmProblem& p);
 

@@ -20,6 +20,10 @@
 
 namespace tiledmm::sm90 {
 
+// The largest m, n and k the TMA kernels take: every box of 256 elements and every
+// tile past k then has 32-bit coordinates.
+constexpr int64_t kMaxExtent = 0x7fffffff - 512;
+
 #if TMM_SM90A
 
 __device__ __forceinline__ uint32_t shared_address(const void* ptr) {
@@ -109,13 +113,11 @@ struct StageRing {
   }
 };
 
-// The coordinate along k of tile t (of depth bk) for the copy engine. Kernels copy
-// whole tiles past k (zeros), which can lie past 2^31 when k is near it; any coordinate
-// at or past k reads zeros, and k < 2^31, so the largest int32 stands for them all.
-__device__ __forceinline__ int32_t k_coordinate(int t, int bk) {
-  const int64_t x = int64_t(t) * bk;
-  return int32_t(x < int64_t(INT32_MAX) ? x : int64_t(INT32_MAX));
-}
+// The coordinate along k of tile t (of depth bk) for the copy engine. A box must lie
+// within 32-bit coordinates (one at INT32_MAX stops the kernel with an illegal
+// instruction, measured on the H100): kernels copy their tiles past k from the first
+// tile wholly past it (zeros), and launchers keep every extent under kMaxExtent.
+__device__ __forceinline__ int32_t k_coordinate(int t, int bk) { return int32_t(t * bk); }
 
 // ---- TMA: the box at (x, y) (x along the contiguous dimension) of the tensor that
 // `map` describes, into shared memory at `dst`, completing on `bar`. Elements

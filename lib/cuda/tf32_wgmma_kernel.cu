@@ -58,10 +58,12 @@
 
 #include <atomic>
 
+#include "../planner.hpp"
 #include "kernel_common.cuh"
 #include "kernels.hpp"
 #include "pack.hpp"
 #include "sm90_common.cuh"
+#include "tail_split.cuh"
 #include "tensor_map.hpp"
 
 namespace tiledmm {
@@ -99,7 +101,7 @@ __device__ __forceinline__ uint32_t mn_major_element(const float* tile, int row,
 template <bool kRegisterA, bool kTransposed>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32_wgmma_kernel(const __grid_constant__ CUtensorMap a_map,
-                      const __grid_constant__ CUtensorMap b_map, GemmProblem p) {
+                      const __grid_constant__ CUtensorMap b_map, GemmProblem p, TailSplit split) {
 #if TMM_SM90A
   extern __shared__ unsigned char shared_raw[];
   const uintptr_t base = (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~uintptr_t(1023);
@@ -108,9 +110,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const StageRing ring{barriers, barriers + kStages, kStages};
 
   const int64_t rows = kTransposed ? p.n : p.m, cols = kTransposed ? p.m : p.n;  // of D
-  const TileOrigin tile = grouped_tile_of_block<kBM, kBN, kGroupM>(rows, cols);
-  // Tiles of k fit in 32 bits: the launcher requires k < 2^31.
-  const int tiles_k = int(ceil_div(p.k, kBK));
+  // A whole tile, or a slice of k of one (tail_split.cuh): tiles_k tiles of k from
+  // work.first_step on (k < 2^31: the launcher requires it).
+  const BlockWork work = block_work(split);
+  const TileOrigin tile = grouped_tile<kBM, kBN, kGroupM>(work.tile, rows, cols);
+  const int tiles_k = work.steps;
   const int tiles_copied = kRegisterA ? tiles_k + tiles_k % 2 : tiles_k;  // see the consumer
 
   ring.init(2);  // two consumer warpgroups
@@ -124,16 +128,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Refilling waits until the consumers released tile t - kStages.
         const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
+        // Past the slice: step `steps` lies wholly past k (zeros).
+        const int32_t k0 = k_coordinate(t < tiles_k ? work.first_step + t : split.steps, kBK);
         if (kRegisterA) {  // 4 boxes of 32 rows x 32 k, rows contiguous
 #pragma unroll
           for (int j = 0; j < kBM / 32; ++j)
-            tma_load_2d(shared_address(stage + j * 4096), &a_map, &ring.full[s], row0 + 32 * j,
-                        k_coordinate(t, kBK));
+            tma_load_2d(shared_address(stage + j * 4096), &a_map, &ring.full[s], row0 + 32 * j, k0);
         } else {
-          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], k_coordinate(t, kBK), row0);
+          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], k0, row0);
         }
-        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s],
-                    k_coordinate(t, kBK), col0);
+        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s], k0, col0);
       }
     }
   } else {
@@ -197,7 +201,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     fence_accumulators(acc);
 
-    const int64_t row = tile.row0 + 64 * consumer + 16 * warp + lane / 4;
+    const int tile_row = 64 * consumer + 16 * warp + lane / 4;
+    if (work.split >= 0) {  // a slice's sums, as they are (D's layout), for tail_reduce_kernel
+      float* const sums = partial_tile<kBM, kBN>(split, work.split, 1, 0);
+#pragma unroll
+      for (int j = 0; j < 32; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          store_partial_pair(sums, kBN, tile_row + 8 * h, 8 * j + 2 * (lane % 4),
+                             acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
+      return;
+    }
+    const int64_t row = tile.row0 + tile_row;
 #pragma unroll
     for (int j = 0; j < 32; ++j) {
       const int64_t col = tile.col0 + 8 * j + 2 * (lane % 4);
@@ -220,6 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   (void)a_map;
   (void)b_map;
   (void)p;
+  (void)split;
 #endif
 }
 
@@ -244,26 +261,52 @@ Packing packing(const GemmProblem& p) {
   return pack;
 }
 
+// Whether the kernel computes D = C^T (A' = B): A K-major and B not.
+bool transposed(const GemmProblem& p, const Packing& pack) {
+  return (pack.a || !p.trans_a) && !(pack.b || p.trans_b);
+}
+
+// Tiles of D.
+int64_t tiles_of(const GemmProblem& p, bool transposed) {
+  const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
+  return ceil_div(rows, kBM) * ceil_div(cols, kBN);
+}
+
+constexpr size_t kPartialFloats = size_t(kBM) * kBN;  // a split block's sums
+
 template <bool kRegisterA, bool kTransposed>
 void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmProblem& p,
-                    cudaStream_t stream) {
+                    const KernelPlan& plan, float* partials, cudaStream_t stream) {
   const auto kernel = tf32_wgmma_kernel<kRegisterA, kTransposed>;
   check_cuda(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
       "tf32 wgmma kernel: cudaFuncSetAttribute (shared memory)");
   const int64_t rows = kTransposed ? p.n : p.m, cols = kTransposed ? p.m : p.n;  // of D
-  const int64_t blocks = ceil_div(rows, kBM) * ceil_div(cols, kBN);
+  const TailSplit split =
+      make_tail_split(tiles_of(p, kTransposed), int(ceil_div(p.k, kBK)), plan, partials);
+  const int64_t blocks = tail_split_blocks(split);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "tf32 wgmma kernel: too many tiles for one launch");
   const unsigned grid = unsigned(blocks);
-  kernel<<<grid, kThreads, kSharedBytes, stream>>>(a_map, b_map, p);
+  kernel<<<grid, kThreads, kSharedBytes, stream>>>(a_map, b_map, p, split);
+  check_cuda(cudaGetLastError(), "tf32 wgmma kernel launch");
+  launch_tail_reduce<kBM, kBN, kGroupM, kTransposed, false>(p, split, rows, cols, stream);
 }
 
 }  // namespace
 
-size_t tf32_wgmma_workspace(const GemmProblem& p, const KernelPlan&) {
+void plan_tf32_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) {
+  const TailSplitPlan tail = plan_tail_split(tiles_of(p, transposed(p, packing(p))),
+                                             ceil_div(p.k, kBK), device, kPartialFloats * 4);
+  plan.splits = tail.splits;
+  plan.tail_tiles = tail.tail_tiles;
+}
+
+// The packed operands, then the tail's partial sums.
+size_t tf32_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
   const Packing pack = packing(p);
-  return size_t((pack.a ? p.m : 0) + (pack.b ? p.n : 0)) * size_t(padded_k(p));
+  return size_t((pack.a ? p.m : 0) + (pack.b ? p.n : 0)) * size_t(padded_k(p)) +
+         tail_partial_floats(plan, kPartialFloats);
 }
 
 bool tf32_wgmma_available() {
@@ -283,17 +326,17 @@ bool tf32_wgmma_available() {
   return state == 1;
 }
 
-void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan&, float* workspace,
+void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* workspace,
                        void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
-  constexpr int64_t kMax = 0x7fffffff;
-  require(p.m <= kMax && p.n <= kMax && p.k <= kMax, Status::NotSupported,
-          "tf32 wgmma kernel: m, n and k must be below 2^31");
+  constexpr int64_t kLimit = sm90::kMaxExtent;
+  require(p.m <= kLimit && p.n <= kLimit && p.k <= kLimit, Status::NotSupported,
+          "tf32 wgmma kernel: m, n and k must be at most 2^31 - 513");
   // A (m x k) and B (n x k) as the kernel reads them: K-major (rows along k) or
   // MN-major, packed into the workspace first where packing() says.
   const Packing pack = packing(p);
-  require(workspace != nullptr || !(pack.a || pack.b), Status::Internal,
-          "tf32 wgmma kernel: no workspace for the packed operands");
+  require(workspace != nullptr || tf32_wgmma_workspace(p, plan) == 0, Status::Internal,
+          "tf32 wgmma kernel: no workspace for the packed operands or the partial sums");
   const int64_t kp = padded_k(p);
   const float* a = p.a;
   const float* b = p.b;
@@ -312,18 +355,23 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan&, float* workspace
     b = next;
     ldb = kp;
     b_k_major = true;
+    next += p.n * kp;
   }
+  float* const partials = next;  // after the packed operands
   if (a_k_major && b_k_major) {  // both from shared memory
     launch_variant<false, false>(sm90::operand_map(a, true, p.m, p.k, lda, kBM),
-                                 sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
+                                 sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, plan, partials,
+                                 stream);
   } else if (!a_k_major) {  // A through registers
     launch_variant<true, false>(sm90::operand_map(a, false, p.m, p.k, lda, kBM),
-                                sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, stream);
+                                sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, plan, partials,
+                                stream);
   } else {  // C^T = B^T A^T: B through registers
     launch_variant<true, true>(sm90::operand_map(b, false, p.n, p.k, ldb, kBM),
-                               sm90::operand_map(a, true, p.m, p.k, lda, kBN), p, stream);
+                               sm90::operand_map(a, true, p.m, p.k, lda, kBN), p, plan, partials,
+                               stream);
   }
-  check_cuda(cudaGetLastError(), "tf32 wgmma kernel launch");
+  check_cuda(cudaGetLastError(), "tf32 wgmma tail reduction launch");
 }
 
 }  // namespace tiledmm

@@ -48,10 +48,12 @@
 
 #include <cfloat>
 
+#include "../planner.hpp"
 #include "kernel_common.cuh"
 #include "kernels.hpp"
 #include "pack.hpp"
 #include "sm90_common.cuh"
+#include "tail_split.cuh"
 #include "tensor_map.hpp"
 
 namespace tiledmm {
@@ -74,7 +76,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     tf32x3_wgmma_kernel(const __grid_constant__ CUtensorMap a_big_map,
                         const __grid_constant__ CUtensorMap a_small_map,
                         const __grid_constant__ CUtensorMap b_big_map,
-                        const __grid_constant__ CUtensorMap b_small_map, GemmProblem p) {
+                        const __grid_constant__ CUtensorMap b_small_map, GemmProblem p,
+                        TailSplit split) {
 #if TMM_SM90A
   using namespace sm90;
   extern __shared__ unsigned char shared_raw[];
@@ -83,10 +86,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* const barriers = reinterpret_cast<uint64_t*>(stages + kStages * kStageBytes);
   const StageRing ring{barriers, barriers + kStages, kStages};
 
-  const TileOrigin tile0 = grouped_tile_of_block<kBM, kBN, kGroupM>(p.m, p.n);
-  const int tiles_k = int(ceil_div(p.k, kBK));  // the launcher requires k < 2^31
+  // A whole tile, or a slice of k of one (tail_split.cuh): its steps are tiles_k
+  // tiles of k from work.first_step on.
+  const BlockWork work = block_work(split);
+  const TileOrigin tile0 = grouped_tile<kBM, kBN, kGroupM>(work.tile, p.m, p.n);
+  const int tiles_k = work.steps;
   // Consumer c folds at tiles c kShift + j kFold: its folds end at ends[c]. Tiles up to
-  // the later end are copied (zeros past k); a consumer releases those past its own.
+  // the later end are copied (zeros past tiles_k: copied from past k); a consumer
+  // releases those past its own.
   const int end0 = int(ceil_div(tiles_k, kFold) * kFold);
   const int end1 = int(ceil_div(tiles_k + kShift, kFold) * kFold) - kShift;
   const int tiles_copied = max(end0, end1);
@@ -101,13 +108,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int t = 0; t < tiles_copied; ++t) {
         const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
-        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], k_coordinate(t, kBK), row0);
-        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s],
-                    k_coordinate(t, kBK), row0);
-        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s],
-                    k_coordinate(t, kBK), col0);
-        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s],
-                    k_coordinate(t, kBK), col0);
+        const int32_t k0 = k_coordinate(t < tiles_k ? work.first_step + t : split.steps, kBK);
+        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], k0, row0);
+        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s], k0, row0);
+        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s], k0, col0);
+        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s], k0, col0);
       }
     }
   } else {
@@ -173,7 +178,22 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-    const int64_t row = tile0.row0 + 64 * consumer + 16 * warp + lane / 4;
+    const int tile_row = 64 * consumer + 16 * warp + lane / 4;
+    if (work.split >= 0) {  // a slice's sums, as they are, for tail_reduce_kernel
+      float* const sums = partial_tile<kBM, kBN>(split, work.split, 2, 0);
+      float* const corrections = partial_tile<kBM, kBN>(split, work.split, 2, 1);
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = 4 * j + 2 * h, r = tile_row + 8 * h, c = 8 * j + 2 * (lane % 4);
+          store_partial_pair(sums, kBN, r, c, acc[i], acc[i + 1]);
+          store_partial_pair(corrections, kBN, r, c, corr[i], corr[i + 1]);
+        }
+      }
+      return;
+    }
+    const int64_t row = tile0.row0 + tile_row;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
       const int64_t col = tile0.col0 + 8 * j + 2 * (lane % 4);
@@ -195,24 +215,37 @@ __global__ void __launch_bounds__(kThreads, 1)
   (void)b_big_map;
   (void)b_small_map;
   (void)p;
+  (void)split;
 #endif
 }
 
 // Packed rows are whole 128-byte lines (see tf32_wgmma_kernel.cu).
 int64_t padded_k(const GemmProblem& p) { return ceil_div(p.k, 32) * 32; }
 
+int64_t tiles_of(const GemmProblem& p) { return ceil_div(p.m, kBM) * ceil_div(p.n, kBN); }
+
+constexpr size_t kPartialFloats = 2 * kBM * kBN;  // a split block's sums and corrections
+
 }  // namespace
 
-size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan&) {
-  return 2 * size_t(p.m + p.n) * size_t(padded_k(p));
+void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) {
+  const TailSplitPlan tail =
+      plan_tail_split(tiles_of(p), ceil_div(p.k, kBK), device, int64_t(kPartialFloats) * 4);
+  plan.splits = tail.splits;
+  plan.tail_tiles = tail.tail_tiles;
+}
+
+size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
+  return 2 * size_t(p.m + p.n) * size_t(padded_k(p)) + tail_partial_floats(plan, kPartialFloats);
 }
 
 void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* workspace,
                          void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kMax = 0x7fffffff;
-  require(p.m <= kMax && p.n <= kMax && p.k <= kMax, Status::NotSupported,
-          "tf32x3 wgmma kernel: m, n and k must be below 2^31");
+  constexpr int64_t kLimit = sm90::kMaxExtent;
+  require(p.m <= kLimit && p.n <= kLimit && p.k <= kLimit, Status::NotSupported,
+          "tf32x3 wgmma kernel: m, n and k must be at most 2^31 - 513");
   require(workspace != nullptr || tf32x3_wgmma_workspace(p, plan) == 0, Status::Internal,
           "tf32x3 wgmma kernel: no workspace");
   // A (m x k) and B (n x k), split and K-major: A is stored k x m when transposed, B
@@ -229,15 +262,19 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* wo
   check_cuda(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
       "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
-  const int64_t blocks = ceil_div(p.m, kBM) * ceil_div(p.n, kBN);
+  const TailSplit split =
+      make_tail_split(tiles_of(p), int(ceil_div(p.k, kBK)), plan, b_small + p.n * kp);
+  const int64_t blocks = tail_split_blocks(split);
   require(blocks <= kMax, Status::NotSupported,
           "tf32x3 wgmma kernel: too many tiles for one launch");
   kernel<<<unsigned(blocks), kThreads, kSharedBytes, stream>>>(
       sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
       sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
       sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
-      sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p);
+      sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p, split);
   check_cuda(cudaGetLastError(), "tf32x3 wgmma kernel launch");
+  launch_tail_reduce<kBM, kBN, kGroupM, false, true>(p, split, p.m, p.n, stream);
+  check_cuda(cudaGetLastError(), "tf32x3 wgmma tail reduction launch");
 }
 
 }  // namespace tiledmm
