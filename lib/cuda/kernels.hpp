@@ -10,6 +10,7 @@
 //   tf32_wgmma_kernel.cu   TF32 on Hopper (sm_90a: wgmma, TMA, warp-specialised)
 //   tf32x3_wgmma_kernel.cu 3xTF32 on Hopper (FP32_ACCURATE), same pipeline
 //   sm90_common.cuh      mbarrier, TMA and wgmma wrappers; tensor_map.hpp: TMA maps
+//   tail_split.cuh       the partly full last wave's tiles split along k, and summed
 //   pack_kernel.cu       operands copied K-major (and split for 3xTF32) into a workspace
 //   scale_kernel.cu      C = beta * C, for k = 0 or alpha = 0
 //   kernel_table.cu      the registry's CUDA rows: which kernel is which setting

@@ -42,6 +42,10 @@
 // FP64 is cuBLAS TF32's (2.6e-4 at 8192^3); FLOAT32 maps leave wgmma to truncate,
 // 2.7x the error.
 //
+// Last wave. Where the tiles leave the last wave of blocks partly full, the plan may
+// split those tiles along k (tail_split.cuh): such a block writes its slice's sums
+// to the workspace, and tail_reduce_kernel adds them and writes C.
+//
 // Epilogue. Straight from the accumulators: C = alpha * acc + beta * C, two floats at
 // a time where C allows (one at a time when D is C^T); beta = 0 never reads C.
 //

@@ -38,6 +38,12 @@
 // past k are zeros from the copy engine; the producer copies up to the later of the
 // two consumers' last folds, and each consumer releases the tiles past its own.
 //
+// Last wave. Where the tiles leave the last wave of blocks partly full (8192^3: 4096
+// tiles on 132 SMs, 4 in the 32nd wave), the plan may split those tiles along k
+// (tail_split.cuh): such a block runs the same pipeline over its slice of k and
+// writes acc and corr as they are; tail_reduce_kernel adds the slices (TwoSum, the
+// errors into corr) and writes C. Measured on the H100 at 8192^3: 2-5% faster.
+//
 // Each fold is straight-line code (the tile loop unrolled kFold times): branches
 // around the wgmma make the compiler copy accumulators still being written, insert
 // waits and spill (measured with -Xptxas -v).
