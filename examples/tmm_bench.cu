@@ -13,11 +13,15 @@
 // mode): fp32 (default) is tiledmm's strict FP32 against CUBLAS_DEFAULT_MATH (no
 // TF32); tf32 is TMM_MATH_TF32 against CUBLAS_TF32_TENSOR_OP_MATH, on the issue's
 // shapes unless --square or --shapes names others; fp32_accurate is
-// TMM_MATH_FP32_ACCURATE against CUBLAS_DEFAULT_MATH (FP32 accuracy on both sides).
+// TMM_MATH_FP32_ACCURATE against CUBLAS_DEFAULT_MATH (FP32 accuracy on both sides),
+// with one more line per shape, "cublas_3x": 3xTF32 composed by hand from cuBLAS (A and
+// B split into TF32 and remainder, three TF32 calls), fast but not FP32-accurate.
 // The kernel column is what tiledmm's report says ran.
 //
 // --seconds S times each side for S seconds instead of ~0.3 s: the sustained speed,
-// once the clock has settled under the power cap.
+// once the clock has settled under the power cap. --alternate times cuBLAS and tiledmm
+// in turns, a run of each per repeat, so that both see the same clock (one after the
+// other, the side timed first may run faster while the GPU is cool).
 //
 // --inputs spread draws inputs whose exponents spread over 2^-16..2^16 (sign and
 // mantissa random) instead of uniform [-1, 1).
@@ -35,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tiledmm/tiledmm.h"
@@ -249,20 +254,120 @@ double time_median(Problem& p, cudaStream_t stream, Run run) {
   return times[times.size() / 2];
 }
 
-void cublas_sgemm(cublasHandle_t cb, const Problem& p, int set) {
-  const float alpha = 1.0f, beta = 0.0f;
+// c = op(a) op(b) + beta c with p's shape and leading dimensions: cublasSgemm in the
+// handle's math mode, or with tf32 cublasGemmEx on CUBLAS_COMPUTE_32F_FAST_TF32.
+void cublas_gemm(cublasHandle_t cb, const Problem& p, const float* a, const float* b, float* c,
+                 float beta, bool tf32 = false) {
+  const float alpha = 1.0f;
   const Shape& s = p.s;
   auto op = [](tmm_transpose t) { return t == TMM_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  const bool row = p.row();
+  const cublasOperation_t op1 = op(row ? s.tb : s.ta), op2 = op(row ? s.ta : s.tb);
+  const int m = int(row ? s.n : s.m), n = int(row ? s.m : s.n);
+  const float* x = row ? b : a;
+  const float* y = row ? a : b;
+  const int ldx = int(row ? p.ldb : p.lda), ldy = int(row ? p.lda : p.ldb);
   cublasStatus_t st;
-  if (p.row()) {  // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
-    st = cublasSgemm(cb, op(s.tb), op(s.ta), int(s.n), int(s.m), int(s.k), &alpha, p.b[set],
-                     int(p.ldb), p.a[set], int(p.lda), &beta, p.c[set], int(p.ldc));
+  if (tf32) {
+    st = cublasGemmEx(cb, op1, op2, m, n, int(s.k), &alpha, x, CUDA_R_32F, ldx, y, CUDA_R_32F, ldy,
+                      &beta, c, CUDA_R_32F, int(p.ldc), CUBLAS_COMPUTE_32F_FAST_TF32,
+                      CUBLAS_GEMM_DEFAULT);
   } else {
-    st = cublasSgemm(cb, op(s.ta), op(s.tb), int(s.m), int(s.n), int(s.k), &alpha, p.a[set],
-                     int(p.lda), p.b[set], int(p.ldb), &beta, p.c[set], int(p.ldc));
+    st = cublasSgemm(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, y, ldy, &beta, c, int(p.ldc));
   }
-  check_cublas(st, "cublasSgemm");
+  check_cublas(st, tf32 ? "cublasGemmEx (TF32)" : "cublasSgemm");
 }
+
+// --alternate: times `a` and `b` in turns, one run of each per repeat, so that both
+// see the same clock and temperature under the power cap (timed one after the other,
+// the side timed first can run at a higher clock). Budget and repeats as above, per
+// side. Returns the medians {a, b} in milliseconds; the last run is b on set 0 over
+// NaN, for the check.
+bool g_alternate = false;
+
+template <class RunA, class RunB>
+std::pair<double, double> time_alternating(Problem& p, cudaStream_t stream, RunA a, RunB b) {
+  for (int i = 0; i < p.sets; ++i)
+    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
+  for (int w = 0; w < 2; ++w) {
+    a(w % p.sets);
+    b(w % p.sets);
+  }
+  cudaEvent_t e0, e1;
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  auto timed = [&](auto& run, int set) {
+    CHECK_CUDA(cudaEventRecord(e0, stream));
+    run(set);
+    CHECK_CUDA(cudaEventRecord(e1, stream));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    return double(ms);
+  };
+  std::vector<double> ta, tb;
+  double spent = 0;
+  for (int r = 0; r < g_max_runs && (r < 5 || spent < 2 * g_budget_ms); ++r) {
+    const int set = (r + 1) % p.sets;
+    ta.push_back(timed(a, set));
+    tb.push_back(timed(b, set));
+    spent += ta.back() + tb.back();
+  }
+  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
+  b(0);  // the checked result: written over NaN
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
+}
+
+void cublas_sgemm(cublasHandle_t cb, const Problem& p, int set) {
+  cublas_gemm(cb, p, p.a[set], p.b[set], p.c[set], 0.0f);
+}
+
+// ---- 3xTF32 composed by hand from cuBLAS, for FP32_ACCURATE's comparison -------
+
+// x = big + small: big is x rounded to TF32 (10 bits of mantissa, to nearest, ties
+// away from zero), small = x - big (exact in FP32).
+__global__ void split_kernel(const float* x, float* big, float* small, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    const float b = __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xFFFFE000u);
+    big[i] = b;
+    small[i] = v - b;
+  }
+}
+
+// The issue's baseline: split A and B, then C = A_small B_big + A_big B_small + A_big
+// B_big in three cuBLAS TF32 calls (small terms first). The split is timed with the
+// calls, as tiledmm's FP32_ACCURATE times its own. Reads input set 0 only.
+struct HandX3 {
+  float *a_big = nullptr, *a_small = nullptr, *b_big = nullptr, *b_small = nullptr;
+
+  explicit HandX3(const Problem& p) {
+    CHECK_CUDA(cudaMalloc(&a_big, p.a_elems * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&a_small, p.a_elems * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&b_big, p.b_elems * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&b_small, p.b_elems * sizeof(float)));
+  }
+  ~HandX3() {
+    for (float* x : {a_big, a_small, b_big, b_small}) cudaFree(x);
+  }
+  HandX3(const HandX3&) = delete;
+  HandX3& operator=(const HandX3&) = delete;
+
+  void run(cublasHandle_t cb, const Problem& p, int set, cudaStream_t stream) const {
+    split_kernel<<<1024, 256, 0, stream>>>(p.a[0], a_big, a_small, p.a_elems);
+    split_kernel<<<1024, 256, 0, stream>>>(p.b[0], b_big, b_small, p.b_elems);
+    cublas_gemm(cb, p, a_small, b_big, p.c[set], 0.0f, true);
+    cublas_gemm(cb, p, a_big, b_small, p.c[set], 1.0f, true);
+    cublas_gemm(cb, p, a_big, b_big, p.c[set], 1.0f, true);
+  }
+};
 
 std::string shape_name(const Shape& s) {
   char buf[96];
@@ -379,6 +484,8 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc && std::atof(argv[i + 1]) > 0) {
       g_budget_ms = 1000.0 * std::atof(argv[++i]);
       g_max_runs = INT_MAX;
+    } else if (!std::strcmp(argv[i], "--alternate")) {
+      g_alternate = true;
     } else if (!std::strcmp(argv[i], "--no-host")) {
       no_host = true;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
@@ -389,7 +496,8 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
-          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--seconds S] [--no-host] "
+          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--seconds S] [--alternate] "
+          "[--no-host] "
           "[--csv FILE] "
           "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
           argv[0]);
@@ -440,10 +548,11 @@ int main(int argc, char** argv) {
     Problem p;
     p.s = s;
     setup(p, dev.l2_cache_bytes, spread, stream);
-    const double cublas_ms = time_median(p, stream, [&](int set) { cublas_sgemm(cb, p, set); });
+    const double cublas_alone_ms =
+        time_median(p, stream, [&](int set) { cublas_sgemm(cb, p, set); });
     double nonfinite = 0;
     const double cublas_err = relative_error(p, stream, &nonfinite);
-    const double cublas_tf = p.flops() / cublas_ms / 1e9;
+    const double cublas_alone_tf = p.flops() / cublas_alone_ms / 1e9;
     for (const Algo& a : algos) {
       // The classic ladder is far from cuBLAS; keep it to the moderate sizes.
       if (a.algorithm != TMM_ALGO_AUTO && a.algorithm != TMM_ALGO_BLOCKED && p.flops() > 2e12)
@@ -451,11 +560,22 @@ int main(int argc, char** argv) {
       check_tmm(tmm_set_algorithm(h, a.algorithm), h, "set algorithm");
       check_tmm(tmm_set_tile_size(h, a.tile), h, "set tile");
       check_tmm(tmm_set_coarsening(h, a.coarsening), h, "set coarsening");
-      const double ms = time_median(p, stream, [&](int set) {
+      auto ours = [&](int set) {
         check_tmm(tmm_sgemm_device(h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, p.a[set], p.lda,
                                    p.b[set], p.ldb, 0.0f, p.c[set], p.ldc),
                   h, "tmm_sgemm_device");
-      });
+      };
+      // cuBLAS's figure on this line: timed before (as above), or in turns with ours.
+      double ms = 0, cublas_tf = cublas_alone_tf;
+      if (g_alternate) {
+        const auto pair = time_alternating(
+            p, stream, [&](int set) { cublas_sgemm(cb, p, set); }, ours);
+        cublas_tf = p.flops() / pair.first / 1e9;
+        ms = pair.second;
+      } else {
+        ms = time_median(p, stream, ours);
+      }
+      const double cublas_ms = p.flops() / cublas_tf / 1e9;
       tmm_report r{};
       r.struct_size = sizeof r;
       check_tmm(tmm_get_last_report(h, &r), h, "report");
@@ -475,6 +595,24 @@ int main(int argc, char** argv) {
                      s.layout == TMM_ROW_MAJOR ? "row" : "col", s.ta == TMM_TRANS ? 'T' : 'N',
                      s.tb == TMM_TRANS ? 'T' : 'N', a.name.c_str(), r.tile_size, ms, tf, cublas_ms,
                      cublas_tf, tf / cublas_tf, err, cublas_err, math->name, r.kernel);
+    }
+    if (math->tmm == TMM_MATH_FP32_ACCURATE) {
+      // The hand-composed 3xTF32 against cuBLAS SGEMM (informational: no error check).
+      HandX3 x3(p);
+      const double ms = time_median(p, stream, [&](int set) { x3.run(cb, p, set, stream); });
+      const double err = relative_error(p, stream, &nonfinite);
+      const double tf = p.flops() / ms / 1e9;
+      std::printf("%-26s %-11s %5d %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s\n",
+                  shape_name(s).c_str(), "cublas_3x", 0, ms, tf, cublas_alone_tf,
+                  tf / cublas_alone_tf, err, cublas_err,
+                  "3xTF32 by hand: split + 3 cuBLAS TF32 calls");
+      if (csv)
+        std::fprintf(
+            csv, "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s\n",
+            (long long)s.m, (long long)s.n, (long long)s.k,
+            s.layout == TMM_ROW_MAJOR ? "row" : "col", s.ta == TMM_TRANS ? 'T' : 'N',
+            s.tb == TMM_TRANS ? 'T' : 'N', "cublas_3x", 0, ms, tf, cublas_alone_ms, cublas_alone_tf,
+            tf / cublas_alone_tf, err, cublas_err, math->name, "cublas_3xtf32_by_hand");
     }
     std::fflush(stdout);
     release(p);
