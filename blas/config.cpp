@@ -108,10 +108,15 @@ bool apply_devices(Config& c, const std::string& value) {
   return true;
 }
 
+bool is_math_mode(const std::string& v) {
+  return v == "fp32" || v == "tf32" || v == "fp32_accurate";
+}
+
+// A math mode of tiledmm (TMM_OPTION_MATH_MODE): strict fp32, tf32 or fp32_accurate.
 bool apply_math(Config& c, const std::string& value) {
-  // FP32 is the only mode tiledmm has; TF32 and friends come with tensor cores.
-  if (lower(value) != "fp32") return false;
-  c.math = "fp32";
+  const std::string v = lower(value);
+  if (!is_math_mode(v)) return false;
+  c.math = v;
   return true;
 }
 
@@ -211,7 +216,8 @@ void apply_key(Config& c, const Key& key, const char* value, const char* where,
   }
   if (key.apply == apply_math) {
     notes.push_back(std::string(where) + ": " + key.env + "=" + v +
-                    " is not a math mode tiledmm has (only fp32 yet): using fp32");
+                    " is not a math mode tiledmm has (fp32, tf32, fp32_accurate): keeping "
+                    "the default");
   } else {
     notes.push_back(std::string(where) + ": " + key.env + "=" + v +
                     " is not a valid value: keeping the default");
@@ -337,6 +343,13 @@ const Config& config() {
     g_config.store(c, std::memory_order_release);
   });
   return *g_config.load(std::memory_order_acquire);
+}
+
+std::string effective_math(const Config& c) {
+  if (!c.math.empty()) return c.math;
+  const char* env = std::getenv("TMM_MATH_MODE");
+  const std::string v = env != nullptr ? lower(trim(env)) : std::string();
+  return is_math_mode(v) ? v : "fp32";
 }
 
 }  // namespace tiledmm::blas

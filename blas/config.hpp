@@ -26,8 +26,8 @@ struct Config {
   double threshold_flops = 0;  // kFlops only
   BackendChoice backend = BackendChoice::kAuto;
   std::vector<int> devices{0};  // CUDA device indices, picked by local MPI rank
-  std::string math = "fp32";
-  std::string fallback;                       // empty: search (fallback.cpp)
+  std::string math;             // empty: the library's default (TMM_MATH_MODE, else fp32)
+  std::string fallback;         // empty: search (fallback.cpp)
   std::string fallback64 = "libblas64.so.3";  // ILP64 library, when the first has no *64_
   std::string log;                            // empty: off; "stderr" or a path (%p: pid)
   int64_t panel = 4096;  // pilaenv_ answer for single precision when tiledmm is on
@@ -62,5 +62,9 @@ const Config& config();
 // Human-readable names, for the log and tmm_blas_describe.
 const char* threshold_name(ThresholdMode mode);
 const char* backend_name(BackendChoice backend);
+
+// The math mode the handles run: c.math, else the library's default, TMM_MATH_MODE
+// (fp32, tf32 or fp32_accurate, any case), else fp32.
+std::string effective_math(const Config& c);
 
 }  // namespace tiledmm::blas

@@ -76,6 +76,13 @@ tmm_status Engine::create(Slot& slot, int index) {
   slot.cuda = actual == TMM_BACKEND_CUDA;
   slot.device = slot.cuda ? device : -1;
   if (cfg.host_threads > 0) tmm_set_option(h, TMM_OPTION_HOST_THREADS, cfg.host_threads);
+  // TILEDMM_BLAS_MATH; unset, the handle keeps the library's default (TMM_MATH_MODE).
+  if (!cfg.math.empty()) {
+    const int64_t mode = cfg.math == "tf32"            ? TMM_MATH_TF32
+                         : cfg.math == "fp32_accurate" ? TMM_MATH_FP32_ACCURATE
+                                                       : TMM_MATH_FP32;
+    tmm_set_option(h, TMM_OPTION_MATH_MODE, mode);
+  }
   if (slot.cuda) {
     tmm_device_info info{};
     if (tmm_get_device_info(h, &info) == TMM_SUCCESS) {

@@ -509,9 +509,9 @@ std::string describe() {
                               std::to_string(TILEDMM_VERSION_MINOR) + "." +
                               std::to_string(TILEDMM_VERSION_PATCH);
   return "libtiledmm_blas " + version + ": threshold=" + threshold +
-         " backend=" + backend_name(cfg.backend) + " devices=" + devices + " math=" + cfg.math +
-         " panel=" + std::to_string(cfg.panel) + " keep_c=" + (cfg.keep_c ? "1" : "0") +
-         " log=" + (cfg.log.empty() ? "off" : cfg.log) +
+         " backend=" + backend_name(cfg.backend) + " devices=" + devices +
+         " math=" + effective_math(cfg) + " panel=" + std::to_string(cfg.panel) +
+         " keep_c=" + (cfg.keep_c ? "1" : "0") + " log=" + (cfg.log.empty() ? "off" : cfg.log) +
          " config=" + (cfg.config_file.empty() ? "none" : cfg.config_file) +
          "; fallback=" + (f.path.empty() ? "none" : f.path) +
          (f.refused.empty() ? "" : " (refused: " + f.refused + ")") +

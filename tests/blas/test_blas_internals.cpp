@@ -10,6 +10,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -51,7 +52,7 @@ TEST(BlasConfig, Defaults) {
   EXPECT_EQ(c.threshold, ThresholdMode::kAuto);
   EXPECT_EQ(c.backend, BackendChoice::kAuto);
   EXPECT_EQ(c.devices, std::vector<int>{0});
-  EXPECT_EQ(c.math, "fp32");
+  EXPECT_TRUE(c.math.empty()) << "the library's default: TMM_MATH_MODE, else fp32";
   EXPECT_TRUE(c.fallback.empty());
   EXPECT_EQ(c.fallback64, "libblas64.so.3");
   EXPECT_TRUE(c.log.empty());
@@ -82,6 +83,7 @@ TEST(BlasConfig, EveryKey) {
   EXPECT_EQ(c.threshold_flops, 2.5e9);
   EXPECT_EQ(c.backend, BackendChoice::kCpu);
   EXPECT_EQ(c.devices, (std::vector<int>{1, 3, 2}));
+  EXPECT_EQ(c.math, "fp32");
   EXPECT_EQ(c.fallback, "/opt/blas/libblas.so.3");
   EXPECT_TRUE(c.fallback64.empty());
   EXPECT_EQ(c.log, "stderr");
@@ -111,7 +113,7 @@ TEST(BlasConfig, RejectedValuesKeepDefaultsAndLeaveNotes) {
   const Config c = parse({{"TILEDMM_BLAS_THRESHOLD", "lots"},
                           {"TILEDMM_BLAS_BACKEND", "tpu"},
                           {"TILEDMM_BLAS_DEVICE", "0,x"},
-                          {"TILEDMM_BLAS_MATH", "tf32"},
+                          {"TILEDMM_BLAS_MATH", "bf16"},
                           {"TILEDMM_BLAS_PANEL", "-5"},
                           {"TILEDMM_BLAS_KEEP_C", "maybe"},
                           {"TILEDMM_BLAS_LINK_GBPS", "0"}},
@@ -120,15 +122,38 @@ TEST(BlasConfig, RejectedValuesKeepDefaultsAndLeaveNotes) {
   EXPECT_EQ(c.threshold, ThresholdMode::kAuto);
   EXPECT_EQ(c.backend, BackendChoice::kAuto);
   EXPECT_EQ(c.devices, std::vector<int>{0});
-  EXPECT_EQ(c.math, "fp32");
+  EXPECT_TRUE(c.math.empty());
   EXPECT_EQ(c.panel, 4096);
   EXPECT_TRUE(c.keep_c);
   EXPECT_EQ(c.link_gbps, 0);
   bool math_note = false;
   for (const auto& n : notes)
-    math_note |= n.find("TILEDMM_BLAS_MATH=tf32") != std::string::npos &&
-                 n.find("using fp32") != std::string::npos;
+    math_note |= n.find("TILEDMM_BLAS_MATH=bf16") != std::string::npos &&
+                 n.find("keeping the default") != std::string::npos;
   EXPECT_TRUE(math_note);
+}
+
+// TILEDMM_BLAS_MATH takes tiledmm's three modes, any case; unset, the mode is the
+// library's default: TMM_MATH_MODE if valid, else fp32 (effective_math).
+TEST(BlasConfig, MathModes) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(parse({{"TILEDMM_BLAS_MATH", "TF32"}}, {}, notes).math, "tf32");
+  EXPECT_EQ(parse({{"TILEDMM_BLAS_MATH", " fp32_accurate "}}, {}, notes).math, "fp32_accurate");
+  EXPECT_EQ(parse({{"TILEDMM_BLAS_MATH", "Fp32"}}, {}, notes).math, "fp32");
+  EXPECT_TRUE(notes.empty());
+  Config c;
+  c.math = "tf32";
+  EXPECT_EQ(tiledmm::blas::effective_math(c), "tf32");
+  c.math.clear();
+  const char* saved = std::getenv("TMM_MATH_MODE");
+  const std::string keep = saved ? saved : "";
+  ASSERT_EQ(setenv("TMM_MATH_MODE", "FP32_Accurate", 1), 0);
+  EXPECT_EQ(tiledmm::blas::effective_math(c), "fp32_accurate");
+  ASSERT_EQ(setenv("TMM_MATH_MODE", "fast", 1), 0);
+  EXPECT_EQ(tiledmm::blas::effective_math(c), "fp32") << "not a mode: the strict default";
+  ASSERT_EQ(unsetenv("TMM_MATH_MODE"), 0);
+  EXPECT_EQ(tiledmm::blas::effective_math(c), "fp32");
+  if (saved) setenv("TMM_MATH_MODE", keep.c_str(), 1);
 }
 
 TEST(BlasConfig, EnvironmentWinsOverTheFile) {
