@@ -859,6 +859,94 @@ TEST_F(Fp32Accurate, InputsWithin2ToTheMinus11OfFltMaxBecomeInfinite) {
   EXPECT_EQ(c[2], INFINITY) << "FLT_MAX rounds to Inf in TF32";
 }
 
+// The header: inputs below about 2^-125 in magnitude (subnormals and just above) are
+// carried with an absolute error up to 2^-148 each. A with |a| in [2^-135, 2^-125)
+// (subnormal from 2^-126 down), B uniform [-1, 1]: every element within 2^-148 sum_l
+// |b(l, j)|, plus strict FP32's own rounding there (k units of 2^-149, and 2^-22 of the
+// sum of |a b|). A kernel that flushed such inputs to zero would be off by the whole
+// element (about 2^-128 here), a thousand times that. Both kernels: AUTO's (mma.sync,
+// 64 x 64) and tile 128 (on Hopper the wgmma one).
+TEST_F(Fp32Accurate, InputsBelow2ToTheMinus125AreCarriedWithin2ToTheMinus148) {
+  if (!x3_)
+    GTEST_SKIP()
+        << "no 3xTF32 kernel on this device (no TF32 tensor cores, or TF32 at the FP32 rate)";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  for (int tile : {0, 128}) {
+    GemmCase g;
+    g.m = 130;
+    g.n = 70;
+    g.k = 96;
+    tmm_test::fill_case(g, seed + uint32_t(tile));
+    std::mt19937 rng(seed + uint32_t(tile));
+    fill_exponents(g.a, -135, -126, rng);
+    ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    expect_x3_ran(last_report(h_), x3_kernel(g, tile));
+    double worst = 0;  // the largest error over its bound
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        double exact = 0, sum_ab = 0, sum_b = 0;
+        for (int64_t q = 0; q < g.k; ++q) {
+          exact += g.op_a(i, q) * g.op_b(q, j);
+          sum_ab += std::fabs(g.op_a(i, q) * g.op_b(q, j));
+          sum_b += std::fabs(g.op_b(q, j));
+        }
+        exact = g.alpha * exact + (g.beta == 0.0f ? 0.0 : g.beta * g.c0[g.at(i, j, g.ldc)]);
+        const double bound =
+            std::fabs(g.alpha) * (std::ldexp(sum_b, -148) + std::ldexp(sum_ab, -22)) +
+            std::ldexp(double(g.k + 4), -149);
+        worst = std::max(worst, std::fabs(double(g.c[g.at(i, j, g.ldc)]) - exact) / bound);
+      }
+    }
+    std::printf("tile %d: A in [2^-135, 2^-125): largest error / documented bound %.3f\n", tile,
+                worst);
+    EXPECT_LE(worst, 1.0) << "tile " << tile;
+  }
+}
+
+// The header: where the sum over l of |a(i, l) b(l, j)| passes about 2^127 the
+// correction terms may overflow, and that element gets TF32's accuracy instead, not Inf
+// or NaN. a = (1 + 2^-11) 2^63 and b = (1 + 2^-11) 2^64 round to big = (1 + 2^-10) x
+// with small parts of -2^63 and -2^64 (times 2^11: a tie, rounded away): the correction
+// a_small b_big + a_big b_small is -(1 + 2^-10) 2^128, over FLT_MAX, while a b itself is
+// finite. That element is then a_big b_big (relative error about 2^-11); the element
+// of the row scaled by 2^-64 is FP32-accurate. Both kernels, as above.
+TEST_F(Fp32Accurate, CorrectionOverflowNearFltMaxGivesTf32Accuracy) {
+  if (!x3_)
+    GTEST_SKIP()
+        << "no 3xTF32 kernel on this device (no TF32 tensor cores, or TF32 at the FP32 rate)";
+  const float x = std::ldexp(1.0f + std::ldexp(1.0f, -11), 63);
+  const float y = std::ldexp(1.0f + std::ldexp(1.0f, -11), 64);
+  const double exact = double(x) * double(y);  // (1 + 2^-11)^2 2^127 < FLT_MAX
+  ASSERT_LT(exact, double(FLT_MAX));
+  const double tf32 = std::ldexp((1.0 + std::ldexp(1.0, -10)) * (1.0 + std::ldexp(1.0, -10)), 127);
+  for (int tile : {0, 128}) {
+    ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
+    // C (2 x 1) = A (2 x 1) B (1 x 1): rows x and x 2^-64.
+    std::vector<float> a = {x, std::ldexp(x, -64)}, b = {y}, c(2, NAN);
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 2, 1, 1, 1.0f, a.data(), 1,
+                        b.data(), 1, 0.0f, c.data(), 1),
+              TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+    expect_x3_ran(last_report(h_), tile == 0 ? kX3SmallKernel
+                                   : hopper_ ? kX3HopperKernel
+                                             : kX3Kernel);
+    std::printf("tile %d: a b = %.9e, FP32_ACCURATE %.9e (a_big b_big %.9e)\n", tile, exact,
+                double(c[0]), tf32);
+    EXPECT_TRUE(std::isfinite(c[0])) << "never Inf or NaN for a finite product";
+    EXPECT_LE(std::fabs(double(c[0]) - exact), std::ldexp(exact, -9)) << "TF32's accuracy";
+    EXPECT_EQ(double(c[0]), double(float(tf32)))
+        << "the big parts' product: the correction dropped";
+    const double small_exact = std::ldexp(exact, -64);
+    EXPECT_LE(std::fabs(double(c[1]) - small_exact), std::ldexp(small_exact, -22))
+        << "FP32 accuracy where the correction is finite";
+  }
+}
+
 // Inf and NaN in A or B: the same Inf (sign included) and NaN as strict FP32, and
 // the other elements as accurate (the correction is dropped only where it is not
 // finite).
