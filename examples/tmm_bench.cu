@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -221,38 +222,55 @@ double relative_error(const Problem& p, cudaStream_t stream, double* nonfinite) 
 double g_budget_ms = 300.0;
 int g_max_runs = 30;
 
-// Times `run(set)` with events: warm-up, then repeats within the budget above (at
-// least 5); returns the median in milliseconds. Outputs are poisoned first and the
-// last repeat uses input set 0, so its result can be checked.
-template <class Run>
-double time_median(Problem& p, cudaStream_t stream, Run run) {
+// Times each of `runs` (run(set)) with events, in turns, one run of each per repeat:
+// warm-up, then repeats within the budget above per side (at least 5); returns the
+// median of each in milliseconds. Outputs are poisoned first, and the last run is the
+// last of `runs` on input set 0 over NaN, so that its result can be checked.
+std::vector<double> time_in_turns(Problem& p, cudaStream_t stream,
+                                  const std::vector<std::function<void(int)>>& runs) {
   for (int i = 0; i < p.sets; ++i)
     CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
-  for (int w = 0; w < 2; ++w) run(w % p.sets);
+  for (int w = 0; w < 2; ++w)
+    for (const auto& run : runs) run(w % p.sets);
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
   CHECK_CUDA(cudaEventCreate(&e1));
-  std::vector<double> times;
+  std::vector<std::vector<double>> times(runs.size());
   double spent = 0;
-  for (int r = 0; r < g_max_runs && (r < 5 || spent < g_budget_ms); ++r) {
+  for (int r = 0; r < g_max_runs && (r < 5 || spent < g_budget_ms * double(runs.size())); ++r) {
     const int set = (r + 1) % p.sets;
-    CHECK_CUDA(cudaEventRecord(e0, stream));
-    run(set);
-    CHECK_CUDA(cudaEventRecord(e1, stream));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    times.push_back(ms);
-    spent += ms;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      CHECK_CUDA(cudaEventRecord(e0, stream));
+      runs[i](set);
+      CHECK_CUDA(cudaEventRecord(e1, stream));
+      CHECK_CUDA(cudaEventSynchronize(e1));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      times[i].push_back(ms);
+      spent += ms;
+    }
   }
   CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
-  run(0);  // the checked result: written over NaN
+  runs.back()(0);  // the checked result: written over NaN
   CHECK_CUDA(cudaStreamSynchronize(stream));
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
 }
+
+double time_median(Problem& p, cudaStream_t stream, std::function<void(int)> run) {
+  return time_in_turns(p, stream, {std::move(run)})[0];
+}
+
+// --alternate: cuBLAS and tiledmm timed in turns (time_in_turns), so that both see the
+// same clock and temperature under the power cap (timed one after the other, the side
+// timed first can run at a higher clock).
+bool g_alternate = false;
 
 // c = op(a) op(b) + beta c with p's shape and leading dimensions: cublasSgemm in the
 // handle's math mode, or with tf32 cublasGemmEx on CUBLAS_COMPUTE_32F_FAST_TF32.
@@ -277,51 +295,6 @@ void cublas_gemm(cublasHandle_t cb, const Problem& p, const float* a, const floa
     st = cublasSgemm(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, y, ldy, &beta, c, int(p.ldc));
   }
   check_cublas(st, tf32 ? "cublasGemmEx (TF32)" : "cublasSgemm");
-}
-
-// --alternate: times `a` and `b` in turns, one run of each per repeat, so that both
-// see the same clock and temperature under the power cap (timed one after the other,
-// the side timed first can run at a higher clock). Budget and repeats as above, per
-// side. Returns the medians {a, b} in milliseconds; the last run is b on set 0 over
-// NaN, for the check.
-bool g_alternate = false;
-
-template <class RunA, class RunB>
-std::pair<double, double> time_alternating(Problem& p, cudaStream_t stream, RunA a, RunB b) {
-  for (int i = 0; i < p.sets; ++i)
-    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
-  for (int w = 0; w < 2; ++w) {
-    a(w % p.sets);
-    b(w % p.sets);
-  }
-  cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
-  auto timed = [&](auto& run, int set) {
-    CHECK_CUDA(cudaEventRecord(e0, stream));
-    run(set);
-    CHECK_CUDA(cudaEventRecord(e1, stream));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    return double(ms);
-  };
-  std::vector<double> ta, tb;
-  double spent = 0;
-  for (int r = 0; r < g_max_runs && (r < 5 || spent < 2 * g_budget_ms); ++r) {
-    const int set = (r + 1) % p.sets;
-    ta.push_back(timed(a, set));
-    tb.push_back(timed(b, set));
-    spent += ta.back() + tb.back();
-  }
-  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
-  b(0);  // the checked result: written over NaN
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 void cublas_sgemm(cublasHandle_t cb, const Problem& p, int set) {
@@ -568,10 +541,10 @@ int main(int argc, char** argv) {
       // cuBLAS's figure on this line: timed before (as above), or in turns with ours.
       double ms = 0, cublas_tf = cublas_alone_tf;
       if (g_alternate) {
-        const auto pair = time_alternating(
-            p, stream, [&](int set) { cublas_sgemm(cb, p, set); }, ours);
-        cublas_tf = p.flops() / pair.first / 1e9;
-        ms = pair.second;
+        const std::vector<double> both =
+            time_in_turns(p, stream, {[&](int set) { cublas_sgemm(cb, p, set); }, ours});
+        cublas_tf = p.flops() / both[0] / 1e9;
+        ms = both[1];
       } else {
         ms = time_median(p, stream, ours);
       }

@@ -773,21 +773,59 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
 #if TILEDMM_WITH_CUDA
 // ---- Every tensor-core row through its own launcher ------------------------------
 
+// The current device's compute capability, major * 10 + minor (0 if unknown).
+int current_cc() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return 0;
+  return 10 * major + minor;
+}
+
+// g (row-major) through `row`'s own launcher with `plan`, on device copies; C comes
+// back into g. The workspace, if any, is poisoned first: a partial sum the kernel
+// failed to write would show.
+void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& plan) {
+  auto upload = [](const std::vector<float>& v) {
+    float* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return d;
+  };
+  float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
+  const GemmProblem p = make_problem(Layout::RowMajor, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m,
+                                     g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+  const size_t floats = row.workspace != nullptr ? row.workspace(p, plan) : 0;
+  if (floats > 0) {
+    EXPECT_EQ(cudaMalloc(&workspace, floats * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(workspace, 0x7f, floats * sizeof(float)), cudaSuccess);
+  }
+  row.launch(p, plan, workspace, nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (float* d : {a, b, c, workspace}) cudaFree(d);
+}
+
+tmm_test::Arithmetic arithmetic_of(const KernelEntry& row) {
+  return row.math_mode == MathMode::Tf32 ? tmm_test::Arithmetic::Tf32 : tmm_test::Arithmetic::Fp32;
+}
+
 // Through the API a setting runs the first row of it that runs on the device: on an
 // H100 the mma.sync 128 x 256 row stands behind the Hopper one and would go
 // untested. Here each row that runs on this device multiplies every transpose pair
 // on ragged shapes, checked against FP64 with its mode's bound.
 TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  int device = 0, major = 0, minor = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   int rows = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (row.math_mode == MathMode::Fp32 || !runs_here(row, 10 * major + minor)) continue;
+    if (row.math_mode == MathMode::Fp32 || !runs_here(row, cc)) continue;
     ++rows;
     int variant = 0;
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -804,33 +842,13 @@ TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
         tmm_test::fill_case(g, seed + uint32_t(variant));
         ++variant;
         SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g));
-        auto upload = [](const std::vector<float>& v) {
-          float* d = nullptr;
-          EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
-          EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
-                    cudaSuccess);
-          return d;
-        };
-        float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
-        const GemmProblem p = make_problem(Layout::RowMajor, ta == TMM_TRANS, tb == TMM_TRANS, g.m,
-                                           g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
-        const KernelPlan plan{row.tile, row.coarsening, 1};
-        if (row.workspace != nullptr && row.workspace(p, plan) > 0) {
-          ASSERT_EQ(cudaMalloc(&workspace, row.workspace(p, plan) * sizeof(float)), cudaSuccess);
-        }
-        row.launch(p, plan, workspace, nullptr);
-        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-        ASSERT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
-                  cudaSuccess);
-        for (float* d : {a, b, c, workspace}) cudaFree(d);
-        EXPECT_TRUE(tmm_test::check_case(g, row.math_mode == MathMode::Tf32
-                                                ? tmm_test::Arithmetic::Tf32
-                                                : tmm_test::Arithmetic::Fp32));
+        run_row(row, g, KernelPlan{row.tile, row.coarsening, 1});
+        EXPECT_TRUE(tmm_test::check_case(g, arithmetic_of(row)));
       }
     }
   }
   // Compute capability 8.0 and later have the mma.sync rows at least.
-  if (major >= 8) {
+  if (cc >= 80) {
     EXPECT_GE(rows, 2);
   }
 }
@@ -842,15 +860,13 @@ TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
 // them), beta 0 and not, padded rows.
 TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  int device = 0, major = 0, minor = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   int rows = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (row.plan_tail == nullptr || !runs_here(row, 10 * major + minor)) continue;
+    if (row.plan_tail == nullptr || !runs_here(row, cc)) continue;
     ++rows;
     int variant = 0;
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -869,32 +885,15 @@ TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
           ++variant;
           SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g) + " tail " +
                        std::to_string(tail));
-          auto upload = [](const std::vector<float>& v) {
-            float* d = nullptr;
-            EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
-            EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
-                      cudaSuccess);
-            return d;
-          };
-          float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
-          const GemmProblem p =
-              make_problem(Layout::RowMajor, ta == TMM_TRANS, tb == TMM_TRANS, g.m, g.n, g.k,
-                           g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
           const KernelPlan plan{row.tile, row.coarsening, 4, tail};
-          const size_t unsplit = row.workspace(p, KernelPlan{row.tile, row.coarsening, 1});
-          ASSERT_GT(row.workspace(p, plan), unsplit) << "room for the partial sums";
-          ASSERT_EQ(cudaMalloc(&workspace, row.workspace(p, plan) * sizeof(float)), cudaSuccess);
-          // Poison: a partial sum the reduction missed would show.
-          ASSERT_EQ(cudaMemset(workspace, 0x7f, row.workspace(p, plan) * sizeof(float)),
-                    cudaSuccess);
-          row.launch(p, plan, workspace, nullptr);
-          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-          ASSERT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
-                    cudaSuccess);
-          for (float* d : {a, b, c, workspace}) cudaFree(d);
-          EXPECT_TRUE(tmm_test::check_case(g, row.math_mode == MathMode::Tf32
-                                                  ? tmm_test::Arithmetic::Tf32
-                                                  : tmm_test::Arithmetic::Fp32));
+          const GemmProblem shape =
+              make_problem(Layout::RowMajor, ta == TMM_TRANS, tb == TMM_TRANS, g.m, g.n, g.k,
+                           g.alpha, nullptr, g.lda, nullptr, g.ldb, g.beta, nullptr, g.ldc);
+          ASSERT_GT(row.workspace(shape, plan),
+                    row.workspace(shape, KernelPlan{row.tile, row.coarsening, 1}))
+              << "room for the partial sums";
+          run_row(row, g, plan);
+          EXPECT_TRUE(tmm_test::check_case(g, arithmetic_of(row)));
         }
       }
     }
@@ -902,7 +901,7 @@ TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
   // On cc 9.0 every row with a split runs (the Hopper rows: their sm_90a code loads).
   int with_split = 0;
   for (const KernelEntry& row : cuda_kernel_table()) with_split += row.plan_tail != nullptr;
-  if (major == 9 && minor == 0) {
+  if (cc == 90) {
     EXPECT_EQ(rows, with_split);
   }
 }
