@@ -157,6 +157,34 @@ TEST_F(CudaBackend, SplitKShapesMatchReference) {
   }
 }
 
+// A budget that holds the operands but not split-K's partial sums: the call runs the
+// same kernel unsplit (it used to fail with TMM_ERROR_OUT_OF_MEMORY), and the report
+// says so. Without the budget the planner splits this shape.
+TEST_F(CudaBackend, SplitKPartialsOverTheBudgetRunUnsplit) {
+  GemmCase g = random_case(192, 256, tmm_test::under_sanitizer() ? 4096 : 16384, TMM_ROW_MAJOR,
+                           TMM_NO_TRANS, TMM_NO_TRANS, 0.75f);
+  g.pad = 0;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  SCOPED_TRACE(tmm_test::describe(g));
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  GemmCase free_run = g;
+  ASSERT_EQ(tmm_test::run_case(h_, free_run), TMM_SUCCESS) << tmm_get_error_message(h_);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  ASSERT_GT(r.splits, 1) << "the shape must split for this test to mean anything";
+  // A, B and C as the direct path holds them (dense: every edge a multiple of 4), and
+  // 64 KiB: not the partial sums (splits x m x n floats).
+  const int64_t operands = 4 * (g.m * g.k + g.k * g.n + g.m * g.n);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, operands + (64 << 10)),
+            TMM_SUCCESS);
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.splits, 1);
+  EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
 // Split-K with exact arithmetic: small integers make every partial sum exact, so the
 // result must equal the FP64 reference bit for bit; a k-term dropped or counted
 // twice at a slice boundary shows as a wrong integer. The report must say that k
