@@ -347,8 +347,9 @@ const Config& config() {
 
 std::string effective_math(const Config& c) {
   if (!c.math.empty()) return c.math;
+  // As the library reads it at handle creation (lib/tiledmm_c.cpp): any case, untrimmed.
   const char* env = std::getenv("TMM_MATH_MODE");
-  const std::string v = env != nullptr ? lower(trim(env)) : std::string();
+  const std::string v = env != nullptr ? lower(env) : std::string();
   return is_math_mode(v) ? v : "fp32";
 }
 

@@ -173,11 +173,11 @@ class CudaBackend final : public Backend {
       // one needing none.
       if (need(config) > settings.device_budget && workspace_elements(config, d) > 0) {
         const KernelChoice unsplit = without_splits(config);
-        const KernelChoice without = choose_kernel(p, settings, profile_, false);
         if (need(unsplit) <= settings.device_budget) {
           config = unsplit;
-        } else if (need(without) <= settings.device_budget) {
-          config = without;
+        } else {
+          const KernelChoice without = choose_kernel(p, settings, profile_, false);
+          if (need(without) <= settings.device_budget) config = without;
         }
       }
       require(need(config) <= settings.device_budget, Status::OutOfMemory, "the direct path needs ",

@@ -21,6 +21,7 @@
 
 #include "../kernel_registry.hpp"
 #include "kernel_common.cuh"
+#include "kernels.hpp"
 
 namespace tiledmm {
 
@@ -124,7 +125,7 @@ __global__ void tail_reduce_kernel(GemmProblem p, TailSplit t, int64_t rows, int
   }
 }
 
-// Enqueues tail_reduce_kernel when `t` splits any tile.
+// Enqueues tail_reduce_kernel when `t` splits any tile; throws Error on a launch failure.
 template <int BM, int BN, int GROUP_M, bool kTransposed, bool kCorrected>
 void launch_tail_reduce(const GemmProblem& p, const TailSplit& t, int64_t rows, int64_t cols,
                         cudaStream_t stream) {
@@ -133,6 +134,7 @@ void launch_tail_reduce(const GemmProblem& p, const TailSplit& t, int64_t rows, 
   const dim3 grid(unsigned(ceil_div(BM * BN, kThreads)), unsigned(t.tail_tiles));
   tail_reduce_kernel<BM, BN, GROUP_M, kTransposed, kCorrected>
       <<<grid, kThreads, 0, stream>>>(p, t, rows, cols);
+  check_cuda(cudaGetLastError(), "tail reduction kernel launch");
 }
 
 }  // namespace tiledmm

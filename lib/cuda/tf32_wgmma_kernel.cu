@@ -375,7 +375,6 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* work
                                sm90::operand_map(a, true, p.m, p.k, lda, kBN), p, plan, partials,
                                stream);
   }
-  check_cuda(cudaGetLastError(), "tf32 wgmma tail reduction launch");
 }
 
 }  // namespace tiledmm
