@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace tiledmm::blas {
 
@@ -56,30 +58,57 @@ int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb
 // The fast path takes products with 1 <= m, n, k <= 65536 only: then 2 m n k cannot
 // overflow (it is at most 2^49), there is no quick return (with alpha != 0), and the
 // reference's bounds max(1, x) on the leading dimensions are the sizes themselves.
-// Larger products take the general way, whose cost is nothing next to theirs.
-inline bool fast_sizes(int m, int n, int k) {
-  return ((unsigned(m) - 1u) | (unsigned(n) - 1u) | (unsigned(k) - 1u)) <= 0xFFFFu;
+// Larger products take the general way, whose cost is nothing next to theirs. Int is
+// int, or int64_t for the ILP64 entry points.
+template <class Int>
+inline bool fast_sizes(Int m, Int n, Int k) {
+  using U = std::make_unsigned_t<Int>;
+  return ((U(m) - 1u) | (U(n) - 1u) | (U(k) - 1u)) <= 0xFFFFu;
+}
+
+// x != 0.0f, tested on its bits with integer instructions (all but the sign bit
+// zero: +-0; NaN is nonzero, as in the comparison): the Fortran fast path, which
+// gets alpha by reference, needs no floating-point instruction.
+inline bool nonzero(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits << 1) != 0;
 }
 
 // flops_of (router.cpp) for fast_sizes and alpha != 0.
-inline uint64_t fast_flops(int m, int n, int k) {
+template <class Int>
+inline uint64_t fast_flops(Int m, Int n, Int k) {
   return 2 * uint64_t(m) * uint64_t(n) * uint64_t(k);
 }
 
+// LSAME's classes of a transpose character, by its byte: 0 invalid, 1 N or n (no
+// transpose), 2 T, t, C or c. One load instead of a chain of tests.
+struct TransClasses {
+  unsigned char of[256];
+};
+constexpr TransClasses make_trans_classes() {
+  TransClasses t{};
+  t.of['N'] = t.of['n'] = 1;
+  t.of['T'] = t.of['t'] = t.of['C'] = t.of['c'] = 2;
+  return t;
+}
+inline constexpr TransClasses kTransClasses = make_trans_classes();
+
 // fortran_info(upper(transa), upper(transb), ...) == 0, for sizes that pass
 // fast_sizes (then max(1, x) is x).
-inline bool fortran_valid(const char* transa, const char* transb, int m, int n, int k, int lda,
-                          int ldb, int ldc) {
-  // LSAME: a letter and its other case differ in bit 5 only (no other byte maps there).
-  const char ta = char(*transa | 0x20), tb = char(*transb | 0x20);
-  const bool nota = ta == 'n', notb = tb == 'n';
-  return (nota || ta == 't' || ta == 'c') && (notb || tb == 't' || tb == 'c') &&
-         lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
+template <class Int>
+inline bool fortran_valid(const char* transa, const char* transb, Int m, Int n, Int k, Int lda,
+                          Int ldb, Int ldc) {
+  const unsigned ta = kTransClasses.of[static_cast<unsigned char>(*transa)];
+  const unsigned tb = kTransClasses.of[static_cast<unsigned char>(*transb)];
+  const bool nota = ta == 1, notb = tb == 1;
+  return ta != 0 && tb != 0 && lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
 }
 
 // cblas_info(...) == 0, for sizes that pass fast_sizes.
-inline bool cblas_valid(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb,
-                        int ldc) {
+template <class Int>
+inline bool cblas_valid(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb,
+                        Int ldc) {
   if (unsigned(ta) - unsigned(kNoTrans) > 2u || unsigned(tb) - unsigned(kNoTrans) > 2u)
     return false;
   const bool nota = ta == kNoTrans, notb = tb == kNoTrans;

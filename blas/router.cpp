@@ -39,8 +39,10 @@ namespace tiledmm::blas {
 
 __thread int t_fallback_depth __attribute__((tls_model("initial-exec"))) = 0;
 const Route g_no_route;  // every call the general way
+const Route64 g_no_route64;
 std::atomic<const Route*> g_route{&g_no_route};
-std::atomic<bool> g_saw_inner_call{false};
+std::atomic<const Route64*> g_route64{&g_no_route64};
+__thread unsigned t_inner_calls = 0;
 
 namespace {
 
@@ -326,41 +328,47 @@ uint64_t largest_at_most(double bound) {
   return lo;
 }
 
-// Whether the fallback's cblas_sgemm calls sgemm_: one 1 x 1 x 1 product, made as
-// the fast path would make it, tells (an inner call sets g_saw_inner_call). A CBLAS
-// calls its SGEMM for every product or for none (the reference and BLIS do;
-// OpenBLAS, MKL and ATLAS do not); any inner call seen before counts as "it does".
-bool cblas_calls_sgemm(CblasSgemm<int> fn) {
-  const float a = 1.0f, b = 1.0f;
-  float c = 0.0f;
+// Whether `call`, made inside a FallbackScope, reaches this library again (each
+// entry point counts such inner calls in t_inner_calls). One 1 x 1 x 1 product, as
+// the fast path would make it, tells: a CBLAS calls its SGEMM for every product or
+// for none (the reference and BLIS do; OpenBLAS, MKL and ATLAS do not), and no
+// SGEMM known calls back.
+template <class Call>
+bool calls_back(Call call) {
+  const unsigned before = t_inner_calls;
   {
     FallbackScope scope;
-    fn(kColMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+    call();
   }
-  return g_saw_inner_call.load(std::memory_order_relaxed);
+  return t_inner_calls != before;
 }
 
-// Whether the fallback's sgemm_ calls back into this library (its sgemm_ or
-// cblas_sgemm, which set g_saw_inner_call when reached inside a FallbackScope): one
-// 1 x 1 x 1 product. Made before the CBLAS probe, whose inner calls would count here.
-bool sgemm_calls_back(FortranSgemm<int> fn) {
-  const float a = 1.0f, b = 1.0f, zero = 0.0f, one = 1.0f;
-  const int n1 = 1;
-  float c = 0.0f;
-  {
-    FallbackScope scope;
+template <class Int>
+bool sgemm_calls_back(FortranSgemm<Int> fn) {
+  return calls_back([fn] {
+    const float a = 1.0f, b = 1.0f, zero = 0.0f, one = 1.0f;
+    const Int n1 = 1;
+    float c = 0.0f;
     fn("N", "N", &n1, &n1, &n1, &one, &a, &n1, &b, &n1, &zero, &c, &n1, 1, 1);
-  }
-  return g_saw_inner_call.load(std::memory_order_relaxed);
+  });
 }
 
-Route build_route() {
+template <class Int>
+bool cblas_calls_back(CblasSgemm<Int> fn) {
+  return calls_back([fn] {
+    const float a = 1.0f, b = 1.0f;
+    float c = 0.0f;
+    fn(kColMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+  });
+}
+
+// The bound of the fast path, and whether it applies at all (RouteOf::fast, without
+// its fallback).
+template <class Int>
+RouteOf<Int> route_base() {
   const Config& cfg = config();  // opens the log
-  const Fallback& f = fallback();
-  Route r;
-  r.sgemm = f.sgemm;
-  r.cblas_sgemm = f.cblas_sgemm;
-  r.fast = f.sgemm != nullptr && !Log::enabled();
+  RouteOf<Int> r;
+  r.fast = !Log::enabled();
   switch (cfg.threshold) {
     case ThresholdMode::kNever:
       r.fallback_max_flops = UINT64_MAX;
@@ -379,30 +387,62 @@ Route build_route() {
       break;
   }
   r.fast = r.fast && r.fallback_max_flops > 0;
+  return r;
+}
+
+Route build_route() {
+  Route r = route_base<int>();
+  const Fallback& f = fallback();
+  r.sgemm = f.sgemm;
+  r.cblas_sgemm = f.cblas_sgemm;
+  r.fast = r.fast && f.sgemm != nullptr;
   r.sgemm_direct = r.fast && !sgemm_calls_back(r.sgemm);
   r.fast_cblas = r.fast && r.cblas_sgemm != nullptr;
-  r.cblas_direct = r.fast_cblas && !cblas_calls_sgemm(r.cblas_sgemm);
+  r.cblas_direct = r.fast_cblas && !cblas_calls_back(r.cblas_sgemm);
   return r;
+}
+
+// ILP64: the fast path only jumps (shim.cpp has no FallbackScope wrappers for it).
+Route64 build_route64() {
+  Route64 r = route_base<int64_t>();
+  const Fallback64& f = fallback64();
+  r.sgemm = f.sgemm;
+  r.cblas_sgemm = f.cblas_sgemm;
+  r.sgemm_direct = r.fast && f.sgemm != nullptr && !sgemm_calls_back(r.sgemm);
+  r.fast = r.sgemm_direct;
+  r.cblas_direct = r.fast && f.cblas_sgemm != nullptr && !cblas_calls_back(r.cblas_sgemm);
+  r.fast_cblas = r.cblas_direct;
+  return r;
+}
+
+// Makes a Route once. No lock: a child of fork() never waits for a thread its parent
+// had, and the probes may call back into the library.
+template <class R, R (*build)()>
+const R& made_once(std::atomic<const R*>& published, const R& none) {
+  const R* r = published.load(std::memory_order_acquire);
+  if (r != &none) return *r;
+  static R made;  // constant-initialised: no guard, no destructor
+  static std::atomic<bool> making{false};
+  if (making.exchange(true, std::memory_order_acq_rel)) return none;
+  made = build();
+  published.store(&made, std::memory_order_release);
+  return made;
 }
 
 }  // namespace
 
-const Route& route() {
-  const Route* r = g_route.load(std::memory_order_acquire);
-  if (r != &g_no_route) return *r;
-  static Route made;  // constant-initialised: no guard, no destructor
-  static std::atomic<bool> making{false};
-  // No lock: a child of fork() never waits for a thread its parent had, and the probe
-  // above may call back into the library.
-  if (making.exchange(true, std::memory_order_acq_rel)) return g_no_route;
-  made = build_route();
-  g_route.store(&made, std::memory_order_release);
-  return made;
-}
+const Route& route() { return made_once<Route, build_route>(g_route, g_no_route); }
+
+const Route64& route64() { return made_once<Route64, build_route64>(g_route64, g_no_route64); }
 
 void run_gemm(const GemmCall& c) noexcept {
   try {
-    route();  // made by the first call; later ones may take the fast path (shim.cpp)
+    // Made by the first call; later ones may take the fast path (shim.cpp).
+    if (is_wide(c.routine)) {
+      route64();
+    } else {
+      route();
+    }
     const Config& cfg = config();
     const bool logging = Log::enabled();
     if (c.m == 0 || c.n == 0 || ((c.alpha == 0.0f || c.k == 0) && c.beta == 1.0f)) {
@@ -484,6 +524,22 @@ int pilaenv(const int* ictxt, const char* prec) noexcept {
   }
 }
 
+namespace {
+
+// The fast path of the entry points as the Route has it: jump (to the fallback's
+// routine), scoped (to it inside a FallbackScope), off, or unmade (no call yet).
+template <class Int>
+std::string fast_path_text(const RouteOf<Int>* r, const RouteOf<Int>* none, const char* fortran,
+                           const char* cblas) {
+  auto one = [&](bool fast, bool direct) {
+    return r == none ? "unmade" : !fast ? "off" : direct ? "jump" : "scoped";
+  };
+  return std::string(fortran) + "=" + one(r->fast, r->sgemm_direct) + " " + cblas + "=" +
+         one(r->fast_cblas, r->cblas_direct);
+}
+
+}  // namespace
+
 std::string describe() {
   const Config& cfg = config();
   const Fallback& f = fallback();
@@ -515,8 +571,13 @@ std::string describe() {
          " config=" + (cfg.config_file.empty() ? "none" : cfg.config_file) +
          "; fallback=" + (f.path.empty() ? "none" : f.path) +
          (f.refused.empty() ? "" : " (refused: " + f.refused + ")") +
-         "; fallback64=" + (f64.path.empty() ? "none" : f64.path) + "; model: " + model_text +
-         "; tiledmm: " + Engine::instance().describe();
+         "; fallback64=" + (f64.path.empty() ? "none" : f64.path) + "; fast path: " +
+         fast_path_text(g_route.load(std::memory_order_acquire), &g_no_route, "sgemm_",
+                        "cblas_sgemm") +
+         " " +
+         fast_path_text(g_route64.load(std::memory_order_acquire), &g_no_route64, "sgemm_64_",
+                        "cblas_sgemm64_") +
+         "; model: " + model_text + "; tiledmm: " + Engine::instance().describe();
 }
 
 }  // namespace tiledmm::blas

@@ -62,12 +62,16 @@ class FallbackScope {
 // once, by the first call that reaches run_gemm, from the settings and the fallback,
 // which are fixed for the life of the process; the threshold it encodes is exactly
 // run_gemm's. Until it is made (g_route points to a Route without the fast path)
-// every call goes the general way.
-struct Route {
-  // The fast path applies: no log (every call logs a line), a fallback SGEMM, and a
-  // threshold other than "all" that leaves some calls to the fallback.
+// every call goes the general way. Int: int for sgemm_ and cblas_sgemm (Route), or
+// int64_t for sgemm_64_ and cblas_sgemm64_ (Route64, made by the first of those
+// calls, so that a program that never makes one never loads an ILP64 BLAS).
+template <class Int>
+struct RouteOf {
+  // The fast path applies: no log (every call logs a line), a fallback SGEMM (for
+  // Route64: one that never calls back into this library), and a threshold other
+  // than "all" that leaves some calls to the fallback.
   bool fast = false;
-  bool fast_cblas = false;  // fast, and the fallback has cblas_sgemm
+  bool fast_cblas = false;  // fast, and the fallback has cblas_sgemm (Route64: direct)
   // The fallback's cblas_sgemm never calls sgemm_ (OpenBLAS's does not; the
   // reference CBLAS's does, through the PLT, which reaches this library): then the
   // fast path needs no FallbackScope around it and jumps to it (a tail call).
@@ -80,20 +84,25 @@ struct Route {
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
   // fixed overhead), just below a flop threshold, or every call.
   uint64_t fallback_max_flops = 0;
-  FortranSgemm<int> sgemm = nullptr;      // fallback().sgemm
-  CblasSgemm<int> cblas_sgemm = nullptr;  // fallback().cblas_sgemm (may be nullptr)
+  FortranSgemm<Int> sgemm = nullptr;      // fallback().sgemm (fallback64().sgemm)
+  CblasSgemm<Int> cblas_sgemm = nullptr;  // fallback().cblas_sgemm (may be nullptr)
 };
+using Route = RouteOf<int>;
+using Route64 = RouteOf<int64_t>;
 
 // Never nullptr: the Route, or one without the fast path until it is made.
 extern std::atomic<const Route*> g_route __attribute__((visibility("hidden")));
+extern std::atomic<const Route64*> g_route64 __attribute__((visibility("hidden")));
 
 // Makes the Route on the first call (lock-free: a thread that finds another making
 // it, or a call made while it is made, gets a Route without the fast path).
 const Route& route();
+const Route64& route64();  // the same, for the ILP64 entry points
 
-// An inner call reached the library (FallbackScope active): set, never cleared. The
-// Route's probe of the fallback's cblas_sgemm reads it.
-extern std::atomic<bool> g_saw_inner_call __attribute__((visibility("hidden")));
+// Calls that reached the library inside a FallbackScope on this thread: the Route's
+// probes (does this fallback routine call back into the library?) compare it
+// before and after one call.
+extern __thread unsigned t_inner_calls __attribute__((visibility("hidden")));
 
 // The text of tmm_blas_describe.
 std::string describe();

@@ -13,10 +13,12 @@
 // lda 9, ldb 11, ldc 14 (what the fallback's cblas_sgemm reports is its own affair:
 // the reference reports the Fortran routine's numbers for the sizes).
 //
-// The checks themselves are in args.hpp. sgemm_ and cblas_sgemm start with the
-// small calls' fast path: a valid call with work in it, below the routing threshold
-// (Route, router.hpp), goes straight to the fallback's routine of the same name with
-// the caller's own arguments, and is counted; nothing else is done for it.
+// The checks themselves are in args.hpp. The four GEMM entry points start with the
+// small calls' fast path (fast_path.hpp): a valid call with work in it, below the
+// routing threshold (Route, router.hpp), goes straight to the fallback's routine of
+// the same name with the caller's own arguments, and is counted; nothing else is
+// done for it. On x86-64 the entry points themselves are trampolines in assembly
+// (trampolines.cpp) that ask this file's decision functions where to jump.
 // Everything else (invalid arguments, quick returns, the log, calls tiledmm may
 // take) goes the general way, out of line.
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "config.hpp"
 #include "counters.hpp"
 #include "fallback.hpp"
+#include "fast_path.hpp"
 #include "log.hpp"
 #include "router.hpp"
 #include "tiledmm/tiledmm_blas.h"
@@ -50,6 +53,7 @@ using tiledmm::blas::kNoTrans;
 using tiledmm::blas::kRowMajor;
 using tiledmm::blas::kTrans;
 using tiledmm::blas::Log;
+using tiledmm::blas::nonzero;
 using tiledmm::blas::Route;
 using tiledmm::blas::Routine;
 using tiledmm::blas::routine_name;
@@ -134,13 +138,15 @@ void report_fortran(const FortranArgs<int64_t>& x, int info) {
 template <class Int>
 void fortran_entry(Routine r, const FortranArgs<Int>& x) noexcept {
   try {
-    if constexpr (sizeof(Int) == sizeof(int)) {
-      // An inner call from the fallback itself (its CBLAS calling its SGEMM).
-      if (FallbackScope::active() && fallback().sgemm != nullptr) {
-        if (!tiledmm::blas::g_saw_inner_call.load(std::memory_order_relaxed))
-          tiledmm::blas::g_saw_inner_call.store(true, std::memory_order_relaxed);
-        lp64_sgemm(x);
-        return;
+    // An inner call from the fallback itself (its CBLAS calling its SGEMM): what the
+    // Route's probes ask.
+    if (FallbackScope::active()) {
+      ++tiledmm::blas::t_inner_calls;
+      if constexpr (sizeof(Int) == sizeof(int)) {
+        if (fallback().sgemm != nullptr) {
+          lp64_sgemm(x);
+          return;
+        }
       }
     }
     const char ta = upper(x.ta), tb = upper(x.tb);
@@ -225,9 +231,8 @@ void report_cblas(const CblasArgs<int64_t>& x, int info) {
 template <class Int>
 void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
   try {
-    // Reached from the fallback itself: what the Route's probe of its sgemm_ asks.
-    if (FallbackScope::active() && !tiledmm::blas::g_saw_inner_call.load(std::memory_order_relaxed))
-      tiledmm::blas::g_saw_inner_call.store(true, std::memory_order_relaxed);
+    // Reached from the fallback itself: what the Route's probes ask.
+    if (FallbackScope::active()) ++tiledmm::blas::t_inner_calls;
     const int info = cblas_info<Int>(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.lda, x.ldb, x.ldc);
     if (info != 0) {
       log_invalid(r, info);
@@ -259,31 +264,33 @@ void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
 
 // ---- The small calls' fast path ------------------------------------------------
 
-// The general way, for every call the fast path does not take. Out of line, with the
-// entry point's own parameters, so that the entry point jumps here with its
-// arguments where they are. The first call of the process comes here (run_gemm
-// makes the Route), and the first count of each thread (which takes its block).
+// The general way, for every call the fast path does not take, with the entry
+// point's own parameters (the trampolines jump here with the caller's arguments
+// where they are). The first call of the process comes here (run_gemm makes the
+// Route), and the first count of each thread (which takes its block).
+template <class Int>
 __attribute__((noinline, cold)) void sgemm_general(const char* transa, const char* transb,
-                                                   const int* m, const int* n, const int* k,
+                                                   const Int* m, const Int* n, const Int* k,
                                                    const float* alpha, const float* a,
-                                                   const int* lda, const float* b, const int* ldb,
-                                                   const float* beta, float* c,
-                                                   const int* ldc) noexcept {
-  fortran_entry<int>(Routine::kSgemm,
+                                                   const Int* lda, const float* b, const Int* ldb,
+                                                   const float* beta, float* c, const Int* ldc,
+                                                   size_t, size_t) noexcept {
+  fortran_entry<Int>(sizeof(Int) == sizeof(int) ? Routine::kSgemm : Routine::kSgemm64,
                      {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
-__attribute__((noinline, cold)) void cblas_general(int layout, int transa, int transb, int m, int n,
-                                                   int k, float alpha, const float* a, int lda,
-                                                   const float* b, int ldb, float beta, float* c,
-                                                   int ldc) noexcept {
-  cblas_entry<int>(Routine::kCblasSgemm,
+template <class Int>
+__attribute__((noinline, cold)) void cblas_general(int layout, int transa, int transb, Int m, Int n,
+                                                   Int k, float alpha, const float* a, Int lda,
+                                                   const float* b, Int ldb, float beta, float* c,
+                                                   Int ldc) noexcept {
+  cblas_entry<Int>(sizeof(Int) == sizeof(int) ? Routine::kCblasSgemm : Routine::kCblasSgemm64,
                    {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
 // The fallback's cblas_sgemm inside a FallbackScope, for the fast path when it calls
 // sgemm_ (through the PLT: this library's), so that such inner calls go straight
-// back to the fallback. With the entry point's parameters, so that it jumps here.
+// back to the fallback.
 __attribute__((noinline)) void cblas_in_scope(int layout, int transa, int transb, int m, int n,
                                               int k, float alpha, const float* a, int lda,
                                               const float* b, int ldb, float beta, float* c,
@@ -306,69 +313,118 @@ __attribute__((noinline)) void sgemm_in_scope(const char* transa, const char* tr
       ->sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
 }
 
+template <class Int>
+const tiledmm::blas::RouteOf<Int>& current_route() {
+  if constexpr (sizeof(Int) == sizeof(int)) {
+    return *tiledmm::blas::g_route.load(std::memory_order_acquire);
+  } else {
+    return *tiledmm::blas::g_route64.load(std::memory_order_acquire);
+  }
+}
+
+// The decision of sgemm_ (sgemm_64_): the fallback's SGEMM when the Route is made
+// and this thread has its counter block (so that nothing on the way is a call), the
+// call is not the fallback's own, the sizes are small (fast_sizes), the arguments
+// valid, alpha != 0, and 2 m n k within the Route's bound; counted first. Else the
+// general way.
+template <class Int>
+tiledmm::blas::FortranSgemm<Int> sgemm_target(const tiledmm::blas::FortranFrame<Int>& x) {
+  const tiledmm::blas::RouteOf<Int>& route = current_route<Int>();
+  if (__builtin_expect(route.fast && !FallbackScope::active() && Counters::ready(), 1)) {
+    const Int m = *x.m, n = *x.n, k = *x.k;
+    if (fast_sizes(m, n, k) && fortran_valid(x.transa, x.transb, m, n, k, *x.lda, *x.ldb, *x.ldc) &&
+        nonzero(*x.alpha)) {
+      const uint64_t flops = fast_flops(m, n, k);
+      if (flops <= route.fallback_max_flops) {
+        if constexpr (sizeof(Int) == sizeof(int)) {
+          Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                             flops);
+          return route.sgemm_direct ? route.sgemm : sgemm_in_scope;
+        } else {
+          Counters::add_call(Routine::kSgemm64, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                             flops);
+          return route.sgemm;  // RouteOf<int64_t>::fast: sgemm_direct
+        }
+      }
+    }
+  }
+  return sgemm_general<Int>;
+}
+
+// The same for cblas_sgemm (cblas_sgemm64_), to the fallback's cblas_sgemm: by a
+// jump when it never calls sgemm_, else inside a FallbackScope. Inline in the entry
+// point, whose every way out is then one jump with the caller's arguments.
+template <class Int>
+tiledmm::blas::CblasSgemm<Int> cblas_target(int layout, int transa, int transb, Int m, Int n, Int k,
+                                            float alpha, Int lda, Int ldb, Int ldc) {
+  const tiledmm::blas::RouteOf<Int>& route = current_route<Int>();
+  if (__builtin_expect(route.fast_cblas && Counters::ready(), 1) && fast_sizes(m, n, k) &&
+      cblas_valid(layout, transa, transb, m, n, k, lda, ldb, ldc) && alpha != 0.0f) {
+    const uint64_t flops = fast_flops(m, n, k);
+    if (flops <= route.fallback_max_flops) {
+      if constexpr (sizeof(Int) == sizeof(int)) {
+        Counters::add_call(Routine::kCblasSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                           flops);
+        return route.cblas_direct ? route.cblas_sgemm : cblas_in_scope;
+      } else {
+        Counters::add_call(Routine::kCblasSgemm64, Counter::kFallbackCalls, Counter::kFallbackFlops,
+                           flops);
+        return route.cblas_sgemm;  // RouteOf<int64_t>::fast_cblas: cblas_direct
+      }
+    }
+  }
+  return cblas_general<Int>;
+}
+
 }  // namespace
 
 extern "C" {
 
-// The fast path: the Route is made and this thread has its counter block (so that
-// nothing on the way is a call), the sizes are small (fast_sizes), the arguments are
-// valid, alpha != 0, and 2 m n k is within the Route's bound: the fallback's SGEMM on
-// the caller's own arguments, counted first, by a jump where it never calls back.
+tiledmm::blas::FortranSgemm<int> tmm_blas_sgemm_target(
+    const tiledmm::blas::FortranFrame<int>* frame) noexcept {
+  return sgemm_target<int>(*frame);
+}
+
+tiledmm::blas::FortranSgemm<int64_t> tmm_blas_sgemm64_target(
+    const tiledmm::blas::FortranFrame<int64_t>* frame) noexcept {
+  return sgemm_target<int64_t>(*frame);
+}
+
+#if !TMM_BLAS_ASM_ENTRIES
+// The entry points without the trampolines (fast_path.hpp): the frame filled here.
 // The Fortran ABI's hidden lengths of TRANSA and TRANSB (gfortran passes them after
-// the 13 arguments; C callers mostly do not) are in the signature only to be passed
-// on as they came: the fallback reads the same stack slots it would have read had the
-// caller called it directly, and the call can be a jump (the same argument area).
-TMM_BLAS_API __attribute__((hot)) void sgemm_(const char* transa, const char* transb, const int* m,
-                                              const int* n, const int* k, const float* alpha,
-                                              const float* a, const int* lda, const float* b,
-                                              const int* ldb, const float* beta, float* c,
-                                              const int* ldc, size_t transa_len,
-                                              size_t transb_len) noexcept {
-  const Route& route = *tiledmm::blas::g_route.load(std::memory_order_acquire);
-  if (__builtin_expect(route.fast && !FallbackScope::active() && Counters::ready(), 1)) {
-    const int mm = *m, nn = *n, kk = *k;
-    if (fast_sizes(mm, nn, kk) && fortran_valid(transa, transb, mm, nn, kk, *lda, *ldb, *ldc) &&
-        *alpha != 0.0f) {
-      const uint64_t flops = fast_flops(mm, nn, kk);
-      if (flops <= route.fallback_max_flops) {
-        Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                           flops);
-        return (route.sgemm_direct ? route.sgemm : sgemm_in_scope)(
-            transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
-      }
-    }
-  }
-  return sgemm_general(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+// the 13 arguments; C callers mostly do not) are passed on as they came.
+TMM_BLAS_API void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                         const int* k, const float* alpha, const float* a, const int* lda,
+                         const float* b, const int* ldb, const float* beta, float* c,
+                         const int* ldc, size_t transa_len, size_t transb_len) noexcept {
+  const tiledmm::blas::FortranFrame<int> frame{transa, transb, m, n,   k,    alpha, nullptr,
+                                               a,      lda,    b, ldb, beta, c,     ldc};
+  const auto target = tmm_blas_sgemm_target(&frame);
+  target(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
 }
 
 TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_t* m,
                             const int64_t* n, const int64_t* k, const float* alpha, const float* a,
                             const int64_t* lda, const float* b, const int64_t* ldb,
-                            const float* beta, float* c, const int64_t* ldc) noexcept {
-  fortran_entry<int64_t>(Routine::kSgemm64,
-                         {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+                            const float* beta, float* c, const int64_t* ldc, size_t transa_len,
+                            size_t transb_len) noexcept {
+  const tiledmm::blas::FortranFrame<int64_t> frame{transa, transb, m, n,   k,    alpha, nullptr,
+                                                   a,      lda,    b, ldb, beta, c,     ldc};
+  const auto target = tmm_blas_sgemm64_target(&frame);
+  target(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
 }
 
-// As sgemm_, to the fallback's cblas_sgemm. Every way out is one jump with the
-// caller's arguments where they are (no copy of the six on the stack, with a compiler
-// that sees they are unchanged: clang does, GCC 12 copies them): to the fallback's
-// routine when it never calls sgemm_, else to it inside a FallbackScope, else to the
-// general way.
+#endif  // !TMM_BLAS_ASM_ENTRIES
+
+// The CBLAS entry points stay C++ (fast_path.hpp says why): every way out is one jump
+// with the caller's arguments (GCC 12 copies the six stack arguments out and back on
+// the way; clang sees they are unchanged).
 TMM_BLAS_API __attribute__((hot)) void cblas_sgemm(int layout, int transa, int transb, int m, int n,
                                                    int k, float alpha, const float* a, int lda,
                                                    const float* b, int ldb, float beta, float* c,
                                                    int ldc) noexcept {
-  const Route& route = *tiledmm::blas::g_route.load(std::memory_order_acquire);
-  tiledmm::blas::CblasSgemm<int> target = cblas_general;
-  if (__builtin_expect(route.fast_cblas && Counters::ready(), 1) && fast_sizes(m, n, k) &&
-      cblas_valid(layout, transa, transb, m, n, k, lda, ldb, ldc) && alpha != 0.0f) {
-    const uint64_t flops = fast_flops(m, n, k);
-    if (flops <= route.fallback_max_flops) {
-      Counters::add_call(Routine::kCblasSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                         flops);
-      target = route.cblas_direct ? route.cblas_sgemm : cblas_in_scope;
-    }
-  }
+  const auto target = cblas_target<int>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
   return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -376,8 +432,8 @@ TMM_BLAS_API void cblas_sgemm64_(int layout, int transa, int transb, int64_t m, 
                                  int64_t k, float alpha, const float* a, int64_t lda,
                                  const float* b, int64_t ldb, float beta, float* c,
                                  int64_t ldc) noexcept {
-  cblas_entry<int64_t>(Routine::kCblasSgemm64,
-                       {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+  const auto target = cblas_target<int64_t>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
+  return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TMM_BLAS_API int pilaenv_(const int* ictxt, const char* prec) noexcept {

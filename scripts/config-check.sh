@@ -7,7 +7,8 @@
 #      (TMM_CONFIG_CUDA_ARCH, default 90), to keep it short;
 #   2. no optional tools: nvcc and SWIG hidden, everything AUTO: the CUDA backend and
 #      both bindings turn off with a warning saying what is missing; the rest builds
-#      and its tests pass;
+#      and its tests pass. libtiledmm_blas is built here with its C++ entry points
+#      (TILEDMM_BLAS_PORTABLE_ENTRIES), as on targets other than x86-64;
 #   3. the JDK hidden: the Java binding turns off, the C# binding and its example
 #      still build;
 #   4. ON means required: TILEDMM_ENABLE_CUDA=ON without nvcc and
@@ -52,7 +53,8 @@ plain_makefiles() {
 no_optional_tools() {
   rm -rf build-cfg-notools
   "${hide_nvcc[@]}" cmake -S . -B build-cfg-notools -G Ninja \
-    -DCMAKE_DISABLE_FIND_PACKAGE_SWIG=TRUE >"$work/notools.log" 2>&1 ||
+    -DCMAKE_DISABLE_FIND_PACKAGE_SWIG=TRUE -DTILEDMM_BLAS_PORTABLE_ENTRIES=ON \
+    >"$work/notools.log" 2>&1 ||
     { cat "$work/notools.log"; return 1; }
   says "$work/notools.log" "no CUDA compiler (nvcc) found: building the CPU backend only" ||
     return 1

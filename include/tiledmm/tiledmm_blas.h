@@ -148,8 +148,10 @@ TMM_BLAS_API tmm_status tmm_blas_get_counters(tmm_blas_routine routine, tmm_blas
 /* Sets every counter to zero. Calls running meanwhile may be counted either side. */
 TMM_BLAS_API void tmm_blas_reset_counters(void);
 
-/* The effective settings, the fallback libraries, the cost model and whether tiledmm
- * has started, as one line of text, like snprintf: writes at most `size` bytes
+/* The effective settings, the fallback libraries, the small calls' fast path of each
+ * entry point (jump: straight to the fallback's routine; scoped: to it, marked as the
+ * fallback's own so that its inner calls return there; off; unmade: no call yet), the
+ * cost model and whether tiledmm has started, as one line of text, like snprintf: writes at most `size` bytes
  * (NUL included) and returns the length of the whole text. Reads the settings and
  * finds the fallback, but starts neither tiledmm nor CUDA. */
 TMM_BLAS_API size_t tmm_blas_describe(char* buffer, size_t size);

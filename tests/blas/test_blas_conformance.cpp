@@ -12,7 +12,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -283,6 +285,129 @@ Fn from_fallback(const char* name) {
 
 bool have_ilp64_fallback() {
   return tmm_blas_test::describe().find("fallback64=none") == std::string::npos;
+}
+
+// The fast path's state for one entry point, as tmm_blas_describe reports it.
+std::string fast_path_of(const std::string& text, const std::string& entry) {
+  const size_t at = text.find("fast path: ");
+  if (at == std::string::npos) return "(no fast path in the description)";
+  const size_t from = text.find(" " + entry + "=", at);
+  const size_t begin = from == std::string::npos ? text.find(": " + entry + "=", at) : from;
+  if (begin == std::string::npos) return "(" + entry + " not described)";
+  const size_t value = text.find('=', begin) + 1;
+  return text.substr(value, text.find_first_of(" ;", value) - value);
+}
+
+// The small calls' fast path (blas/fast_path.hpp) is as the settings make it: off
+// when every call goes to tiledmm; with routing "never", a jump to the fallback's
+// routine, or into it inside a scope for the reference CBLAS (which calls sgemm_
+// back through the PLT); for the ILP64 names only with an ILP64 fallback (and for
+// cblas_sgemm64_ only when that library has the suffixed name). Calls through it
+// are counted on the fallback, and compute what the fallback's own routine computes,
+// bit for bit.
+TEST(BlasConformance, FastPathOfFortranAndCblasEntriesAsTheSettingsSay) {
+  NEED_FALLBACK();
+  const int n = 5;
+  const float alpha = 1.25f, beta = -0.5f;
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = float(i % 7) - 3.0f;
+    b[i] = float(i % 5) * 0.5f - 1.0f;
+  }
+  const int64_t n64 = n;
+  auto run_all = [&](std::vector<float>& out) {
+    std::vector<float> c0(n * n, 0.25f);
+    out.clear();
+    for (int e = 0; e < 4; ++e) {
+      std::vector<float> x = c0;
+      if (e == 0)
+        sgemm_("T", "n", &n, &n, &n, &alpha, a.data(), &n, b.data(), &n, &beta, x.data(), &n);
+      if (e == 1)
+        cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, n, n, alpha, a.data(), n, b.data(), n, beta,
+                    x.data(), n);
+      if (e == 2)
+        sgemm_64_("n", "C", &n64, &n64, &n64, &alpha, a.data(), &n64, b.data(), &n64, &beta,
+                  x.data(), &n64);
+      if (e == 3)
+        cblas_sgemm64_(kColMajor, kConjTrans, kNoTrans, n64, n64, n64, alpha, a.data(), n64,
+                       b.data(), n64, beta, x.data(), n64);
+      out.insert(out.end(), x.begin(), x.end());
+    }
+  };
+  std::vector<float> first, second;
+  run_all(first);  // the first calls make the routes
+  const std::string text = tmm_blas_test::describe();
+  const auto route = tmm_blas_test::expected_route();
+  const bool reference = tmm_blas_test::env_or("TMM_TEST_FALLBACK_FLAVOUR") == "reference";
+  std::string cblas64 = "off";
+  const size_t f64 = text.find("fallback64=");
+  if (have_ilp64_fallback() && f64 != std::string::npos) {
+    const size_t from = f64 + std::strlen("fallback64=");
+    const std::string path = text.substr(from, text.find(';', from) - from);
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (lib != nullptr && dlsym(lib, "cblas_sgemm64_") != nullptr) cblas64 = "jump";
+  }
+  if (route == tmm_blas_test::Route::kTiledmm) {
+    for (const char* e : {"sgemm_", "cblas_sgemm", "sgemm_64_", "cblas_sgemm64_"})
+      EXPECT_EQ(fast_path_of(text, e), "off") << e << ": " << text;
+  } else if (route == tmm_blas_test::Route::kFallback) {
+    EXPECT_EQ(fast_path_of(text, "sgemm_"), "jump") << text;
+    EXPECT_EQ(fast_path_of(text, "cblas_sgemm"), reference ? "scoped" : "jump") << text;
+    EXPECT_EQ(fast_path_of(text, "sgemm_64_"), have_ilp64_fallback() ? "jump" : "off") << text;
+    EXPECT_EQ(fast_path_of(text, "cblas_sgemm64_"), cblas64) << text;
+  }
+  // The same calls again, now that the routes are made: the same results, bit for
+  // bit, and each counted once where the settings send it.
+  const auto before = snapshot();
+  run_all(second);
+  const auto after = snapshot();
+  EXPECT_EQ(first, second);
+  for (auto r :
+       {TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_SGEMM_64, TMM_BLAS_CBLAS_SGEMM_64}) {
+    const uint64_t tiledmm = after.at(r).tiledmm_calls - before.at(r).tiledmm_calls;
+    const uint64_t fallback = after.at(r).fallback_calls - before.at(r).fallback_calls;
+    EXPECT_EQ(tiledmm + fallback, 1u) << "routine " << int(r);
+    if (route == tmm_blas_test::Route::kFallback) {
+      EXPECT_EQ(fallback, 1u) << "routine " << int(r);
+      EXPECT_EQ(after.at(r).fallback_flops - before.at(r).fallback_flops, uint64_t(2 * n * n * n));
+    }
+  }
+  // And what the fallback's own routines compute from the same arguments.
+  const auto direct = from_fallback<FortranSgemm>("sgemm_");
+  ASSERT_NE(direct, nullptr);
+  std::vector<float> x(n * n, 0.25f);
+  direct("T", "n", &n, &n, &n, &alpha, a.data(), &n, b.data(), &n, &beta, x.data(), &n, 1, 1);
+  if (route == tmm_blas_test::Route::kFallback) {
+    EXPECT_TRUE(std::equal(x.begin(), x.end(), second.begin()));
+  }
+  // Against FP64, whoever computed them: op(A) op(B) with the four spellings above.
+  for (int e = 0; e < 4; ++e) {
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < n; ++i) {
+        double sum = 0.0;
+        for (int l = 0; l < n; ++l) {
+          // Column-major views: e 0: A^T B; e 1 (row-major A B^T): C^T = B A^T, the same
+          // column-major C^T; e 2: A B^T; e 3: A^T B.
+          double av, bv;
+          if (e == 0 || e == 3) {
+            av = a[i * n + l];
+            bv = b[j * n + l];
+          } else if (e == 1) {
+            // Row-major C (i, j) = sum_l A(i, l) B(j, l): stored at i * n + j.
+            av = a[i * n + l];
+            bv = b[j * n + l];
+          } else {
+            av = a[l * n + i];
+            bv = b[l * n + j];
+          }
+          sum += av * bv;
+        }
+        const double want = double(alpha) * sum + double(beta) * 0.25;
+        const size_t at = size_t(e) * n * n + (e == 1 ? size_t(i) * n + j : size_t(j) * n + i);
+        EXPECT_NEAR(second[at], want, 1e-5 * (1.0 + std::fabs(want))) << e << " " << i << " " << j;
+      }
+    }
+  }
 }
 
 // Each invalid call is reported exactly as the fallback's own sgemm_ reports it (the

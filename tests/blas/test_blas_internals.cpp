@@ -11,7 +11,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -244,6 +246,36 @@ TEST(BlasFastPath, SizesItTakes) {
     EXPECT_FALSE(fast_sizes(1, 1, bad)) << bad;
   }
   EXPECT_TRUE(fast_sizes(32768, 32767, 1));  // no bit of one hides another's
+}
+
+// The fast path's integer test of alpha agrees with alpha != 0.0f on every kind of
+// float, and on every bit pattern of the exponent and top of the mantissa.
+TEST(BlasFastPath, NonzeroAgreesWithTheComparison) {
+  using tiledmm::blas::nonzero;
+  const float special[] = {0.0f,
+                           -0.0f,
+                           std::numeric_limits<float>::denorm_min(),
+                           -std::numeric_limits<float>::denorm_min(),
+                           std::numeric_limits<float>::min(),
+                           1.0f,
+                           -2.5f,
+                           std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(),
+                           -std::numeric_limits<float>::quiet_NaN()};
+  for (float x : special) EXPECT_EQ(nonzero(x), x != 0.0f) << x;
+  int zeros = 0;
+  for (uint32_t high = 0; high < (1u << 16); ++high) {
+    for (uint32_t low : {0u, 1u, 0x8000u}) {
+      const uint32_t bits = (high << 16) | low;
+      float x;
+      std::memcpy(&x, &bits, sizeof x);
+      ASSERT_EQ(nonzero(x), x != 0.0f) << std::hex << bits;
+      zeros += x == 0.0f;
+    }
+  }
+  EXPECT_EQ(zeros, 2);  // +0 and -0
 }
 
 // For every size the fast path takes, its one test agrees with the reference's
