@@ -67,10 +67,11 @@ static_assert(sizeof(int) == 4 && sizeof(void*) == 8);
 }  // namespace tiledmm::blas
 
 // The decisions (shim.cpp), named in the trampolines' assembly: the function to jump
-// to with the caller's arguments. Never nullptr; nothing is thrown.
+// to with the caller's arguments. Never nullptr; nothing is thrown. `used`: only the
+// assembly refers to them, which link-time optimisation does not read.
 extern "C" {
-__attribute__((visibility("hidden"))) tiledmm::blas::FortranSgemm<int> tmm_blas_sgemm_target(
+__attribute__((visibility("hidden"), used)) tiledmm::blas::FortranSgemm<int> tmm_blas_sgemm_target(
     const tiledmm::blas::FortranFrame<int>* frame) noexcept;
-__attribute__((visibility("hidden"))) tiledmm::blas::FortranSgemm<int64_t> tmm_blas_sgemm64_target(
-    const tiledmm::blas::FortranFrame<int64_t>* frame) noexcept;
+__attribute__((visibility("hidden"), used)) tiledmm::blas::FortranSgemm<int64_t>
+tmm_blas_sgemm64_target(const tiledmm::blas::FortranFrame<int64_t>* frame) noexcept;
 }

@@ -147,6 +147,13 @@ void fortran_entry(Routine r, const FortranArgs<Int>& x) noexcept {
           lp64_sgemm(x);
           return;
         }
+      } else {
+        if (fallback64().sgemm != nullptr) {
+          FallbackScope scope;
+          fallback64().sgemm(x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta,
+                             x.c, x.ldc, 1, 1);
+          return;
+        }
       }
     }
     const char ta = upper(x.ta), tb = upper(x.tb);

@@ -298,13 +298,16 @@ std::string fast_path_of(const std::string& text, const std::string& entry) {
   return text.substr(value, text.find_first_of(" ;", value) - value);
 }
 
-// The small calls' fast path (blas/fast_path.hpp) is as the settings make it: off
-// when every call goes to tiledmm; with routing "never", a jump to the fallback's
-// routine, or into it inside a scope for the reference CBLAS (which calls sgemm_
-// back through the PLT); for the ILP64 names only with an ILP64 fallback (and for
-// cblas_sgemm64_ only when that library has the suffixed name). Calls through it
-// are counted on the fallback, and compute what the fallback's own routine computes,
-// bit for bit.
+// The small calls' fast path (blas/fast_path.hpp) is as the settings make it, as
+// tmm_blas_describe reports it: off when every call goes to tiledmm; with routing
+// "never", a jump to the fallback's routine, or into it inside a scope for the
+// reference CBLAS (which calls sgemm_ back through the PLT); for the ILP64 names only
+// with an ILP64 fallback (and for cblas_sgemm64_ only when that library has the
+// suffixed name, which is taken never to call back: OpenBLAS's does not). Calls made
+// once the routes exist are counted on the fallback and compute what the fallback's
+// own routine computes, bit for bit. (The fast path and the general way count alike:
+// which one a call took is not visible here; the conformance runs under "never" are
+// what exercise the fast path's every argument.)
 TEST(BlasConformance, FastPathOfFortranAndCblasEntriesAsTheSettingsSay) {
   NEED_FALLBACK();
   const int n = 5;

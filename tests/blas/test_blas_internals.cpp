@@ -248,6 +248,49 @@ TEST(BlasFastPath, SizesItTakes) {
   EXPECT_TRUE(fast_sizes(32768, 32767, 1));  // no bit of one hides another's
 }
 
+// The ILP64 versions of the fast path's checks agree with the reference's on values
+// beyond 32 bits, negative ones and the edges of the sizes it takes.
+TEST(BlasFastPath, Ilp64ChecksAgreeWithTheReference) {
+  using tiledmm::blas::fast_sizes;
+  const int64_t values[] = {INT64_MIN,
+                            -(int64_t(1) << 32),
+                            INT_MIN,
+                            -1,
+                            0,
+                            1,
+                            2,
+                            3,
+                            65535,
+                            65536,
+                            65537,
+                            INT_MAX,
+                            int64_t(1) << 31,
+                            int64_t(1) << 32,
+                            (int64_t(1) << 32) + 1,
+                            int64_t(1) << 48,
+                            INT64_MAX};
+  int taken = 0;
+  for (int64_t m : values)
+    for (int64_t n : values)
+      for (int64_t k : values) {
+        const bool fast = fast_sizes<int64_t>(m, n, k);
+        ASSERT_EQ(fast, m >= 1 && m <= 65536 && n >= 1 && n <= 65536 && k >= 1 && k <= 65536)
+            << m << " " << n << " " << k;
+        taken += fast;
+        if (!fast) continue;
+        for (int64_t ld : values) {
+          const char t = 'T', nn = 'n';
+          EXPECT_EQ(tiledmm::blas::fortran_valid<int64_t>(&t, &nn, m, n, k, ld, ld, ld),
+                    tiledmm::blas::fortran_info<int64_t>('T', 'N', m, n, k, ld, ld, ld) == 0);
+          for (int layout : {101, 102})
+            EXPECT_EQ(
+                tiledmm::blas::cblas_valid<int64_t>(layout, 112, 111, m, n, k, ld, ld, ld),
+                tiledmm::blas::cblas_info<int64_t>(layout, 112, 111, m, n, k, ld, ld, ld) == 0);
+        }
+      }
+  EXPECT_EQ(taken, 5 * 5 * 5);  // 1, 2, 3, 65535, 65536 each
+}
+
 // The fast path's integer test of alpha agrees with alpha != 0.0f on every kind of
 // float, and on every bit pattern of the exponent and top of the mantissa.
 TEST(BlasFastPath, NonzeroAgreesWithTheComparison) {
