@@ -1,28 +1,28 @@
-// The small calls' fast path of the Fortran entry points, in two halves: a
-// trampoline that keeps the caller's arguments where they are, and a decision, in
-// plain C++, of where they go.
+// The small calls' fast path: how the entry points hand a small call to the fallback
+// BLAS while adding next to nothing to it.
 //
-// Most BLAS calls are small, and the library must add next to nothing to them: it
-// checks the arguments, counts the call, and hands it to the fallback's routine of
-// the same name. For sgemm_ a C++ tail call costs more than the rest together: GCC 12
-// keeps the six register arguments in callee-saved registers and copies the nine
-// stack arguments out and back (117 instructions, counted by callgrind; 6.2 ns of a
-// 45 ns call on the development machine). So on x86-64 the exported sgemm_ and
-// sgemm_64_ are trampolines in assembly (trampolines.cpp). Each
-//   1. pushes its six register arguments, so that they lie right below the return
-//      address and the caller's stack arguments, forming a FortranFrame;
-//   2. calls its decision function (shim.cpp) with the frame's address;
-//   3. restores the registers and jumps to the function the decision returned, with
-//      every argument, the stack ones included, exactly as the caller passed them.
-// The decision returns the fallback's routine for a small valid call (having counted
-// it), or the library's general way (shim.cpp), which has the entry point's own
-// signature (4.0 ns in all on the same machine). Elsewhere (TMM_BLAS_ASM_ENTRIES 0)
-// shim.cpp defines them in C++: they fill a frame, ask the same decision, and call
-// what it returns.
-//
-// cblas_sgemm and cblas_sgemm64_ stay C++ (shim.cpp): their sizes come in registers,
-// and the same trampoline (with alpha and beta kept from xmm0 and xmm1) measured
-// 0.5 ns slower than GCC's tail call with its six copied stack slots.
+// Most BLAS calls are small. For each, the library checks the arguments, counts the
+// call, and hands it to the fallback's routine of the same name with the caller's
+// own arguments. In C++ that hand-over cost more than the rest together: GCC 12's
+// tail call keeps the register arguments in callee-saved registers and copies the
+// stack arguments out and back (117 instructions per sgemm_, counted by callgrind).
+// So on x86-64 the exported entry points are written in assembly (trampolines.cpp):
+//   - sgemm_ and cblas_sgemm first make the fast path's tests themselves, in
+//     scratch registers only, and jump straight to the fallback's routine (about 55
+//     instructions). Any call they do not take goes to the C++ below, which makes
+//     every test again: the assembly never takes a call the C++ would not.
+//   - The Fortran trampoline (sgemm_64_, and sgemm_ after its fast path)
+//     1. pushes its six register arguments, so that they lie right below the return
+//        address and the caller's stack arguments, forming a FortranFrame;
+//     2. calls its decision function (shim.cpp) with the frame's address;
+//     3. restores the registers and jumps to the function the decision returned,
+//        with every argument, the stack ones included, exactly as the caller passed
+//        them: the fallback's routine for a small valid call (counted), or the
+//        library's general way (shim.cpp), which has the entry point's signature.
+//   - cblas_sgemm's C++ half is tmm_blas_cblas_sgemm_cxx (shim.cpp), reached by a
+//     jump; cblas_sgemm64_ is C++ only.
+// Elsewhere (TMM_BLAS_ASM_ENTRIES 0) shim.cpp defines the entry points in C++: they
+// fill a frame, ask the same decisions, and call what they return.
 #pragma once
 
 #include <cstddef>
@@ -74,4 +74,8 @@ __attribute__((visibility("hidden"), used)) tiledmm::blas::FortranSgemm<int> tmm
     const tiledmm::blas::FortranFrame<int>* frame) noexcept;
 __attribute__((visibility("hidden"), used)) tiledmm::blas::FortranSgemm<int64_t>
 tmm_blas_sgemm64_target(const tiledmm::blas::FortranFrame<int64_t>* frame) noexcept;
+// cblas_sgemm's C++ half (shim.cpp), reached by a jump with the caller's arguments.
+__attribute__((visibility("hidden"), used)) void tmm_blas_cblas_sgemm_cxx(
+    int layout, int transa, int transb, int m, int n, int k, float alpha, const float* a, int lda,
+    const float* b, int ldb, float beta, float* c, int ldc) noexcept;
 }

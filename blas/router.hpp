@@ -46,7 +46,7 @@ int pilaenv(const int* ictxt, const char* prec) noexcept;
 // routines call sgemm_ through the PLT (the reference CBLAS does) reaches this
 // library again; such inner calls go straight back to the fallback.
 // (Initial-exec TLS, as in counters.hpp: read on every call.)
-extern __thread int t_fallback_depth
+extern __thread int t_fallback_depth __asm__("tmm_blas_t_fallback_depth")
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 class FallbackScope {
@@ -80,6 +80,10 @@ struct RouteOf {
   // then the fast path jumps to it too, with the caller's arguments, the hidden
   // lengths of the two character arguments included.
   bool sgemm_direct = false;
+  // fast && sgemm_direct, fast_cblas && cblas_direct: the assembly fast paths of
+  // sgemm_ and cblas_sgemm (trampolines.cpp) take only these, one byte each.
+  bool sgemm_jump = false;
+  bool cblas_jump = false;
   // A call of at most this many flops (flops_of) goes to the fallback without a look
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
   // fixed overhead), just below a flop threshold, or every call.
@@ -91,7 +95,10 @@ using Route = RouteOf<int>;
 using Route64 = RouteOf<int64_t>;
 
 // Never nullptr: the Route, or one without the fast path until it is made.
-extern std::atomic<const Route*> g_route __attribute__((visibility("hidden")));
+// (The fast path's assembly, trampolines.cpp, reads g_route and t_fallback_depth by
+// their asm names.)
+extern std::atomic<const Route*> g_route __asm__("tmm_blas_g_route")
+    __attribute__((visibility("hidden")));
 extern std::atomic<const Route64*> g_route64 __attribute__((visibility("hidden")));
 
 // Makes the Route on the first call (lock-free: a thread that finds another making

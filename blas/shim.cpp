@@ -424,13 +424,18 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
 
 #endif  // !TMM_BLAS_ASM_ENTRIES
 
-// The CBLAS entry points stay C++ (fast_path.hpp says why): every way out is one jump
-// with the caller's arguments (GCC 12 copies the six stack arguments out and back on
-// the way; clang sees they are unchanged).
-TMM_BLAS_API __attribute__((hot)) void cblas_sgemm(int layout, int transa, int transb, int m, int n,
-                                                   int k, float alpha, const float* a, int lda,
-                                                   const float* b, int ldb, float beta, float* c,
-                                                   int ldc) noexcept {
+// cblas_sgemm in C++: every way out is one jump with the caller's arguments (GCC 12
+// copies the six stack arguments out and back on the way; clang sees they are
+// unchanged). On x86-64 this is tmm_blas_cblas_sgemm_cxx, where the exported
+// cblas_sgemm's assembly fast path (trampolines.cpp) jumps for every call it does not
+// take; elsewhere it is cblas_sgemm itself.
+#if TMM_BLAS_ASM_ENTRIES
+void tmm_blas_cblas_sgemm_cxx
+#else
+TMM_BLAS_API __attribute__((hot)) void cblas_sgemm
+#endif
+    (int layout, int transa, int transb, int m, int n, int k, float alpha, const float* a, int lda,
+     const float* b, int ldb, float beta, float* c, int ldc) noexcept {
   const auto target = cblas_target<int>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
   return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -413,6 +413,124 @@ TEST(BlasConformance, FastPathOfFortranAndCblasEntriesAsTheSettingsSay) {
   }
 }
 
+// The reference's own checks, written out here as an oracle independent of the
+// library: SGEMM's INFO (0: valid) for TRANSA, TRANSB as given (either case).
+int reference_sgemm_info(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
+  auto up = [](char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; };
+  const char a = up(ta), b = up(tb);
+  const bool nota = a == 'N', notb = b == 'N';
+  if (!nota && a != 'T' && a != 'C') return 1;
+  if (!notb && b != 'T' && b != 'C') return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < std::max(1, nota ? m : k)) return 8;
+  if (ldb < std::max(1, notb ? k : n)) return 10;
+  if (ldc < std::max(1, m)) return 13;
+  return 0;
+}
+
+// The reference CBLAS's parameter number (0: valid).
+int reference_cblas_info(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb,
+                         int ldc) {
+  auto trans_ok = [](int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; };
+  if (layout != kRowMajor && layout != kColMajor) return 1;
+  if (!trans_ok(ta)) return 2;
+  if (!trans_ok(tb)) return 3;
+  if (m < 0) return 4;
+  if (n < 0) return 5;
+  if (k < 0) return 6;
+  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
+  if (lda < std::max(1, row ? (nota ? k : m) : (nota ? m : k))) return 9;
+  if (ldb < std::max(1, row ? (notb ? n : k) : (notb ? k : n))) return 11;
+  if (ldc < std::max(1, row ? n : m)) return 14;
+  return 0;
+}
+
+// What one call did to a routine's counters, against what the reference's checks
+// say it must: invalid (reported), a quick return, or a product of 2 m n k flops
+// (0 with alpha = 0) on tiledmm or the fallback. Every small call of the grids below
+// goes through the entry points' fast path when the routing leaves it to the
+// fallback (the assembly's on x86-64, and the C++ decision behind it), so any call
+// it takes that it should not, or counts otherwise, fails here.
+struct CallCount {
+  uint64_t invalid, noop, work, flops;
+};
+CallCount delta(const tmm_blas_counters& a, const tmm_blas_counters& b) {
+  return {a.invalid_calls - b.invalid_calls, a.noop_calls - b.noop_calls,
+          a.tiledmm_calls + a.fallback_calls - b.tiledmm_calls - b.fallback_calls,
+          a.tiledmm_flops + a.fallback_flops - b.tiledmm_flops - b.fallback_flops};
+}
+CallCount expected_count(bool invalid, int m, int n, int k, float alpha, float beta) {
+  if (invalid) return {1, 0, 0, 0};
+  if (m == 0 || n == 0 || ((alpha == 0.0f || k == 0) && beta == 1.0f)) return {0, 1, 0, 0};
+  return {0, 0, 1, alpha == 0.0f || k == 0 ? 0 : uint64_t(2) * m * n * k};
+}
+bool operator==(const CallCount& x, const CallCount& y) {
+  return x.invalid == y.invalid && x.noop == y.noop && x.work == y.work && x.flops == y.flops;
+}
+
+TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
+  NEED_FALLBACK();
+  std::vector<float> a(64, 0.5f), b(64, -1.0f), c(64, 2.0f);
+  const int sizes[] = {0, 1, 2}, lds[] = {0, 1, 2, 3};
+  const float alphas[] = {0.0f, 1.5f};
+  const float beta = 0.5f;
+  int checked = 0, failures = 0;
+  for (char ta : {'N', 'n', 'T', 'c', 'X'})
+    for (char tb : {'N', 't', 'C', 'n', '?'})
+      for (int m : sizes)
+        for (int n : sizes)
+          for (int k : sizes)
+            for (int lda : lds)
+              for (int ldb : lds)
+                for (int ldc : lds)
+                  for (float alpha : alphas) {
+                    const auto before = tmm_blas_test::counters(TMM_BLAS_SGEMM);
+                    sgemm_(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda, b.data(), &ldb, &beta,
+                           c.data(), &ldc);
+                    const CallCount got = delta(tmm_blas_test::counters(TMM_BLAS_SGEMM), before);
+                    const int info = reference_sgemm_info(ta, tb, m, n, k, lda, ldb, ldc);
+                    ++checked;
+                    if (!(got == expected_count(info != 0, m, n, k, alpha, beta)) &&
+                        failures++ < 10)
+                      ADD_FAILURE()
+                          << "sgemm_ " << ta << tb << " m=" << m << " n=" << n << " k=" << k
+                          << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc
+                          << " alpha=" << alpha << ": invalid " << got.invalid << " noop "
+                          << got.noop << " work " << got.work << " flops " << got.flops;
+                  }
+  tmm_blas_test::take_reports();
+  for (int layout : {kRowMajor, kColMajor, 103})
+    for (int ta : {kNoTrans, kTrans, kConjTrans, 114})
+      for (int tb : {kNoTrans, kTrans, kConjTrans, 110})
+        for (int m : sizes)
+          for (int n : sizes)
+            for (int k : sizes)
+              for (int lda : lds)
+                for (int ldb : lds)
+                  for (int ldc : lds)
+                    for (float alpha : alphas) {
+                      const auto before = tmm_blas_test::counters(TMM_BLAS_CBLAS_SGEMM);
+                      cblas_sgemm(layout, ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb,
+                                  beta, c.data(), ldc);
+                      const CallCount got =
+                          delta(tmm_blas_test::counters(TMM_BLAS_CBLAS_SGEMM), before);
+                      const int info = reference_cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc);
+                      ++checked;
+                      if (!(got == expected_count(info != 0, m, n, k, alpha, beta)) &&
+                          failures++ < 10)
+                        ADD_FAILURE() << "cblas_sgemm " << layout << " " << ta << " " << tb
+                                      << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda
+                                      << " ldb=" << ldb << " ldc=" << ldc << " alpha=" << alpha
+                                      << ": invalid " << got.invalid << " noop " << got.noop
+                                      << " work " << got.work << " flops " << got.flops;
+                    }
+  tmm_blas_test::take_reports();
+  EXPECT_EQ(failures, 0) << "of " << checked << " calls";
+  EXPECT_EQ(checked, 5 * 5 * 27 * 64 * 2 + 3 * 4 * 4 * 27 * 64 * 2);
+}
+
 // Each invalid call is reported exactly as the fallback's own sgemm_ reports it (the
 // reference: xerbla_("SGEMM ", INFO) in the order above; OpenBLAS differs in one
 // place: it takes lda = 0 with m = 0, as the leading-dimension checks there lack the
