@@ -88,8 +88,8 @@ struct TransClasses {
 };
 constexpr TransClasses make_trans_classes() {
   TransClasses t{};
-  t.of['N'] = t.of['n'] = 1;
-  t.of['T'] = t.of['t'] = t.of['C'] = t.of['c'] = 2;
+  for (unsigned char c : {'N', 'n'}) t.of[c] = 1;
+  for (unsigned char c : {'T', 't', 'C', 'c'}) t.of[c] = 2;
   return t;
 }
 inline constexpr TransClasses kTransClasses = make_trans_classes();
