@@ -430,7 +430,7 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
 // cblas_sgemm's assembly fast path (trampolines.cpp) jumps for every call it does not
 // take; elsewhere it is cblas_sgemm itself.
 #if TMM_BLAS_ASM_ENTRIES
-void tmm_blas_cblas_sgemm_cxx
+__attribute__((hot)) void tmm_blas_cblas_sgemm_cxx
 #else
 TMM_BLAS_API __attribute__((hot)) void cblas_sgemm
 #endif

@@ -11,7 +11,9 @@
 //   sgemm_      falls through to the trampoline below;
 //   cblas_sgemm jumps to tmm_blas_cblas_sgemm_cxx (shim.cpp), its arguments in place.
 // So the assembly only ever takes calls the C++ would take, and counts them as it
-// would (BlasConformance and BlasFastPath tests check both ways through the counters).
+// would: BlasConformance.EveryFortranAndCblasCallCountedAsTheReferenceChecksSay checks
+// each call's counters over a grid of valid and invalid arguments, and
+// BlasThreshold.BothSidesOfTheBound the flop bound, through the exported entry points.
 //
 // The Fortran trampoline (all of sgemm_64_; sgemm_ after its fast path), at its first
 // instruction (%rsp = the caller's %rsp - 8, which the ABI makes 8 mod 16):

@@ -449,10 +449,12 @@ int reference_cblas_info(int layout, int ta, int tb, int m, int n, int k, int ld
 
 // What one call did to a routine's counters, against what the reference's checks
 // say it must: invalid (reported), a quick return, or a product of 2 m n k flops
-// (0 with alpha = 0) on tiledmm or the fallback. Every small call of the grids below
-// goes through the entry points' fast path when the routing leaves it to the
+// (0 with alpha = 0) on tiledmm or the fallback. Every call of the grids below
+// starts in the entry points' fast path when the routing leaves small calls to the
 // fallback (the assembly's on x86-64, and the C++ decision behind it), so any call
-// it takes that it should not, or counts otherwise, fails here.
+// it takes that it should not (invalid, alpha = +-0, a quick return), or counts
+// otherwise, fails here. (Which way a valid call went is not visible: both count
+// alike. BlasThreshold checks the flop bound.)
 struct CallCount {
   uint64_t invalid, noop, work, flops;
 };
@@ -473,12 +475,14 @@ bool operator==(const CallCount& x, const CallCount& y) {
 TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
   NEED_FALLBACK();
   std::vector<float> a(64, 0.5f), b(64, -1.0f), c(64, 2.0f);
-  const int sizes[] = {0, 1, 2}, lds[] = {0, 1, 2, 3};
-  const float alphas[] = {0.0f, 1.5f};
+  // Negative sizes and leading dimensions (a signed test made unsigned would take
+  // them), -0.0 (a zero alpha by value), every spelling of each transpose.
+  const int sizes[] = {-1, 0, 1, 2}, lds[] = {-1, 0, 1, 2, 3};
+  const float alphas[] = {0.0f, -0.0f, 1.5f};
   const float beta = 0.5f;
-  int checked = 0, failures = 0;
-  for (char ta : {'N', 'n', 'T', 'c', 'X'})
-    for (char tb : {'N', 't', 'C', 'n', '?'})
+  int64_t checked = 0, failures = 0;
+  for (char ta : {'N', 'n', 'T', 't', 'C', 'c', 'X'}) {
+    for (char tb : {'N', 'n', 'T', 't', 'C', 'c', '?'})
       for (int m : sizes)
         for (int n : sizes)
           for (int k : sizes)
@@ -500,9 +504,10 @@ TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
                           << " alpha=" << alpha << ": invalid " << got.invalid << " noop "
                           << got.noop << " work " << got.work << " flops " << got.flops;
                   }
-  tmm_blas_test::take_reports();
+    tmm_blas_test::take_reports();
+  }
   for (int layout : {kRowMajor, kColMajor, 103})
-    for (int ta : {kNoTrans, kTrans, kConjTrans, 114})
+    for (int ta : {kNoTrans, kTrans, kConjTrans, 114}) {
       for (int tb : {kNoTrans, kTrans, kConjTrans, 110})
         for (int m : sizes)
           for (int n : sizes)
@@ -526,9 +531,10 @@ TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
                                       << ": invalid " << got.invalid << " noop " << got.noop
                                       << " work " << got.work << " flops " << got.flops;
                     }
-  tmm_blas_test::take_reports();
+      tmm_blas_test::take_reports();
+    }
   EXPECT_EQ(failures, 0) << "of " << checked << " calls";
-  EXPECT_EQ(checked, 5 * 5 * 27 * 64 * 2 + 3 * 4 * 4 * 27 * 64 * 2);
+  EXPECT_EQ(checked, int64_t(7 * 7 + 3 * 4 * 4) * 64 * 125 * 3);
 }
 
 // Each invalid call is reported exactly as the fallback's own sgemm_ reports it (the

@@ -188,4 +188,38 @@ TEST(BlasThreshold, FlopsSplitCallsExactly) {
   EXPECT_EQ(after.fallback_calls - before.fallback_calls, below);
 }
 
+// Both sides of the bound itself, through sgemm_ and cblas_sgemm in both layouts:
+// 2 m n k = 999,998 (31 x 127 x 127) stays on the fallback, 1,000,000 (100 x 100 x 50)
+// goes to tiledmm (THRESHOLD=1e6: calls of at least 1e6 flops). The small calls'
+// fast path (in assembly on x86-64) makes this comparison for the first.
+TEST(BlasThreshold, BothSidesOfTheBound) {
+  const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
+  ASSERT_EQ(threshold, 1e6) << "run with TILEDMM_BLAS_THRESHOLD=1e6";
+  const uint32_t seed = tmm_test::fresh_seed();
+  struct Shape {
+    int64_t m, n, k;
+    bool tiledmm;
+  };
+  for (const Shape s : {Shape{31, 127, 127, false}, Shape{100, 100, 50, true}}) {
+    for (tmm_layout layout : {TMM_COL_MAJOR, TMM_ROW_MAJOR}) {
+      GemmCase g = make_case(seed, s.m, s.n, s.k);
+      g.layout = layout;
+      tmm_test::fill_case(g, seed + uint32_t(s.m));
+      const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
+      run(g);
+      const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
+      EXPECT_TRUE(tmm_test::check_case(g)) << s.m << "x" << s.n << "x" << s.k;
+      const uint64_t flops = uint64_t(2 * s.m * s.n * s.k);
+      if (s.tiledmm) {
+        EXPECT_EQ(routed(after) - routed(before), 1u) << s.m << "x" << s.n << "x" << s.k;
+        EXPECT_EQ(after.tiledmm_flops - before.tiledmm_flops, flops);
+      } else {
+        EXPECT_EQ(after.fallback_calls - before.fallback_calls, 1u)
+            << s.m << "x" << s.n << "x" << s.k;
+        EXPECT_EQ(after.fallback_flops - before.fallback_flops, flops);
+      }
+    }
+  }
+}
+
 }  // namespace
