@@ -151,9 +151,10 @@ TMM_BLAS_API void tmm_blas_reset_counters(void);
 /* The effective settings, the fallback libraries, the small calls' fast path of each
  * entry point (jump: straight to the fallback's routine; scoped: to it, marked as the
  * fallback's own so that its inner calls return there; off; unmade: no call yet), the
- * cost model and whether tiledmm has started, as one line of text, like snprintf: writes at most `size` bytes
- * (NUL included) and returns the length of the whole text. Reads the settings and
- * finds the fallback, but starts neither tiledmm nor CUDA. */
+ * cost model and whether tiledmm has started, as one line of text, like snprintf:
+ * writes at most `size` bytes (NUL included) and returns the length of the whole
+ * text. Reads the settings and finds the fallback, but starts neither tiledmm nor
+ * CUDA. */
 TMM_BLAS_API size_t tmm_blas_describe(char* buffer, size_t size);
 
 #ifdef __cplusplus
