@@ -399,8 +399,6 @@ Route build_route() {
   r.sgemm_direct = r.fast && !sgemm_calls_back(r.sgemm);
   r.fast_cblas = r.fast && r.cblas_sgemm != nullptr;
   r.cblas_direct = r.fast_cblas && !cblas_calls_back(r.cblas_sgemm);
-  r.sgemm_jump = r.sgemm_direct;
-  r.cblas_jump = r.cblas_direct;
   return r;
 }
 

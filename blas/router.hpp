@@ -78,12 +78,9 @@ struct RouteOf {
   bool cblas_direct = false;
   // The fallback's sgemm_ never calls back into this library (no SGEMM known does):
   // then the fast path jumps to it too, with the caller's arguments, the hidden
-  // lengths of the two character arguments included.
+  // lengths of the two character arguments included. (Each of the *_direct flags
+  // implies its fast flag: the assembly fast paths, trampolines.cpp, read only them.)
   bool sgemm_direct = false;
-  // fast && sgemm_direct, fast_cblas && cblas_direct: the assembly fast paths of
-  // sgemm_ and cblas_sgemm (trampolines.cpp) take only these, one byte each.
-  bool sgemm_jump = false;
-  bool cblas_jump = false;
   // A call of at most this many flops (flops_of) goes to the fallback without a look
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
   // fixed overhead), just below a flop threshold, or every call.

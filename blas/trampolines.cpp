@@ -5,7 +5,7 @@
 // sgemm_ and cblas_sgemm start with the small calls' fast path itself, in the scratch
 // registers only (%rax, %r10, %r11; no call, nothing on the stack): the test of
 // sgemm_target / cblas_target (shim.cpp) for a call the Route sends straight to the
-// fallback's routine (RouteOf::sgemm_jump, cblas_jump), the counts, the jump. Any
+// fallback's routine (RouteOf::sgemm_direct, cblas_direct), the counts, the jump. Any
 // other call, or any test it is not sure of, leaves it for the C++ decision, which
 // makes every test again:
 //   sgemm_      falls through to the trampoline below;
@@ -42,8 +42,8 @@ namespace tiledmm::blas {
 #define TMM_ROUTE_MAX_FLOPS 8
 #define TMM_ROUTE_SGEMM 16
 #define TMM_ROUTE_CBLAS 24
-#define TMM_ROUTE_SGEMM_JUMP 4
-#define TMM_ROUTE_CBLAS_JUMP 5
+#define TMM_ROUTE_CBLAS_DIRECT 2
+#define TMM_ROUTE_SGEMM_DIRECT 3
 #define TMM_SGEMM_CALLS 16
 #define TMM_SGEMM_FLOPS 24
 #define TMM_CBLAS_CALLS 80
@@ -51,8 +51,8 @@ namespace tiledmm::blas {
 static_assert(offsetof(Route, fallback_max_flops) == TMM_ROUTE_MAX_FLOPS);
 static_assert(offsetof(Route, sgemm) == TMM_ROUTE_SGEMM);
 static_assert(offsetof(Route, cblas_sgemm) == TMM_ROUTE_CBLAS);
-static_assert(offsetof(Route, sgemm_jump) == TMM_ROUTE_SGEMM_JUMP);
-static_assert(offsetof(Route, cblas_jump) == TMM_ROUTE_CBLAS_JUMP);
+static_assert(offsetof(Route, cblas_direct) == TMM_ROUTE_CBLAS_DIRECT);
+static_assert(offsetof(Route, sgemm_direct) == TMM_ROUTE_SGEMM_DIRECT);
 static_assert(sizeof(bool) == 1 && sizeof(int) == 4 && sizeof(uint64_t) == 8);
 // g_route is the Route's address, t_counter_block a pointer, t_fallback_depth an int.
 static_assert(sizeof(std::atomic<const Route*>) == 8 &&
@@ -104,8 +104,8 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   TMM_POP("rcx") TMM_POP("r8") TMM_POP("r9")                                               \
   "jmpq *%rax\n"
 
-// The fast path of a call whose Route byte `jump` is set: %rax the Route, %r10 this
-// thread's counter block; `bail` the label of the C++ way.
+// The fast path of a call whose Route byte `jump` (a *_direct flag) is set: %rax the
+// Route, %r10 this thread's counter block; `bail` the label of the C++ way.
 #define TMM_ROUTE_AND_BLOCK(jump, bail) \
   "movq tmm_blas_g_route(%rip), %rax\n"                      \
   "cmpb $0, " TMM_NUM(jump) "(%rax)\n"                       \
@@ -114,6 +114,24 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   "movq %fs:(%r10), %r10\n"                                  \
   "testq %r10, %r10\n"                                       \
   "je " bail "\n"
+
+// The end of both fast paths, given m, n and k (1 to 65536) as 32-bit operands `m`,
+// `n`, `k` (registers or memory; moved zero-extended): 2 m n k against the Route's bound,
+// then the call and its flops counted at `calls`/`flops` in the block, and the jump
+// to the Route's routine at `slot`.
+#define TMM_COUNT_AND_JUMP(m, n, k, bail, calls, flops, slot) \
+  "movl " m ", %r11d\n"                                        \
+  "movl " n ", %eax\n"                                         \
+  "imulq %rax, %r11\n"                                         \
+  "movl " k ", %eax\n"                                         \
+  "imulq %rax, %r11\n"                                         \
+  "addq %r11, %r11\n"                                          \
+  "movq tmm_blas_g_route(%rip), %rax\n"                        \
+  "cmpq " TMM_NUM(TMM_ROUTE_MAX_FLOPS) "(%rax), %r11\n"        \
+  "ja " bail "\n"                                              \
+  "addq $1, " TMM_NUM(calls) "(%r10)\n"                        \
+  "addq %r11, " TMM_NUM(flops) "(%r10)\n"                      \
+  "jmpq *" TMM_NUM(slot) "(%rax)\n"
 
 // sgemm_: every argument by reference. Stack arguments (from 8(%rsp)): a, lda, b,
 // ldb, beta, c, ldc. Checks in fortran_valid's terms (args.hpp): 1 <= m, n, k <=
@@ -148,9 +166,9 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   "cmpl %r11d, (%rax)\n"                        \
   "jl .Lsgemm_decide\n"
 
-#define TMM_SGEMM                                             \
-  TMM_ENTRY_START("sgemm_")                                   \
-  TMM_ROUTE_AND_BLOCK(TMM_ROUTE_SGEMM_JUMP, ".Lsgemm_decide") \
+#define TMM_SGEMM                                               \
+  TMM_ENTRY_START("sgemm_")                                     \
+  TMM_ROUTE_AND_BLOCK(TMM_ROUTE_SGEMM_DIRECT, ".Lsgemm_decide") \
   "movq tmm_blas_t_fallback_depth@gottpoff(%rip), %r11\n"                          \
   "cmpl $0, %fs:(%r11)\n"                                                          \
   "jne .Lsgemm_decide\n" TMM_FORTRAN_SIZE("%rdx") TMM_FORTRAN_SIZE("%rcx")         \
@@ -163,18 +181,8 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   "movl (%r9), %r11d\n"                                                            \
   "addl %r11d, %r11d\n"                                                            \
   "je .Lsgemm_decide\n"                                                            \
-  "movl (%rdx), %r11d\n"                                                           \
-  "movl (%rcx), %eax\n"                                                            \
-  "imulq %rax, %r11\n"                                                             \
-  "movl (%r8), %eax\n"                                                             \
-  "imulq %rax, %r11\n"                                                             \
-  "addq %r11, %r11\n"                                                              \
-  "movq tmm_blas_g_route(%rip), %rax\n"                                            \
-  "cmpq " TMM_NUM(TMM_ROUTE_MAX_FLOPS) "(%rax), %r11\n"                            \
-  "ja .Lsgemm_decide\n"                                                            \
-  "addq $1, " TMM_NUM(TMM_SGEMM_CALLS) "(%r10)\n"                                  \
-  "addq %r11, " TMM_NUM(TMM_SGEMM_FLOPS) "(%r10)\n"                                \
-  "jmpq *" TMM_NUM(TMM_ROUTE_SGEMM) "(%rax)\n"                                     \
+  TMM_COUNT_AND_JUMP("(%rdx)", "(%rcx)", "(%r8)", ".Lsgemm_decide", TMM_SGEMM_CALLS,      \
+                     TMM_SGEMM_FLOPS, TMM_ROUTE_SGEMM)                                  \
   ".Lsgemm_decide:\n" TMM_FORTRAN_TRAMPOLINE("tmm_blas_sgemm_target")              \
       TMM_ENTRY_END("sgemm_")
 
@@ -205,9 +213,9 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   "(%rsp)\n"                              \
   "jl .Lcblas_cxx\n"
 
-#define TMM_CBLAS                                          \
-  TMM_ENTRY_START("cblas_sgemm")                           \
-  TMM_ROUTE_AND_BLOCK(TMM_ROUTE_CBLAS_JUMP, ".Lcblas_cxx") \
+#define TMM_CBLAS                                            \
+  TMM_ENTRY_START("cblas_sgemm")                             \
+  TMM_ROUTE_AND_BLOCK(TMM_ROUTE_CBLAS_DIRECT, ".Lcblas_cxx") \
   TMM_CBLAS_SIZE("%rcx") TMM_CBLAS_SIZE("%r8") TMM_CBLAS_SIZE("%r9")               \
       TMM_CBLAS_TRANS("%rsi") TMM_CBLAS_TRANS("%rdx")                              \
   "movd %xmm0, %r11d\n"                                                            \
@@ -226,18 +234,8 @@ static_assert(counter_offset(Routine::kCblasSgemm, Counter::kFallbackFlops) == T
   "cmpl %ecx, 48(%rsp)\n"                                                          \
   "jl .Lcblas_cxx\n"                                                               \
   ".Lcblas_count:\n"                                                               \
-  "movl %ecx, %r11d\n"                                                             \
-  "movl %r8d, %eax\n"                                                              \
-  "imulq %rax, %r11\n"                                                             \
-  "movl %r9d, %eax\n"                                                              \
-  "imulq %rax, %r11\n"                                                             \
-  "addq %r11, %r11\n"                                                              \
-  "movq tmm_blas_g_route(%rip), %rax\n"                                            \
-  "cmpq " TMM_NUM(TMM_ROUTE_MAX_FLOPS) "(%rax), %r11\n"                            \
-  "ja .Lcblas_cxx\n"                                                               \
-  "addq $1, " TMM_NUM(TMM_CBLAS_CALLS) "(%r10)\n"                                  \
-  "addq %r11, " TMM_NUM(TMM_CBLAS_FLOPS) "(%r10)\n"                                \
-  "jmpq *" TMM_NUM(TMM_ROUTE_CBLAS) "(%rax)\n"                                     \
+  TMM_COUNT_AND_JUMP("%ecx", "%r8d", "%r9d", ".Lcblas_cxx", TMM_CBLAS_CALLS,             \
+                     TMM_CBLAS_FLOPS, TMM_ROUTE_CBLAS)                                  \
   ".Lcblas_cxx:\n"                                                                 \
   "jmp tmm_blas_cblas_sgemm_cxx\n" TMM_ENTRY_END("cblas_sgemm")
 
