@@ -13,6 +13,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "backend.hpp"

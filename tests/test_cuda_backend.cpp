@@ -5,7 +5,13 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm_reference.hpp"
@@ -416,6 +422,187 @@ TEST_F(CudaBackend, DeviceApiTimingSurvivesLaterFailure) {
   double ms = -1;
   ASSERT_EQ(tmm_get_last_time(h_, &ms), TMM_SUCCESS);
   EXPECT_GT(ms, 0.0);
+}
+
+// ---- One handle, several streams ------------------------------------------------
+
+// Holds a stream back until the test opens it: a host function that waits (at most
+// 20 s, so that a wrong wait in the library cannot hang the suite).
+// If the library waited on the host for a gated stream, the gate times out: the test
+// then fails, since the calls it meant to overlap did not.
+struct Gate {
+  std::atomic<bool> open{false}, timed_out{false};
+  static void CUDART_CB wait(void* self) {
+    Gate& gate = *static_cast<Gate*>(self);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!gate.open.load()) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) {
+        gate.timed_out = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+};
+
+// Integer operands in [-2, 2], integer C: every product here is exact in FP32 and in
+// TF32, whatever the order of the sums, so results compare with ==.
+GemmCase integer_case(int64_t m, int64_t n, int64_t k, float beta, uint32_t seed) {
+  GemmCase g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.beta = beta;
+  tmm_test::fill_case(g, seed);
+  tmm_test::fill_exact(g.a, seed + 1);
+  tmm_test::fill_exact(g.b, seed + 2);
+  if (beta != 0.0f) tmm_test::fill_exact(g.c, seed + 3);
+  g.c0 = g.c;
+  return g;
+}
+
+// Elements of C against FP64 (exact here): all of them, or every `stride`-th one with
+// an offset that moves along each row, so that every tile of C is sampled.
+::testing::AssertionResult exact_against_fp64(const GemmCase& g, const std::vector<float>& c,
+                                              int64_t stride) {
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = i % stride; j < g.n; j += stride) {
+      double dot = 0;
+      for (int64_t q = 0; q < g.k; ++q) dot += g.op_a(i, q) * g.op_b(q, j);
+      const double want = g.alpha * dot + (g.beta == 0.0f ? 0.0 : g.beta * g.c0[g.at(i, j, g.ldc)]);
+      const float got = c[size_t(g.at(i, j, g.ldc))];
+      if (double(got) != want)
+        return ::testing::AssertionFailure()
+               << "C(" << i << "," << j << ") = " << got << ", exactly " << want;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// One handle, two non-blocking streams, tmm_set_stream between calls: products with
+// their own operands on split-K shapes (the partial sums live in the handle's
+// workspace), on a tensor-core shape (the Hopper kernels pack operands and split the
+// last wave there too) and a streamed host call between them. Both streams are held
+// back by a gate until every call is enqueued, so the products would run at once if
+// the library let them: a call must never use workspace memory that a product queued
+// on the other stream still uses. Each result must equal, bit for bit, the same call
+// made alone, which matches FP64 exactly.
+TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
+  struct Shape {
+    int64_t m, n, k;
+    tmm_math_mode math;
+    float beta;
+  };
+  tmm_device_info info{};
+  ASSERT_EQ(tmm_get_device_info(h_, &info), TMM_SUCCESS);
+  // The TF32 Hopper tile is 128 x 256: an edge whose tiles leave a last wave at most a
+  // quarter full, which the Hopper kernels split along k.
+  int64_t edge = 256;
+  for (;; edge += 128) {
+    const int64_t tiles = ((edge + 127) / 128) * ((edge + 255) / 256);
+    if (tiles > info.multiprocessors && tiles % info.multiprocessors > 0 &&
+        tiles % info.multiprocessors <= info.multiprocessors / 4)
+      break;
+  }
+  const Shape shapes[] = {{200, 100, 16384, TMM_MATH_FP32, 0.0f},
+                          {96, 96, 32768, TMM_MATH_FP32, 1.0f},
+                          {300, 5000, 5000, TMM_MATH_FP32, 0.0f},
+                          {edge, edge, 512, TMM_MATH_TF32, 1.0f},
+                          {edge, edge, 1024, TMM_MATH_FP32_ACCURATE, 0.0f}};
+  const int rounds = tmm_test::under_sanitizer() ? 1 : 2;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+
+  struct Call {
+    GemmCase g;
+    tmm_math_mode math;
+    std::vector<float> alone;  // C from the same call made alone
+    DeviceCase* d = nullptr;
+  };
+  std::vector<Call> calls;
+  for (int r = 0; r < rounds; ++r) {
+    for (const Shape& s : shapes) {
+      Call c;
+      c.g = integer_case(s.m, s.n, s.k, s.beta, seed + 10 * uint32_t(calls.size()));
+      c.math = s.math;
+      calls.push_back(std::move(c));
+    }
+  }
+  std::vector<std::unique_ptr<DeviceCase>> devices;
+  for (Call& c : calls) {
+    devices.push_back(std::make_unique<DeviceCase>(c.g));
+    c.d = devices.back().get();
+  }
+  auto set_math = [&](tmm_math_mode math) {
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, math), TMM_SUCCESS);
+  };
+  const size_t bytes_of = sizeof(float);
+
+  // Alone, on the handle's own stream: the reference results (this also grows the
+  // workspace to its largest, so the gated calls below allocate nothing).
+  for (Call& c : calls) {
+    set_math(c.math);
+    SCOPED_TRACE(tmm_test::describe(c.g));
+    ASSERT_EQ(run_device(h_, c.g, *c.d), TMM_SUCCESS) << tmm_get_error_message(h_);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    if (c.math == TMM_MATH_FP32) {
+      EXPECT_GT(r.splits, 1) << "a split-K shape: " << r.kernel;
+    }
+    ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+    c.alone.resize(c.g.c.size());
+    ASSERT_EQ(cudaMemcpy(c.alone.data(), c.d->c, c.alone.size() * bytes_of, cudaMemcpyDefault),
+              cudaSuccess);
+    const int64_t work = c.g.m * c.g.n * c.g.k;  // about 3e8 multiply-adds checked at most
+    EXPECT_TRUE(exact_against_fp64(c.g, c.alone, std::max<int64_t>(1, work / 300000000)));
+    // C as it was before the call, for the gated run.
+    ASSERT_EQ(cudaMemcpy(c.d->c, c.g.c0.data(), c.g.c0.size() * bytes_of, cudaMemcpyDefault),
+              cudaSuccess);
+  }
+  // The streamed host call, warmed up too (its engine's buffers grown).
+  GemmCase host = integer_case(300, 280, 700, 1.0f, seed + 7);
+  auto run_host = [&](GemmCase& g) {
+    set_math(TMM_MATH_FP32);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, 1 << 20), TMM_SUCCESS);
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, 0), TMM_SUCCESS);
+    EXPECT_TRUE(exact_against_fp64(g, g.c, 1)) << "the streamed host call";
+    g.c = g.c0;
+  };
+  run_host(host);
+
+  cudaStream_t streams[2] = {nullptr, nullptr};
+  for (cudaStream_t& s : streams)
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  Gate gate;
+  for (cudaStream_t s : streams) ASSERT_EQ(cudaLaunchHostFunc(s, &Gate::wait, &gate), cudaSuccess);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& c = calls[i];
+    set_math(c.math);
+    ASSERT_EQ(tmm_set_stream(h_, streams[i % 2]), TMM_SUCCESS);
+    ASSERT_EQ(run_device(h_, c.g, *c.d), TMM_SUCCESS) << tmm_get_error_message(h_);
+    if (i == calls.size() / 2) run_host(host);  // the engine's own streams, meanwhile
+  }
+  gate.open = true;
+  for (cudaStream_t s : streams) ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_FALSE(gate.timed_out.load()) << "a call waited on the host for a gated stream";
+  ASSERT_EQ(tmm_set_stream(h_, nullptr), TMM_SUCCESS);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& c = calls[i];
+    SCOPED_TRACE("call " + std::to_string(i) + " on stream " + std::to_string(i % 2) + ": " +
+                 tmm_test::describe(c.g));
+    std::vector<float> got(c.g.c.size());
+    ASSERT_EQ(cudaMemcpy(got.data(), c.d->c, got.size() * bytes_of, cudaMemcpyDefault),
+              cudaSuccess);
+    int64_t differ = 0;
+    for (size_t e = 0; e < got.size(); ++e)
+      differ += std::memcmp(&got[e], &c.alone[e], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0) << "elements differ from the same call made alone";
+  }
+  for (cudaStream_t s : streams) ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
 }
 
 TEST_F(CudaBackend, SeveralHandlesOnOneDevice) {

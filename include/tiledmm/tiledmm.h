@@ -461,7 +461,14 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED.
  * A handle the CUDA runtime rejects gives TMM_ERROR_INVALID_VALUE; the stream must
  * stay alive while the handle uses it (CUDA cannot detect a destroyed stream
- * safely, so using one is undefined, as it is in CUDA). */
+ * safely, so using one is undefined, as it is in CUDA).
+ * The stream may change between any two calls: a handle's calls on different
+ * streams never share its device workspace (split-K partial sums, packed operands)
+ * while either may still run. Each call that uses the workspace makes its stream
+ * wait (cudaStreamWaitEvent, no host wait) for the work that last used it, on
+ * whatever stream; so products of one handle on two streams run one after the other
+ * on the device where they need the workspace. For products that overlap, use one
+ * handle per stream. */
 TMM_API tmm_status tmm_set_stream(tmm_handle handle, void* stream);
 TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
 

@@ -8,6 +8,15 @@
 //
 // Device API: the kernel is enqueued on the handle's stream with two events around
 // it; its time is read, waiting if needed, only when the caller asks for it.
+//
+// The handle's one device workspace (split-K partial sums, the Hopper kernels'
+// packed operands) is ordered across streams: every call that uses it records an
+// event after its last use, and the next call waits for that event on its own
+// stream before its first use (OrderedWorkspace). So a handle whose stream changes
+// between calls (tmm_set_stream) never lets two products share the workspace at
+// once, whatever either stream still has queued; growing it waits for the last
+// user on the host first. The warm path allocates nothing: one event record and
+// one stream wait per call that needs a workspace.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,11 +42,64 @@ struct EventSet {
 
 // Everything the backend owns on its device. Built and destroyed with that device
 // current, under a DeviceGuard.
+// A device buffer shared by the calls of one handle, whichever stream each call
+// is enqueued on. acquire() orders the caller's stream after the buffer's last
+// user; release() marks the end of this call's use on that stream.
+class OrderedWorkspace {
+ public:
+  // At least `elements` floats, usable by work enqueued on `stream` from now on.
+  float* acquire(size_t elements, cudaStream_t stream) {
+    if (used_) {
+      if (elements > buffer_.capacity()) {
+        // Growing frees the old buffer: its last user must be done with it.
+        check_cuda(cudaEventSynchronize(last_use_.get()), "sgemm workspace");
+      } else {
+        // Always waited for, even on the same stream: a stream handle can be
+        // destroyed and its value handed out again for a new stream.
+        check_cuda(cudaStreamWaitEvent(stream, last_use_.get(), 0), "cudaStreamWaitEvent");
+      }
+    }
+    return buffer_.reserve(elements);
+  }
+  // After the last work using the buffer was enqueued on `stream` (or an attempt
+  // to enqueue it failed: what was enqueued before the failure still runs). A
+  // record that fails leaves the context broken, and every later call fails.
+  void release(cudaStream_t stream) noexcept {
+    if (cudaEventRecord(last_use_.get(), stream) == cudaSuccess) used_ = true;
+  }
+  // Waits on the host until the last user is done (before the buffer is freed).
+  void drain() noexcept {
+    if (used_) cudaEventSynchronize(last_use_.get());
+  }
+
+ private:
+  DeviceBuffer buffer_;
+  Event last_use_{cudaEventDisableTiming};
+  bool used_ = false;  // last_use_ has been recorded
+};
+
+// Marks the end of one call's use of the workspace when the call leaves its scope,
+// by return or by throw.
+class WorkspaceUse {
+ public:
+  WorkspaceUse(OrderedWorkspace* workspace, cudaStream_t stream)
+      : workspace_(workspace), stream_(stream) {}
+  ~WorkspaceUse() {
+    if (workspace_ != nullptr) workspace_->release(stream_);
+  }
+  WorkspaceUse(const WorkspaceUse&) = delete;
+  WorkspaceUse& operator=(const WorkspaceUse&) = delete;
+
+ private:
+  OrderedWorkspace* workspace_;
+  cudaStream_t stream_;
+};
+
 struct DeviceState {
   Stream own_stream;
   EventSet events[2];
   DeviceBuffer a, b, c;
-  DeviceBuffer workspace;  // split-K partial sums
+  OrderedWorkspace workspace;  // split-K partial sums, packed operands
 };
 
 float elapsed_ms(const Event& from, const Event& to) {
@@ -114,6 +176,7 @@ class CudaBackend final : public Backend {
     try {
       DeviceGuard guard(device_);
       cudaStreamSynchronize(stream_);  // work this handle queued must finish first
+      state_->workspace.drain();       // also on the streams it used before
       streamed_.reset();               // this handle's share of the device's engine
       state_.reset();
     } catch (const Error&) {
@@ -187,6 +250,8 @@ class CudaBackend final : public Backend {
     }
     d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
     float* workspace = reserve_workspace(config, d, settings);
+    const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
+    const DrainOnThrow drain(stream_);  // declared after `use`: the drain runs first
 
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
@@ -226,6 +291,7 @@ class CudaBackend final : public Backend {
       check_device_pointer(p.c, "C");
     }
     float* workspace = reserve_workspace(config, p, settings);
+    const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
@@ -332,7 +398,7 @@ class CudaBackend final : public Backend {
     const size_t elements = workspace_elements(config, p);
     if (elements == 0) return nullptr;
     try {
-      return state_->workspace.reserve(elements);
+      return state_->workspace.acquire(elements, stream_);
     } catch (const Error& e) {
       if (e.status() != Status::OutOfMemory) throw;
     }
@@ -341,7 +407,8 @@ class CudaBackend final : public Backend {
     const size_t unsplit_elements = workspace_elements(unsplit, p);
     if (unsplit_elements < elements) {
       try {
-        float* w = unsplit_elements > 0 ? state_->workspace.reserve(unsplit_elements) : nullptr;
+        float* w =
+            unsplit_elements > 0 ? state_->workspace.acquire(unsplit_elements, stream_) : nullptr;
         config = unsplit;
         return w;
       } catch (const Error& e) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <exception>
 
 #include "kernels.hpp"
 
@@ -47,6 +48,9 @@ class Stream {
 class Event {
  public:
   Event() { check_cuda(cudaEventCreate(&e_), "cudaEventCreate"); }
+  explicit Event(unsigned flags) {
+    check_cuda(cudaEventCreateWithFlags(&e_, flags), "cudaEventCreate");
+  }
   ~Event() { cudaEventDestroy(e_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -54,6 +58,25 @@ class Event {
 
  private:
   cudaEvent_t e_ = nullptr;
+};
+
+// Leaves no work of a failing call in flight: when the scope is left by an
+// exception, waits on the host for everything enqueued on the streams so far
+// (errors ignored: the call is failing already, and a sticky error has ended the
+// work anyway). So a failed call neither writes the caller's memory after it
+// returns nor lets its copies run into buffers the next call reuses.
+class DrainOnThrow {
+ public:
+  explicit DrainOnThrow(cudaStream_t stream) : stream_(stream) {}
+  ~DrainOnThrow() {
+    if (std::uncaught_exceptions() > exceptions_) cudaStreamSynchronize(stream_);
+  }
+  DrainOnThrow(const DrainOnThrow&) = delete;
+  DrainOnThrow& operator=(const DrainOnThrow&) = delete;
+
+ private:
+  cudaStream_t stream_;
+  int exceptions_ = std::uncaught_exceptions();
 };
 
 // A grow-only pinned (page-locked) host buffer, for copies the DMA engines run at

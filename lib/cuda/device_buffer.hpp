@@ -40,6 +40,7 @@ class DeviceBuffer {
     capacity_ = elements;
     return ptr_.get();
   }
+  size_t capacity() const { return capacity_; }
 
  private:
   void release() noexcept {

@@ -1,5 +1,6 @@
 #include <cuda.h>  // the driver's types only: the entry point comes through the runtime
 
+#include <atomic>
 #include <climits>
 #include <mutex>
 
@@ -28,7 +29,22 @@ PointerGetAttribute pointer_get_attribute() noexcept {
   return fn;
 }
 
+std::atomic<int64_t> g_copies_to_failure{0};
+std::atomic<int> g_injected_error{cudaSuccess};
+
+// Throws the injected error when the armed countdown reaches this copy.
+void injected_failure_point() {
+  if (g_copies_to_failure.load(std::memory_order_relaxed) <= 0) return;
+  if (g_copies_to_failure.fetch_sub(1) == 1)
+    check_cuda(cudaError_t(g_injected_error.load()), "cudaMemcpy2DAsync (injected)");
+}
+
 }  // namespace
+
+int64_t inject_copy_failure(int64_t nth, cudaError_t error) noexcept {
+  g_injected_error.store(error);
+  return g_copies_to_failure.exchange(nth);
+}
 
 bool is_pinned_range(const void* p, size_t bytes) noexcept {
   if (p == nullptr || bytes == 0) return false;
@@ -57,6 +73,7 @@ bool is_pinned_range(const void* p, size_t bytes) noexcept {
 void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
              int64_t cols, cudaMemcpyKind kind, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
+  injected_failure_point();
   const size_t width = size_t(cols) * sizeof(float);
   const int64_t max_pitch = INT_MAX;  // cudaMemcpy2D's pitch limit
   if (dst_ld * int64_t(sizeof(float)) <= max_pitch &&

@@ -200,6 +200,12 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
   double pack_ms = 0, link_ms = 0;
   bool first_product = true;
   cudaStream_t h2d = s.h2d.get(), comp = s.compute.get(), d2h = s.d2h.get();
+  // From the first enqueue on, every exit leaves none of this call's work in flight:
+  // a failure (a callback's, a CUDA error's) waits for the three streams before it
+  // returns, so no copy of this call writes the caller's C or reads staging after
+  // it, and the next call finds every slot free. (The success path below waits for
+  // each copy itself.) Declared in this order, they drain downloads last.
+  const DrainOnThrow drain_d2h(d2h), drain_compute(comp), drain_h2d(h2d);
 
   // Waits until staging slot `slot` is free (its last copy is done), adding that
   // copy's time to the link's.

@@ -42,8 +42,10 @@ class StreamedGemm {
 
   // Runs `p` (host pointers; a call that reads A and B) as `plan` cuts it, with the
   // device current. Throws Error(OutOfMemory) before writing C if a buffer cannot be
-  // had; a CUDA error after C tiles were written leaves C undefined (documented in
-  // the header). Thread-safe: products run one at a time.
+  // had; a later failure (a CUDA error, OUT_OF_MEMORY from the runtime, a caller's
+  // function) may leave tiles of C written (documented in the header). Whichever way
+  // it returns, none of its copies or kernels is still in flight: a failure waits for
+  // the engine's three streams first. Thread-safe: products run one at a time.
   Timing run(const GemmProblem& p, const Settings& settings, const DeviceProfile& device,
              const StreamPlan& plan);
 
