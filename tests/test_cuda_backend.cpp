@@ -605,6 +605,62 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
   for (cudaStream_t s : streams) ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
 }
 
+// A caller that left a CUDA error pending (cudaGetLastError would return it) gets it
+// back after tiledmm's calls: they neither fail for it nor clear it. Every path that
+// launches or allocates: a fresh handle (first calls: workspace and buffers grow,
+// the kernel table is probed), the split-K reduction, the tensor-core rows, the
+// direct and streamed host paths, a stream change and the waits.
+TEST_F(CudaBackend, ACallersPendingCudaErrorIsNeitherReportedNorCleared) {
+  void* huge = nullptr;
+  ASSERT_NE(cudaMalloc(&huge, size_t(1) << 60), cudaSuccess);
+  ASSERT_EQ(cudaPeekAtLastError(), cudaErrorMemoryAllocation) << "the caller's pending error";
+  auto still_pending = [](const char* after) {
+    EXPECT_EQ(cudaPeekAtLastError(), cudaErrorMemoryAllocation) << "cleared by " << after;
+  };
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  still_pending("tmm_create");
+  for (int pass = 0; pass < 2; ++pass) {  // cold (allocating), then warm
+    SCOPED_TRACE(pass == 0 ? "first calls" : "warm calls");
+    for (tmm_math_mode math : {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
+      ASSERT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, math), TMM_SUCCESS);
+      GemmCase g = random_case(96, 96, 8192, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1.0f);
+      DeviceCase d(g);
+      ASSERT_EQ(run_device(h, g, d), TMM_SUCCESS) << tmm_get_error_message(h);
+      still_pending("tmm_sgemm_device");
+      ASSERT_EQ(tmm_synchronize(h), TMM_SUCCESS);
+      double ms = 0;
+      ASSERT_EQ(tmm_get_last_time(h, &ms), TMM_SUCCESS);
+      still_pending("tmm_synchronize, tmm_get_last_time");
+      GemmCase big = random_case(700, 600, 500, TMM_COL_MAJOR, TMM_TRANS, TMM_NO_TRANS, 0.5f);
+      DeviceCase db(big);
+      ASSERT_EQ(run_device(h, big, db), TMM_SUCCESS) << tmm_get_error_message(h);
+      still_pending("tmm_sgemm_device");
+    }
+    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
+    for (tmm_host_path path : {TMM_HOST_PATH_DIRECT, TMM_HOST_PATH_STREAMED}) {
+      ASSERT_EQ(tmm_set_option(h, TMM_OPTION_HOST_PATH, path), TMM_SUCCESS);
+      ASSERT_EQ(tmm_set_option(h, TMM_OPTION_DEVICE_MEMORY_BUDGET,
+                               path == TMM_HOST_PATH_STREAMED ? 1 << 20 : 0),
+                TMM_SUCCESS);
+      GemmCase g = random_case(300, 280, 700, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_TRANS, 1.0f);
+      ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+      EXPECT_TRUE(tmm_test::check_case(g));
+      still_pending(path == TMM_HOST_PATH_DIRECT ? "the direct host path" : "the streamed path");
+    }
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(tmm_set_stream(h, s), TMM_SUCCESS);
+    still_pending("tmm_set_stream");
+    ASSERT_EQ(tmm_set_stream(h, nullptr), TMM_SUCCESS);
+    ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+  }
+  tmm_destroy(h);
+  still_pending("tmm_destroy");
+  EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 TEST_F(CudaBackend, SeveralHandlesOnOneDevice) {
   tmm_handle other = nullptr;
   ASSERT_EQ(tmm_create_with_backend(&other, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);

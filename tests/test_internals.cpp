@@ -349,13 +349,9 @@ TEST(StreamPlan, FitsItsBudgetsAndCoversTheProduct) {
         p.beta = beta;
         for (int64_t device : {int64_t(1) << 20, int64_t(64) << 20, int64_t(8) << 30}) {
           const int64_t staging = std::min<int64_t>(device, int64_t(512) << 20);
-          StreamPlan s;
-          try {
-            s = plan_stream(p, device, staging, 0.74 * h100().fp32_peak(), 16);
-          } catch (const Error& e) {
-            EXPECT_EQ(e.status(), Status::OutOfMemory);
-            continue;  // a k x 16 panel of B can exceed 1 MiB
-          }
+          // Every shape plans at every budget from the minimum up (streaming B's chunks
+          // where a k x 16 panel of B exceeds it).
+          const StreamPlan s = plan_stream(p, device, staging, 0.74 * h100().fp32_peak(), 16);
           EXPECT_LE(stream_device_bytes(p, s), device);
           EXPECT_LE(stream_staging_bytes(p, s), staging);
           EXPECT_GE(s.tiles_m * s.tile_m, p.m);
@@ -366,6 +362,51 @@ TEST(StreamPlan, FitsItsBudgetsAndCoversTheProduct) {
       }
     }
   }
+}
+
+// Any k, at the stated minimum budgets: the plan streams B's chunks where no panel of
+// all of k fits, fits both budgets, covers the product, and no size computed on the
+// way overflows (UBSan runs this in CI), up to k = 2^60 and m = 2^40.
+TEST(StreamPlan, AnyShapeFitsTheMinimumBudget) {
+  const int64_t min = kMinStreamBudget;
+  const double rate = 0.74 * h100().fp32_peak();
+  struct Case {
+    int64_t m, n, k;
+    bool resident;  // a panel of all of k fits the minimum
+  };
+  const Case cases[] = {{64, 64, int64_t(1) << 23, false}, {8192, 8192, int64_t(1) << 20, false},
+                        {1, 1, int64_t(1) << 60, false},   {int64_t(1) << 40, 1, 1, true},
+                        {1, int64_t(1) << 40, 1, true},    {300, 200, 4096, true}};
+  for (const Case& c : cases) {
+    for (bool trans : {false, true}) {
+      for (float beta : {0.0f, 1.0f}) {
+        GemmProblem p = shape(c.m, c.n, c.k);
+        p.trans_a = p.trans_b = trans;
+        p.beta = beta;
+        SCOPED_TRACE(std::to_string(c.m) + " x " + std::to_string(c.n) + " x " +
+                     std::to_string(c.k) + (trans ? " TT" : " NN") + " beta " +
+                     std::to_string(beta));
+        const StreamPlan s = plan_stream(p, min, min, rate, 16);
+        EXPECT_EQ(s.b_resident, c.resident);
+        EXPECT_LE(stream_device_bytes(p, s), min);
+        EXPECT_LE(stream_staging_bytes(p, s), min);
+        EXPECT_GE(s.tiles_m * s.tile_m, p.m);
+        EXPECT_GE(s.tiles_n * s.tile_n, p.n);
+        EXPECT_GE(s.chunks * s.chunk_k, p.k);
+        EXPECT_GE(s.tile_m, 1);
+        EXPECT_GE(s.chunk_k, 1);
+        if (!s.b_resident) {
+          EXPECT_EQ(s.panels(), 2);
+          EXPECT_EQ(s.b_uploads(), (s.tiles_m + s.group - 1) / s.group);
+          EXPECT_EQ(s.next_row_tile(s.group), std::min(2 * s.group, s.tiles_m))
+              << "streaming B, groups all the way down";
+        }
+      }
+    }
+  }
+  // Below the minimum of 16 x 16 tiles, 16-deep chunks and groups of one: refused,
+  // whatever the shape.
+  EXPECT_THROW(plan_stream(shape(64, 64, 1 << 20), 4 << 10, min, rate, 16), Error);
 }
 
 TEST(StreamPlan, UploadsAOnceWhenThePanelFits) {
@@ -812,7 +853,7 @@ struct HostProduct {
   ~HostProduct() {
     if (pinned) cudaFreeHost(c);
   }
-  HostProduct(const HostProduct&) = delete;
+  HostProduct(const HostProduct&) = delete;  // c may point into pageable
   HostProduct& operator=(const HostProduct&) = delete;
 
   void reset() { std::copy(c0.begin(), c0.end(), c); }
@@ -820,20 +861,34 @@ struct HostProduct {
     return tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.data(), k,
                      b.data(), n, beta, c, n);
   }
-  // Integers: the exact result, compared with ==.
-  ::testing::AssertionResult exact() const {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double dot = 0;
-        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-        const double want = dot + beta * double(c0[size_t(i * n + j)]);
-        if (double(c[i * n + j]) != want)
-          return ::testing::AssertionFailure()
-                 << "C(" << i << "," << j << ") = " << c[i * n + j] << ", exactly " << want;
+  // The exact result (integers), computed once.
+  const std::vector<float>& result() {
+    if (want.empty()) {
+      want.resize(c0.size());
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double dot = 0;
+          for (int64_t q = 0; q < k; ++q)
+            dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+          want[size_t(i * n + j)] = float(dot + beta * double(c0[size_t(i * n + j)]));
+        }
       }
+    }
+    return want;
+  }
+  // C equals the exact result (== on integers), or, with `or_old`, each element
+  // equals either it or its value before the call (the header's promise after a
+  // late failure).
+  ::testing::AssertionResult exact(bool or_old = false) {
+    const std::vector<float>& r = result();
+    for (int64_t e = 0; e < m * n; ++e) {
+      if (c[e] == r[size_t(e)] || (or_old && c[e] == c0[size_t(e)])) continue;
+      return ::testing::AssertionFailure() << "C[" << e << "] = " << c[e] << ", exactly "
+                                           << r[size_t(e)] << (or_old ? " or as before" : "");
     }
     return ::testing::AssertionSuccess();
   }
+  std::vector<float> want;
 };
 
 tmm_handle streamed_handle() {
@@ -906,6 +961,7 @@ TEST(StreamedGemm, AFailingCopyAtEachStepLeavesNothingInFlight) {
       inject_copy_failure(at[i], cudaErrorMemoryAllocation);
       EXPECT_EQ(x.run(h), TMM_ERROR_OUT_OF_MEMORY);
       inject_copy_failure(0, cudaSuccess);
+      EXPECT_TRUE(x.exact(/*or_old=*/true));
       if (pinned) {
         const bool long_wait = i == 0 || i + 1 == at.size() || i == at.size() / 2;
         EXPECT_TRUE(c_stays_poisoned(x, std::chrono::milliseconds(long_wait ? 1000 : 20)));
@@ -977,6 +1033,8 @@ TEST(StreamedGemm, AFailingCallbackAtEachChunkLeavesTheEngineClean) {
       io.fail_at = at;
       EXPECT_EQ(run(), TMM_ERROR_CALLBACK);
       io.fail_at = -1;
+      std::copy(c.begin(), c.end(), x.c);
+      EXPECT_TRUE(x.exact(/*or_old=*/true)) << "C's write function got only final values";
       HostProduct& next = step % 2 ? next_b : next_a;
       next.reset();
       ASSERT_EQ(next.run(step % 4 < 2 ? h : other), TMM_SUCCESS);

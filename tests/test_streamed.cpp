@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -161,6 +163,62 @@ TEST_F(Streamed, EveryAlgorithmRunsTheChunks) {
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
     EXPECT_TRUE(exactly_right(g));
     EXPECT_EQ(report(h_).algorithm, a);
+  }
+}
+
+// Any k at the stated minimum budgets (1 MiB of device memory and of staging): a
+// panel of B as deep as k cannot fit, so B's chunks stream too. Operands in {-1, 0, 1}
+// keep every partial sum an integer far below 2^24 (a random walk of 2^23 steps), so
+// results are exact; elements are sampled from every row and column of C, so from every
+// tile. Under compute-sanitizer, k shrinks 8-fold (the same path).
+TEST_F(Streamed, AnyKRunsAtTheMinimumBudgetStreamingB) {
+  stream(h_, 1 << 20, 1 << 20);
+  const int64_t shrink = tmm_test::under_sanitizer() ? 8 : 1;
+  struct Case {
+    int64_t m, n, k;
+    tmm_transpose t;
+    float beta;
+  };
+  const Case cases[] = {{64, 64, (int64_t(1) << 23) / shrink, TMM_NO_TRANS, 1.0f},
+                        {200, 150, (int64_t(1) << 21) / shrink, TMM_TRANS, 0.0f}};
+  uint64_t state = tmm_test::fresh_seed() | 1u;
+  SCOPED_TRACE("seed " + std::to_string(state));
+  auto next = [&state] {  // xorshift64: billions of operands in seconds
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.m) + " x " + std::to_string(c.n) + " x " + std::to_string(c.k));
+    const bool t = c.t == TMM_TRANS;
+    std::vector<float> a(size_t(c.m * c.k)), b(size_t(c.k * c.n)), c0(size_t(c.m * c.n));
+    for (float& x : a) x = float(int(next() % 3) - 1);
+    for (float& x : b) x = float(int(next() % 3) - 1);
+    for (float& x : c0) x = c.beta == 0.0f ? NAN : float(int(next() % 7) - 3);
+    std::vector<float> out = c0;
+    const int64_t lda = t ? c.m : c.k, ldb = t ? c.k : c.n;
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, c.t, c.t, c.m, c.n, c.k, 1.0f, a.data(), lda, b.data(),
+                        ldb, c.beta, out.data(), c.n),
+              TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+    const tmm_report r = report(h_);
+    EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+    EXPECT_GE(r.k_chunks, c.k / 4096) << "k in chunks of at most 4096";
+    auto check = [&](int64_t i, int64_t j) {
+      double dot = 0;
+      for (int64_t q = 0; q < c.k; ++q) {
+        const double x = t ? a[size_t(q * c.m + i)] : a[size_t(i * c.k + q)];
+        const double y = t ? b[size_t(j * c.k + q)] : b[size_t(q * c.n + j)];
+        dot += x * y;
+      }
+      const double want = dot + (c.beta == 0.0f ? 0.0 : c.beta * c0[size_t(i * c.n + j)]);
+      return double(out[size_t(i * c.n + j)]) == want;
+    };
+    int64_t wrong = 0, checked = 0;
+    for (int64_t i = 0; i < c.m; ++i, ++checked) wrong += !check(i, (i * 37 + 5) % c.n);
+    for (int64_t j = 0; j < c.n; ++j, ++checked) wrong += !check((j * 13 + 3) % c.m, j);
+    EXPECT_EQ(wrong, 0) << "of " << checked << " sampled elements";
   }
 }
 

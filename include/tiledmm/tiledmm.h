@@ -8,9 +8,28 @@
  *
  * Conventions
  *   - Every function returns a tmm_status; output parameters are written only on
- *     success. On failure nothing the caller owns is modified and the handle stays
- *     usable (but see TMM_ERROR_CUDA for a lost CUDA context);
- *     tmm_get_error_message() says what went wrong.
+ *     success. On failure the handle stays usable (but see TMM_ERROR_CUDA for a lost
+ *     CUDA context) and tmm_get_error_message() says what went wrong. Nothing the
+ *     caller owns is modified, except C after a late failure of an sgemm:
+ *
+ * What C holds after a failed sgemm
+ *   - Every argument check (TMM_ERROR_INVALID_VALUE, _NOT_SUPPORTED), the handle's
+ *     device (TMM_ERROR_NO_DEVICE, a lost context) and every allocation the call
+ *     makes (TMM_ERROR_OUT_OF_MEMORY) come before its first write to C: C is
+ *     untouched.
+ *   - Later, only TMM_ERROR_CUDA, TMM_ERROR_CALLBACK (a tmm_host_io function) and
+ *     TMM_ERROR_OUT_OF_MEMORY (the CUDA runtime running out of memory midway, which
+ *     the streamed host path can meet after tiles of C were written back) can
+ *     follow. Then each element of C's m x n part holds either its value before the
+ *     call or its value in the result (never a partial sum); elements outside it
+ *     are never written. A caller that kept a copy of C can restore it.
+ *   - Whichever way a host call (tmm_sgemm, tmm_sgemm_io) returns, none of its
+ *     copies or kernels is still running: a failing call waits for the work it
+ *     enqueued before it returns, so nothing writes C afterwards.
+ *   - tmm_sgemm_device: a failure returned before the product is enqueued leaves C
+ *     untouched; an error the kernel meets on the device is a sticky CUDA error,
+ *     reported by a later call (TMM_ERROR_CUDA), and C is then lost with the
+ *     context.
  *   - Matrices follow CBLAS: a layout (row or column major), a transpose flag per
  *     operand and a leading dimension per matrix.
  *   - The library never prints, never aborts and never exits.
@@ -146,10 +165,11 @@ typedef enum tmm_host_path {
   TMM_HOST_PATH_DIRECT = 1,  /* copy A, B (and C) whole, multiply, copy C back; more
                                 than the budget is TMM_ERROR_OUT_OF_MEMORY */
   TMM_HOST_PATH_STREAMED = 2 /* tiles of C, chunks of k, through pinned staging filled
-                                by host threads; copies overlap the kernels. A CUDA
-                                fault after tiles of C were written back leaves C
-                                undefined (TMM_ERROR_CUDA); every allocation and
-                                argument check happens before the first write */
+                                by host threads; copies overlap the kernels. Every
+                                allocation and argument check happens before the
+                                first write to C; a later failure leaves each element
+                                of C old or final ("What C holds after a failed
+                                sgemm", at the top) */
 } tmm_host_path;
 
 /* The arithmetic a handle allows (TMM_OPTION_MATH_MODE), as cuBLAS's math mode: a
@@ -350,7 +370,9 @@ typedef enum tmm_option {
   TMM_OPTION_DEVICE_MEMORY_BUDGET = 5, /* bytes of device memory tmm_sgemm may
                                   allocate; default 0 = what the device has free when
                                   the call starts, less a margin. A product that does
-                                  not fit runs streamed, in tiles (any size runs) */
+                                  not fit runs streamed, in tiles and chunks of k:
+                                  any m, n and k run within any budget (and staging,
+                                  option 6) of at least 1 MiB */
   TMM_OPTION_HOST_STAGING_BYTES = 6,   /* pinned host memory the streamed path may use
                                     for staging; default 0 = 512 MiB */
   TMM_OPTION_HOST_PATH = 7,            /* a tmm_host_path: how tmm_sgemm moves host matrices;
@@ -442,8 +464,9 @@ typedef struct tmm_host_io {
  * whole operands first, into memory of their own, and write C back after). An io
  * may be NULL only where tmm_sgemm accepts a NULL matrix; C's needs `write`, and
  * `read` when beta != 0. The library cannot see whether the matrices overlap: C must
- * not share an element with A or B. After TMM_ERROR_CALLBACK (or TMM_ERROR_CUDA), C
- * is undefined; every other failure leaves it untouched. */
+ * not share an element with A or B. After a failure, C's write function has been
+ * given only final values ("What C holds after a failed sgemm", at the top), and no
+ * function is called after the call returns. */
 TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                                 tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                                 const tmm_host_io* A, int64_t lda, const tmm_host_io* B,

@@ -386,10 +386,11 @@ void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace, cuda
   const int64_t k_per_split = ceil_div(ceil_div(p.k, plan.splits), S::BK) * S::BK;
   const dim3 grid(unsigned(blocks), unsigned(plan.splits));
   if (plan.splits > 1) {
-    blocked_kernel<S, KA, KB, Vec, true>
-        <<<grid, S::THREADS, 0, stream>>>(p, k_per_split, workspace, partial_ld(p));
+    launch_kernel("blocked kernel launch", blocked_kernel<S, KA, KB, Vec, true>, grid, S::THREADS,
+                  0, stream, p, k_per_split, workspace, partial_ld(p));
   } else {
-    blocked_kernel<S, KA, KB, Vec, false><<<grid, S::THREADS, 0, stream>>>(p, p.k, nullptr, 0);
+    launch_kernel("blocked kernel launch", blocked_kernel<S, KA, KB, Vec, false>, grid, S::THREADS,
+                  0, stream, p, p.k, nullptr, 0);
   }
 }
 
@@ -467,13 +468,12 @@ void launch_blocked(const GemmProblem& p, const KernelPlan& plan, float* workspa
     default:
       throw Error(Status::Internal, "blocked kernel: unsupported tile");
   }
-  check_cuda(cudaGetLastError(), "blocked kernel launch");
   if (plan.splits > 1) {
     const dim3 block(32, 8);
     const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(ceil_div(p.m, 8)));
     require(grid.y <= 65535, Status::NotSupported, "split-K reduction: too many rows");
-    reduce_splits<<<grid, block, 0, stream>>>(p, workspace, partial_ld(p), plan.splits);
-    check_cuda(cudaGetLastError(), "split-K reduction launch");
+    launch_kernel("split-K reduction launch", reduce_splits, grid, block, 0, stream, p, workspace,
+                  partial_ld(p), plan.splits);
   }
 }
 

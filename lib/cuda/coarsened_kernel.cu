@@ -75,7 +75,8 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
   launch_in_row_slices(
       ceil_div(p.m, T), unsigned(ceil_div(p.n, int64_t(T) * C)), [&](int64_t first, dim3 grid) {
-        coarsened_kernel<T, C, TransA, TransB><<<grid, block, 0, stream>>>(p, first);
+        launch_kernel("coarsened kernel launch", coarsened_kernel<T, C, TransA, TransB>, grid,
+                      block, 0, stream, p, first);
       });
 }
 
@@ -120,7 +121,6 @@ void launch_coarsened(const GemmProblem& p, const KernelPlan& plan, float*, void
     default:
       throw Error(Status::Internal, "coarsened kernel: unsupported tile size");
   }
-  check_cuda(cudaGetLastError(), "coarsened kernel launch");
 }
 
 }  // namespace tiledmm

@@ -111,8 +111,9 @@ float elapsed_ms(const Event& from, const Event& to) {
 void check_device_pointer(const void* ptr, const char* name) {
   if (ptr == nullptr) return;  // not needed by this call (checked before)
   cudaPointerAttributes attr{};
+  const LastErrorScope scope;
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
-  if (err != cudaSuccess) cudaGetLastError();
+  if (err != cudaSuccess) scope.clear_if_ours();
   require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered, Status::InvalidValue, name,
           " is not a device, managed or registered host pointer");
 }
@@ -120,13 +121,17 @@ void check_device_pointer(const void* ptr, const char* name) {
 int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
 
 // Floats the direct path copies to the device: dense A and B (when the call reads
-// them) and C, rows padded to 4 floats (not counting a kernel's workspace).
+// them) and C, rows padded to 4 floats (not counting a kernel's workspace). In 128
+// bits, saturated at 2^60 floats (more than any device holds): the caller multiplies
+// it by 4 and adds a workspace.
 int64_t direct_floats(const GemmProblem& p) {
   if (is_empty(p)) return 0;
-  const int64_t c = p.m * padded_ld(p.n);
-  if (is_scale_only(p)) return c;
-  return stored_rows_a(p) * padded_ld(stored_cols_a(p)) +
-         stored_rows_b(p) * padded_ld(stored_cols_b(p)) + c;
+  const auto dense = [](int64_t rows, int64_t cols) { return __int128(rows) * padded_ld(cols); };
+  __int128 floats = dense(p.m, p.n);
+  if (!is_scale_only(p)) {
+    floats += dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
+  }
+  return int64_t(std::min<__int128>(floats, __int128(1) << 60));
 }
 
 int attribute(cudaDeviceAttr what, int device) {
@@ -324,8 +329,9 @@ class CudaBackend final : public Backend {
       check_context(device_);
       DeviceGuard guard(device_);
       unsigned flags = 0;
+      const LastErrorScope scope;
       const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
-      if (err != cudaSuccess) cudaGetLastError();
+      if (err != cudaSuccess) scope.clear_if_ours();
       require(err == cudaSuccess, Status::InvalidValue,
               "stream is not a valid CUDA stream: ", cudaGetErrorName(err));
     }
@@ -447,8 +453,9 @@ class CudaBackend final : public Backend {
 
 int cuda_device_count() {
   int count = 0;
+  const LastErrorScope scope;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
+    scope.clear_if_ours();
     return 0;
   }
   return count;

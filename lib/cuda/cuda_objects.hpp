@@ -92,9 +92,10 @@ class PinnedBuffer {
     if (elements <= capacity_) return ptr_;
     release();
     void* p = nullptr;
+    const LastErrorScope scope;
     const cudaError_t err = cudaHostAlloc(&p, elements * sizeof(float), cudaHostAllocPortable);
     if (err != cudaSuccess) {
-      cudaGetLastError();
+      scope.clear_if_ours();
       fail(Status::OutOfMemory, "cannot allocate ", uint64_t(elements * sizeof(float) >> 20),
            " MiB of pinned host memory: ", cudaGetErrorString(err));
     }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../error.hpp"
+#include "kernels.hpp"
 
 namespace tiledmm {
 
@@ -26,15 +27,16 @@ class DeviceBuffer {
   float* reserve(size_t elements) {
     if (elements <= capacity_) return ptr_.get();
     release();
+    const LastErrorScope scope;
     try {
       ptr_ = thrust::device_malloc<float>(elements);
     } catch (const std::bad_alloc&) {
-      cudaGetLastError();  // the failed cudaMalloc must not poison later calls
+      scope.clear_if_ours();  // the failed cudaMalloc must not poison later calls
       throw Error(Status::OutOfMemory, "cannot allocate " +
                                            std::to_string(elements * sizeof(float) >> 20) +
                                            " MiB of device memory");
     } catch (const std::exception& e) {
-      cudaGetLastError();
+      scope.clear_if_ours();
       throw Error(Status::Cuda, std::string("device allocation failed: ") + e.what());
     }
     capacity_ = elements;

@@ -25,10 +25,9 @@ void launch_epilogue(int64_t m, int64_t n, float alpha, const float* acc, int64_
                      cudaStream_t stream) {
   const dim3 block(32, 8);
   launch_in_row_slices(ceil_div(m, 8), unsigned(ceil_div(n, 32)), [&](int64_t first, dim3 grid) {
-    epilogue_kernel<<<grid, block, 0, stream>>>(m, n, alpha, acc, ld_acc, beta, c, ldc, out, ld_out,
-                                                first);
+    launch_kernel("epilogue kernel launch", epilogue_kernel, grid, block, 0, stream, m, n, alpha,
+                  acc, ld_acc, beta, c, ldc, out, ld_out, first);
   });
-  check_cuda(cudaGetLastError(), "epilogue kernel launch");
 }
 
 }  // namespace tiledmm

@@ -18,10 +18,11 @@ PointerGetAttribute pointer_get_attribute() noexcept {
   static PointerGetAttribute fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult found{};
+    const LastErrorScope scope;
     if (cudaGetDriverEntryPointByVersion("cuPointerGetAttribute", &f, 12000, cudaEnableDefault,
                                          &found) != cudaSuccess ||
         found != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
+      scope.clear_if_ours();
       f = nullptr;
     }
     return reinterpret_cast<PointerGetAttribute>(f);

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "../gemm_problem.hpp"
+#include "kernels.hpp"
 
 namespace tiledmm {
 
@@ -50,6 +52,26 @@ __device__ __forceinline__ void store_pair(const GemmProblem& p, int64_t row, in
   } else {
     store_c(p, row, col, v0);
     if (col + 1 < p.n) store_c(p, row, col + 1, v1);
+  }
+}
+
+// kernel<<<grid, block, shared_bytes, stream>>>(args...), throwing its launch error
+// named by `what`. The error comes from the launch itself (cudaLaunchKernelEx), not
+// from the thread's last-error state: an error the caller left pending there is not
+// taken for this launch's, nor cleared.
+template <class... Params, class... Args>
+void launch_kernel(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared_bytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  const LastErrorScope scope;
+  const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) {
+    scope.clear_if_ours();
+    check_cuda(err, what);
   }
 }
 

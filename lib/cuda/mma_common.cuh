@@ -363,7 +363,7 @@ void launch_mma_tiles(Kernel kernel, int bytes, const GemmProblem& p, cudaStream
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
           ": too many tiles for one launch");
-  kernel<<<unsigned(blocks), S::THREADS, bytes, stream>>>(p);
+  launch_kernel(name, kernel, unsigned(blocks), S::THREADS, bytes, stream, p);
 }
 
 }  // namespace

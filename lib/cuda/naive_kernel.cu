@@ -28,7 +28,8 @@ void launch(const GemmProblem& p, int edge, cudaStream_t stream) {
   const dim3 block(edge, edge);
   launch_in_row_slices(ceil_div(p.m, edge), unsigned(ceil_div(p.n, edge)),
                        [&](int64_t first, dim3 grid) {
-                         naive_kernel<TransA, TransB><<<grid, block, 0, stream>>>(p, first);
+                         launch_kernel("naive kernel launch", naive_kernel<TransA, TransB>, grid,
+                                       block, 0, stream, p, first);
                        });
 }
 
@@ -42,7 +43,6 @@ void launch_naive(const GemmProblem& p, const KernelPlan& plan, float*, void* st
     launch<decltype(ta)::value, decltype(tb)::value>(p, plan.tile,
                                                      static_cast<cudaStream_t>(stream));
   });
-  check_cuda(cudaGetLastError(), "naive kernel launch");
 }
 
 }  // namespace tiledmm

@@ -85,19 +85,18 @@ void launch_pack(const float* src, int64_t ld_src, bool transpose, int64_t rows,
     require(slices <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
     launch_in_row_slices(rows, unsigned(slices), [&](int64_t first, dim3 grid) {
       const auto kernel = small != nullptr ? copy_kernel<true> : copy_kernel<false>;
-      kernel<<<grid, kCopyThreads, 0, stream>>>(src, ld_src, cols, dst, small, ld_dst, first);
+      launch_kernel("pack: copy kernel launch", kernel, grid, kCopyThreads, 0, stream, src, ld_src,
+                    cols, dst, small, ld_dst, first);
     });
-    check_cuda(cudaGetLastError(), "pack: copy kernel launch");
     return;
   }
   const int64_t block_cols = ceil_div(cols, kEdge);
   require(block_cols <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
   launch_in_row_slices(ceil_div(rows, kEdge), unsigned(block_cols), [&](int64_t first, dim3 grid) {
     const auto kernel = small != nullptr ? transpose_kernel<true> : transpose_kernel<false>;
-    kernel<<<grid, dim3(kEdge, kRowsPerPass), 0, stream>>>(src, ld_src, rows, cols, dst, small,
-                                                           ld_dst, first);
+    launch_kernel("pack: transpose kernel launch", kernel, grid, dim3(kEdge, kRowsPerPass), 0,
+                  stream, src, ld_src, rows, cols, dst, small, ld_dst, first);
   });
-  check_cuda(cudaGetLastError(), "pack: transpose kernel launch");
 }
 
 }  // namespace tiledmm

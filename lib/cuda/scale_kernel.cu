@@ -19,9 +19,9 @@ __global__ void scale_kernel(GemmProblem p, int64_t first_block_row) {
 void launch_scale(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(32, 8);
   launch_in_row_slices(
-      ceil_div(p.m, 8), unsigned(ceil_div(p.n, 32)),
-      [&](int64_t first, dim3 grid) { scale_kernel<<<grid, block, 0, stream>>>(p, first); });
-  check_cuda(cudaGetLastError(), "scale kernel launch");
+      ceil_div(p.m, 8), unsigned(ceil_div(p.n, 32)), [&](int64_t first, dim3 grid) {
+        launch_kernel("scale kernel launch", scale_kernel, grid, block, 0, stream, p, first);
+      });
 }
 
 }  // namespace tiledmm

@@ -132,9 +132,9 @@ void launch_tail_reduce(const GemmProblem& p, const TailSplit& t, int64_t rows, 
   if (t.tail_tiles == 0) return;
   constexpr int kThreads = 256;
   const dim3 grid(unsigned(ceil_div(BM * BN, kThreads)), unsigned(t.tail_tiles));
-  tail_reduce_kernel<BM, BN, GROUP_M, kTransposed, kCorrected>
-      <<<grid, kThreads, 0, stream>>>(p, t, rows, cols);
-  check_cuda(cudaGetLastError(), "tail reduction kernel launch");
+  launch_kernel("tail reduction kernel launch",
+                tail_reduce_kernel<BM, BN, GROUP_M, kTransposed, kCorrected>, grid, kThreads, 0,
+                stream, p, t, rows, cols);
 }
 
 }  // namespace tiledmm

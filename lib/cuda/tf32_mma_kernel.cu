@@ -199,7 +199,6 @@ void launch_tf32_mma(const GemmProblem& p, const KernelPlan& plan, float*, void*
         throw Error(Status::Internal, "tf32 kernel: unsupported tile");
     }
   });
-  check_cuda(cudaGetLastError(), "tf32 kernel launch");
 }
 
 }  // namespace tiledmm

@@ -292,8 +292,8 @@ void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const Ge
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "tf32 wgmma kernel: too many tiles for one launch");
   const unsigned grid = unsigned(blocks);
-  kernel<<<grid, kThreads, kSharedBytes, stream>>>(a_map, b_map, p, split);
-  check_cuda(cudaGetLastError(), "tf32 wgmma kernel launch");
+  launch_kernel("tf32 wgmma kernel launch", kernel, grid, kThreads, kSharedBytes, stream, a_map,
+                b_map, p, split);
   launch_tail_reduce<kBM, kBN, kGroupM, kTransposed, false>(p, split, rows, cols, stream);
 }
 
@@ -321,9 +321,10 @@ bool tf32_wgmma_available() {
   int state = known[device].load(std::memory_order_relaxed);
   if (state == 0) {
     cudaFuncAttributes attributes{};
+    const LastErrorScope scope;
     const bool loaded =
         cudaFuncGetAttributes(&attributes, tf32_wgmma_kernel<false, false>) == cudaSuccess;
-    if (!loaded) (void)cudaGetLastError();  // not sticky: clear it
+    if (!loaded) scope.clear_if_ours();  // not sticky
     state = loaded && sm90::tensor_map_encoder() != nullptr ? 1 : 2;
     known[device].store(state, std::memory_order_relaxed);
   }

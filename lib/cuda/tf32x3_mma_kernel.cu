@@ -295,7 +295,6 @@ void launch_tf32x3_mma(const GemmProblem& p, const KernelPlan& plan, float*, voi
         throw Error(Status::Internal, "tf32x3 kernel: unsupported tile");
     }
   });
-  check_cuda(cudaGetLastError(), "tf32x3 kernel launch");
 }
 
 }  // namespace tiledmm

@@ -273,12 +273,11 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* wo
   const int64_t blocks = tail_split_blocks(split);
   require(blocks <= kMax, Status::NotSupported,
           "tf32x3 wgmma kernel: too many tiles for one launch");
-  kernel<<<unsigned(blocks), kThreads, kSharedBytes, stream>>>(
-      sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
-      sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
-      sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
-      sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p, split);
-  check_cuda(cudaGetLastError(), "tf32x3 wgmma kernel launch");
+  launch_kernel("tf32x3 wgmma kernel launch", kernel, unsigned(blocks), kThreads, kSharedBytes,
+                stream, sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
+                sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
+                sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
+                sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p, split);
   launch_tail_reduce<kBM, kBN, kGroupM, false, true>(p, split, p.m, p.n, stream);
 }
 

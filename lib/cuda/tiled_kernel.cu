@@ -62,7 +62,8 @@ template <int T, bool TransA, bool TransB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
   launch_in_row_slices(ceil_div(p.m, T), unsigned(ceil_div(p.n, T)), [&](int64_t first, dim3 grid) {
-    tiled_kernel<T, TransA, TransB><<<grid, block, 0, stream>>>(p, first);
+    launch_kernel("tiled kernel launch", tiled_kernel<T, TransA, TransB>, grid, block, 0, stream, p,
+                  first);
   });
 }
 
@@ -89,7 +90,6 @@ void launch_tiled(const GemmProblem& p, const KernelPlan& plan, float*, void* st
     default:
       throw Error(Status::Internal, "tiled kernel: unsupported tile size");
   }
-  check_cuda(cudaGetLastError(), "tiled kernel launch");
 }
 
 }  // namespace tiledmm

@@ -10,8 +10,10 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
 
-StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1) {
+StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1,
+                bool b_resident = true) {
   StreamPlan s;
+  s.b_resident = b_resident;
   s.tile_m = std::min(tm, p.m);
   s.tile_n = std::min(tn, p.n);
   s.chunk_k = std::max<int64_t>(1, std::min(tk, p.k));
@@ -22,7 +24,19 @@ StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_
   return s;
 }
 
+// True when a panel of all of k by `tile_n` columns (as stream_buffers lays it out)
+// fits `device` bytes on its own. Checked in 128 bits before any buffer size is
+// computed, since k may be up to 2^61: once it holds, every size is below 2^62
+// (plan_stream caps the budgets at 2^60).
+bool panel_can_fit(const GemmProblem& p, int64_t tile_n, int64_t device) {
+  const int64_t k = std::max<int64_t>(p.k, 1);
+  const __int128 rows = p.trans_b ? tile_n : k;
+  const __int128 ld = p.trans_b ? round_up4(k) : round_up4(tile_n);
+  return rows * ld * 4 <= __int128(device);
+}
+
 bool fits(const GemmProblem& p, const StreamPlan& s, int64_t device, int64_t staging) {
+  if (s.b_resident && !panel_can_fit(p, s.tile_n, device)) return false;
   return stream_device_bytes(p, s) <= device && stream_staging_bytes(p, s) <= staging;
 }
 
@@ -33,7 +47,8 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
   StreamBuffers b;
   // Each operand keeps the orientation it is stored in (op(A) chunk: tile_m x chunk_k,
   // or chunk_k x tile_m when A is transposed; the panel: k x tile_n, or tile_n x k).
-  const int64_t k = std::max<int64_t>(p.k, 1);
+  // Streaming B, the panel is one chunk deep.
+  const int64_t k = s.b_resident ? std::max<int64_t>(p.k, 1) : s.chunk_k;
   b.a_ld = round_up4(p.trans_a ? s.tile_m : s.chunk_k);
   b.b_ld = round_up4(p.trans_b ? k : s.tile_n);
   b.c_ld = round_up4(s.tile_n);
@@ -73,29 +88,36 @@ int edges(int64_t full, int64_t cap, int64_t* out) {
 
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
                        double flops_per_s, int threads, const HostRates& rates) {
+  // No device has 2^60 bytes; the cap keeps every size computed below in range.
+  device_bytes = std::min(device_bytes, int64_t(1) << 60);
+  staging_bytes = std::min(staging_bytes, int64_t(1) << 60);
   int64_t ms[64], ns[64], ks[64];
   const int nm = edges(p.m, int64_t(1) << 20, ms), nn = edges(p.n, int64_t(1) << 20, ns);
   const int nk = edges(std::max<int64_t>(p.k, 1), 4096, ks);
   StreamPlan best;
   double best_time = 1e300;
-  for (int a = 0; a < nm; ++a) {
-    for (int b = 0; b < nn; ++b) {
-      for (int c = 0; c < nk; ++c) {
-        for (int64_t g = 1; g <= 8; g *= 2) {
-          const StreamPlan s = make(p, ms[a], ns[b], ks[c], g);
-          if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
-          // Ties go to the smaller group and the cut found first (less memory).
-          const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
-          if (t < best_time * (1 - 1e-9)) {
-            best_time = t;
-            best = s;
+  // A panel of all of k where one fits (B uploaded once); streaming B's chunks only
+  // where none does.
+  for (bool resident : {true, false}) {
+    for (int a = 0; a < nm; ++a) {
+      for (int b = 0; b < nn; ++b) {
+        for (int c = 0; c < nk; ++c) {
+          for (int64_t g = 1; g <= 8; g *= 2) {
+            const StreamPlan s = make(p, ms[a], ns[b], ks[c], g, resident);
+            if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
+            // Ties go to the smaller group and the cut found first (less memory).
+            const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
+            if (t < best_time * (1 - 1e-9)) {
+              best_time = t;
+              best = s;
+            }
           }
         }
       }
     }
+    if (best.tile_m > 0) return best;
   }
-  if (best.tile_m > 0) return best;
-  const StreamPlan s = make(p, 16, 16, 16);
+  const StreamPlan s = make(p, 16, 16, 16, 1, false);
   fail(Status::OutOfMemory, "the streamed host path needs at least ",
        stream_device_bytes(p, s) >> 10, " KiB of device memory and ",
        stream_staging_bytes(p, s) >> 10,
@@ -115,7 +137,8 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
   const double c = 4.0 * double(p.m) * double(p.n);
   const double c_moves = p.beta != 0.0f ? 2.0 : 1.0;
-  const double moved = a * double(s.tiles_n) + b + c * c_moves;  // each way counted once
+  const double moved =
+      a * double(s.tiles_n) + b * double(s.b_uploads()) + c * c_moves;  // each way once
   const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
   const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
   const double steady = std::max({moved / r.pinned_link, moved / pack, kernel});
@@ -132,14 +155,17 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   const double group_flops =
       2.0 * double(s.group) * double(s.tile_m) * double(s.tile_n) * double(p.k);
   const double panel_wait =
-      std::max(0.0, std::max((panel + group_a) / pack, (panel + group_a) / r.pinned_link) -
-                        group_flops / flops_per_s);
+      s.b_resident
+          ? std::max(0.0, std::max((panel + group_a) / pack, (panel + group_a) / r.pinned_link) -
+                              group_flops / flops_per_s)
+          : 0.0;
   // And the group's tiles finish together: the host unpacks them while the device
   // multiplies the later row tiles of the panel; what those cannot cover is lost too.
   const double tile_flops = 2.0 * double(s.tile_m) * double(s.tile_n) * double(p.k);
   const double bunch = std::max(0.0, double(s.group - 1) * last / pack -
                                          double(s.tiles_m - s.group) * tile_flops / flops_per_s);
-  const double steps = double(s.tiles()) * double(s.chunks) + double(s.tiles_n * s.chunks);
+  const double steps = double(s.tiles()) * double(s.chunks) +
+                       double(s.tiles_n) * double(s.b_uploads()) * double(s.chunks);
   return steady + fill + drain + double(s.tiles_n) * (panel_wait + bunch) +
          steps * r.step_overhead_s;
 }

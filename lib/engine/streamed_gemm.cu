@@ -288,24 +288,31 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
     // group's loop, each chunk just before the chunks of A that meet it, so the
     // first products start after one chunk instead of the whole panel. Every reader
     // of the panel that last used this buffer (two column tiles ago) must be done.
+    // Streaming B (any k), each group uploads its chunks of B into the two device
+    // slots, each waiting for the products that last read its slot.
     const int pb = int(tj % plan.panels());
     float* panel = panels[pb];
-    wait(h2d, s.panel_consumed[pb]);
-    auto upload_b_chunk = [&](int64_t k0, int64_t kk) {
-      const int bs = b_next;
+    if (plan.b_resident) wait(h2d, s.panel_consumed[pb]);
+    // Uploads the chunk of op(B) for k0..k0+kk and returns where op(B)'s chunk starts
+    // on the device (leading dimension b_ld), and its slot.
+    auto upload_b_chunk = [&](int64_t k0, int64_t kk, int& bs) -> const float* {
+      bs = b_next;
       b_next ^= 1;
       claim(s.b_slot[bs]);
-      if (p.trans_b) {  // B stored n x k: rows n0.. of it, columns k0..
-        upload(s.b_slot[bs], panel + k0, b_ld, b, n0 * p.ldb + k0, b_st[bs], b_chunk, nn, kk);
-      } else {  // B stored k x n: rows k0.., columns n0..
-        upload(s.b_slot[bs], panel + k0 * b_ld, b_ld, b, k0 * p.ldb + n0, b_st[bs], b_chunk, kk,
-               nn);
+      float* dst = plan.b_resident ? panel : panels[bs];
+      const int64_t at = plan.b_resident ? k0 : 0;  // the chunk's first row of op(B)
+      if (p.trans_b) {                              // B stored n x k: rows n0.. of it, columns k0..
+        upload(s.b_slot[bs], dst + at, b_ld, b, n0 * p.ldb + k0, b_st[bs], b_chunk, nn, kk);
+        return dst + at;
       }
+      // B stored k x n: rows k0.., columns n0..
+      upload(s.b_slot[bs], dst + at * b_ld, b_ld, b, k0 * p.ldb + n0, b_st[bs], b_chunk, kk, nn);
+      return dst + at * b_ld;
     };
 
-    // Row tiles [t0, t1): the first `group` of them together, then one at a time.
+    // Row tiles [t0, t1): the plan's groups (plan.next_row_tile).
     for (int64_t t0 = 0; t0 < plan.tiles_m;) {
-      const int64_t t1 = t0 == 0 ? std::min(plan.group, plan.tiles_m) : t0 + 1;
+      const int64_t t1 = plan.next_row_tile(t0);
       int slot_of[kMaxCSlots];  // the C slot of each tile of the group
       for (int64_t ti = t0; ti < t1; ++ti) {
         const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
@@ -321,7 +328,11 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       }
       for (int64_t ci = 0; ci < plan.chunks; ++ci) {
         const int64_t k0 = ci * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
-        if (t0 == 0) upload_b_chunk(k0, kk);  // h2d runs in order: before A's chunks
+        // h2d runs in order: B's chunk goes up before A's chunks that meet it.
+        int bs = -1;
+        const float* b_chunk_dev = t0 == 0 || !plan.b_resident
+                                       ? upload_b_chunk(k0, kk, bs)
+                                       : (p.trans_b ? panel + k0 : panel + k0 * b_ld);
         for (int64_t ti = t0; ti < t1; ++ti) {
           const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
           const int cs = slot_of[ti - t0];
@@ -346,7 +357,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
           chunk.beta = ci == 0 ? 0.0f : 1.0f;
           chunk.a = a_dev[as];
           chunk.lda = a_ld;
-          chunk.b = p.trans_b ? panel + k0 : panel + k0 * b_ld;
+          chunk.b = b_chunk_dev;
           chunk.ldb = b_ld;
           chunk.c = acc[cs];
           chunk.ldc = c_ld;
@@ -361,6 +372,8 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
             t.math_mode = kernel.kernel->math_mode;
           }
         }
+        // Streaming B: the group's products are this slot's last readers.
+        if (!plan.b_resident) record(s.b_slot[bs].consumed, comp);
       }
       for (int64_t ti = t0; ti < t1; ++ti) {
         const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
@@ -383,7 +396,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
       }
       t0 = t1;
     }
-    record(s.panel_consumed[pb], comp);
+    if (plan.b_resident) record(s.panel_consumed[pb], comp);
   }
   for (int i = 0; i < c_slots; ++i) finish((c_next + i) % c_slots);  // oldest first
   for (CopySlot& slot : s.a_slot) claim(slot);
