@@ -19,8 +19,13 @@
 //
 // --threads N sets TMM_OPTION_HOST_THREADS (the streamed path's packing threads).
 //
+// --deep-k M,N,K[,MIB] runs one M x N x K product (FP32, uniform [-1, 1)) on the streamed
+// path with MIB MiB of device memory and of staging (default 1, the stated minimum),
+// tiledmm only, once after no warm-up (a deep product is its own warm-up): time, tiles,
+// chunks of k, and the error on 256 sampled elements against FP64.
+//
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
-//                  [--threads N]
+//                  [--threads N] [--deep-k M,N,K[,MIB]]...
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -307,14 +312,39 @@ void run_out_of_core() {
   tmm_destroy(h);
 }
 
+// One deep product at a small budget: B's chunks stream where its panel cannot fit.
+void run_deep_k(int64_t m, int64_t n, int64_t k, int64_t mib) {
+  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  fill(a.p, a.n, 6);
+  fill(b.p, b.n, 7);
+  tmm_handle h = nullptr;
+  check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
+  check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
+  check(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), h, "path");
+  check(tmm_set_option(h, TMM_OPTION_DEVICE_MEMORY_BUDGET, mib << 20), h, "budget");
+  check(tmm_set_option(h, TMM_OPTION_HOST_STAGING_BYTES, mib << 20), h, "staging");
+  const auto t0 = std::chrono::steady_clock::now();
+  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n, 0.0f,
+                  c.p, n),
+        h, "tmm_sgemm deep k");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string what = "tiledmm host " + std::to_string(mib) + " MiB";
+  report_line(what.c_str(), m, n, k, s, sampled_error(a.p, b.p, c.p, m, n, k), s,
+              tmm_detail(h).c_str());
+  tmm_destroy(h);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int64_t> squares = {4096, 8192, 16384};
   bool thin = false, ooc = false, xt = true, budget = false;
   int reps = 3;
+  std::vector<std::vector<int64_t>> deep;  // --deep-k M,N,K[,MIB]
+  bool squares_given = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
+      squares_given = true;
       squares.clear();
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
         squares.push_back(std::atoll(t));
@@ -330,10 +360,18 @@ int main(int argc, char** argv) {
       g_threads = std::max(0, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--deep-k") && i + 1 < argc) {
+      std::vector<int64_t> v;
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        v.push_back(std::atoll(t));
+      if (v.size() == 3) v.push_back(1);
+      if (v.size() != 4 || v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1)
+        die("--deep-k", "takes M,N,K or M,N,K,MIB, each at least 1");
+      deep.push_back(v);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
-                   "[--no-xt] [--threads N]\n",
+                   "[--no-xt] [--threads N] [--deep-k M,N,K[,MIB]]...\n",
                    argv[0]);
       return 2;
     }
@@ -343,7 +381,9 @@ int main(int argc, char** argv) {
   std::printf(
       "%s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of %d\n",
       prop.name, reps);
+  if (!deep.empty() && !squares_given) squares.clear();  // --deep-k alone runs only those
   for (int64_t s : squares) run_shape(s, s, s, reps, xt);
+  for (const auto& d : deep) run_deep_k(d[0], d[1], d[2], d[3]);
   if (thin) run_shape(16384, 16384, 256, reps, xt);
   if (budget) run_budget_check(reps);
   if (ooc) run_out_of_core();
