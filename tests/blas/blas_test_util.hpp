@@ -63,7 +63,7 @@ inline bool file_exists(const std::string& path) { return std::ifstream(path).go
     const std::string need_ = (path);                                                 \
     if (need_.empty() || !::tmm_blas_test::file_exists(need_)) {                      \
       if (::tmm_blas_test::in_ci()) FAIL() << "CI needs " << (what) << ": " << need_; \
-      GTEST_SKIP() << "no " << (what) << " (" << need_ << ")";                        \
+      GTEST_SKIP() << "missing " << (what) << ": " << need_;                          \
     }                                                                                 \
   } while (0)
 

@@ -169,6 +169,7 @@ TEST(BlasFork, ForkWhileOtherThreadsCall) {
 // TILEDMM_BLAS_THRESHOLD=<flops>: a call goes to tiledmm exactly when 2 m n k
 // reaches it. The settings of this run use 1e6.
 TEST(BlasThreshold, FlopsSplitCallsExactly) {
+  TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_GT(threshold, 0) << "run with TILEDMM_BLAS_THRESHOLD set to a flop count";
   const uint32_t seed = tmm_test::fresh_seed();
@@ -193,6 +194,7 @@ TEST(BlasThreshold, FlopsSplitCallsExactly) {
 // goes to tiledmm (THRESHOLD=1e6: calls of at least 1e6 flops). The small calls'
 // fast path (in assembly on x86-64) makes this comparison for the first.
 TEST(BlasThreshold, BothSidesOfTheBound) {
+  TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_EQ(threshold, 1e6) << "run with TILEDMM_BLAS_THRESHOLD=1e6";
   const uint32_t seed = tmm_test::fresh_seed();
