@@ -1,6 +1,9 @@
 // The routing of a checked call (router.hpp):
-//   1. quick return, as the reference SGEMM: m or n = 0, or (alpha = 0 or k = 0)
-//      with beta = 1: nothing is read or written;
+//   1. the reference SGEMM's quick returns, made here: m or n = 0, or (alpha = 0 or
+//      k = 0) with beta = 1: nothing is read or written; alpha = 0 or k = 0 otherwise:
+//      C = beta * C, A and B unread, and beta = 0 writes exact zeros without reading
+//      C. Neither tiledmm nor the fallback sees these calls: a fallback may get them
+//      wrong (OpenBLAS's Zen kernels multiply NaN in A or B by alpha = 0);
 //   2. tiledmm when the threshold says so (or when no fallback can take the call);
 //   3. if tiledmm fails before touching C (no device, no memory, an argument it
 //      rejects such as C overlapping A), the fallback computes the call, and the
@@ -190,6 +193,19 @@ bool save_c(Slot& s, const GemmCall& c) {
 void restore_c(const Slot& s, const GemmCall& c) {
   for (int64_t j = 0; j < c.n; ++j)
     std::memcpy(c.c + j * c.ldc, s.saved_c.data() + j * c.m, size_t(c.m) * sizeof(float));
+}
+
+// C = beta * C, as the reference SGEMM's alpha = 0 branch: beta = 0 stores zeros
+// without reading C (NaN there does not stay), beta = 1 is no call of this.
+void scale_c(const GemmCall& c) {
+  for (int64_t j = 0; j < c.n; ++j) {
+    float* col = c.c + j * c.ldc;
+    if (c.beta == 0.0f) {
+      std::fill(col, col + c.m, 0.0f);
+    } else {
+      for (int64_t i = 0; i < c.m; ++i) col[i] *= c.beta;
+    }
+  }
 }
 
 void poison_c(const GemmCall& c) {
@@ -445,9 +461,13 @@ void run_gemm(const GemmCall& c) noexcept {
     }
     const Config& cfg = config();
     const bool logging = Log::enabled();
-    if (c.m == 0 || c.n == 0 || ((c.alpha == 0.0f || c.k == 0) && c.beta == 1.0f)) {
+    if (c.m == 0 || c.n == 0 || c.alpha == 0.0f || c.k == 0) {
+      // Nothing to multiply: the reference's quick returns (the fast path never takes
+      // these calls: its sizes start at 1 and it tests alpha's bits).
+      const bool scales = c.m != 0 && c.n != 0 && c.beta != 1.0f;
+      if (scales) scale_c(c);
       Counters::add(c.routine, Counter::kNoop);
-      log_call(c, "none", 0.0);
+      log_call(c, scales ? "none (C = beta C)" : "none", 0.0);
       return;
     }
     const auto start =

@@ -23,9 +23,11 @@
  * by TILEDMM_BLAS_FALLBACK, else the next sgemm_ in the process (the BLAS the program
  * linked), else libblas.so.3, else libopenblas.so.0; never this library itself.
  * Invalid arguments are passed to the fallback's own routine, which reports them
- * through xerbla exactly as the reference BLAS does. Quick returns (m or n = 0, or
- * alpha = 0 or k = 0 with beta = 1) do nothing, as in the reference; beta = 0 never
- * reads C.
+ * through xerbla exactly as the reference BLAS does. The reference's quick returns
+ * are made here, after the argument checks, and reach neither tiledmm nor the
+ * fallback: m or n = 0 does nothing; alpha = 0 (either sign) or k = 0 reads neither A
+ * nor B and gives C = beta * C, where beta = 1 leaves C as it is and beta = 0 stores
+ * zeros without reading C (NaN there goes). Otherwise too, beta = 0 never reads C.
  *
  * Settings: environment variables, or the same keys in a file named by
  * TILEDMM_BLAS_CONFIG ("KEY = value" or "short_name = value" lines, # comments; the
@@ -128,12 +130,13 @@ typedef enum tmm_blas_routine {
 typedef struct tmm_blas_counters {
   size_t struct_size;       /* in: sizeof(tmm_blas_counters); out: bytes written */
   uint64_t tiledmm_calls;   /* calls tiledmm computed */
-  uint64_t tiledmm_flops;   /* their 2 m n k (0 for alpha = 0 or k = 0) */
+  uint64_t tiledmm_flops;   /* their 2 m n k */
   uint64_t fallback_calls;  /* calls the fallback BLAS computed (recovered included) */
   uint64_t fallback_flops;  /* their 2 m n k */
   uint64_t recovered_calls; /* sent to tiledmm, failed, recomputed by the fallback */
   uint64_t invalid_calls;   /* invalid arguments, reported through xerbla */
-  uint64_t noop_calls;      /* quick returns: nothing to compute */
+  uint64_t noop_calls;      /* quick returns: m or n = 0, alpha = 0 or k = 0 (C =
+                               beta * C at most, done by this library) */
   uint64_t lost_calls;      /* could be computed nowhere: C filled with NaN, logged */
   int64_t tiledmm_max_k;    /* the largest k tiledmm computed (0: none) */
 } tmm_blas_counters;
