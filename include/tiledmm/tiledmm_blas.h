@@ -69,10 +69,14 @@
  *   TILEDMM_BLAS_HOST_THREADS  TMM_OPTION_HOST_THREADS of each handle (default 0:
  *          (host_threads)    the library's default)
  *   TILEDMM_BLAS_KEEP_C      1 (default): before a routed call with beta != 0, copy
- *          (keep_c)          C, so that a CUDA fault after C was partly written can be
- *                            recomputed by the fallback. 0 saves the copy; such a
- *                            fault then fills C with NaN and logs it (never silently
- *                            wrong data)
+ *          (keep_c)          C, so that after any failure of tiledmm C is restored
+ *                            and the fallback recomputes the call. 0 saves the copy;
+ *                            a beta != 0 call is then recomputed only after a failure
+ *                            sure to come before C is written (TMM_ERROR_INVALID_VALUE,
+ *                            TMM_ERROR_NO_DEVICE); after any other (out of memory,
+ *                            CUDA, callback, ...) C is filled with NaN and the log
+ *                            says so (never silently wrong data). beta = 0 calls need
+ *                            no copy: C is recomputed from A and B
  *   TILEDMM_BLAS_LINK_GBPS, _GPU_TFLOPS, _CPU_GFLOPS, _OVERHEAD_US
  *          (link_gbps, gpu_tflops, cpu_gflops, overhead_us)  the cost model's inputs
  *
@@ -89,10 +93,13 @@
  * several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
  * fork() the child drops the parent's handles (never destroying them) and makes its
  * own, except when the parent had initialised CUDA: the child then uses the fallback
- * only. When tiledmm fails before touching C (no device, no memory), the fallback
- * computes the call and the log says so once; after a CUDA fault tiledmm is off for
- * the rest of the process and the call is recomputed from the saved C. The library
- * never prints (except to the log), never aborts and never exits.
+ * only. When tiledmm fails, the fallback computes the call and the log says so once
+ * per kind of failure. Any failure but a rejected argument or a missing device may
+ * come after tiledmm wrote part of C (a device allocation that fails late is
+ * TMM_ERROR_OUT_OF_MEMORY too): C is then restored from the saved copy first
+ * (TILEDMM_BLAS_KEEP_C). After a CUDA fault tiledmm is off for the rest of the
+ * process. The library never prints (except to the log), never aborts and never
+ * exits.
  */
 #ifndef TILEDMM_BLAS_H
 #define TILEDMM_BLAS_H
