@@ -91,12 +91,13 @@
  * Safety: nothing happens at load time; the settings, the fallback and tiledmm are
  * set up at the first call, CUDA at the first call routed to tiledmm. Calls from
  * several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
- * fork() the child drops the parent's handles (never destroying them) and makes its
- * own, except when the parent had initialised CUDA: the child then uses the fallback
- * only. When tiledmm fails, the fallback computes the call and the log says so once
- * per kind of failure. Any failure but a rejected argument or a missing device may
- * come after tiledmm wrote part of C (a device allocation that fails late is
- * TMM_ERROR_OUT_OF_MEMORY too): C is then restored from the saved copy first
+ * fork() the child reads the settings and finds the fallback itself if its parent was
+ * still at it on another thread, drops the parent's handles (never destroying them)
+ * and makes its own, except when the parent had initialised CUDA: the child then uses
+ * the fallback only. When tiledmm fails, the fallback computes the call and the log
+ * says so once per kind of failure. Any failure but a rejected argument or a missing
+ * device may come after tiledmm wrote part of C (a device allocation that fails late
+ * is TMM_ERROR_OUT_OF_MEMORY too): C is then restored from the saved copy first
  * (TILEDMM_BLAS_KEEP_C). After a CUDA fault tiledmm is off for the rest of the
  * process. The library never prints (except to the log), never aborts and never
  * exits.
