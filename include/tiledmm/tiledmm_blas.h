@@ -156,7 +156,9 @@ TMM_BLAS_API int tmm_blas_version(void);
  * a NULL pointer, an unknown routine or a struct_size below the first release's. */
 TMM_BLAS_API tmm_status tmm_blas_get_counters(tmm_blas_routine routine, tmm_blas_counters* out);
 
-/* Sets every counter to zero. Calls running meanwhile may be counted either side. */
+/* Sets every counter to zero. Calls running meanwhile may be counted either side; a
+ * read meanwhile sees each count from before or after the reset, never more than the
+ * calls made. */
 TMM_BLAS_API void tmm_blas_reset_counters(void);
 
 /* The effective settings, the fallback libraries, the small calls' fast path of each

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -473,6 +475,36 @@ TEST(BlasCounters, ReadersWhileThreadsCount) {
   for (auto& th : pool) th.join();
   EXPECT_TRUE(monotonic);
   EXPECT_EQ(read_counters().fallback_calls, uint64_t(kThreads) * kCalls);
+}
+
+// Reads while another thread counts and resets over and over: a read never shows more
+// than the calls made (a reset between a read's loads of a counter's value and of its
+// base once made the difference wrap to near 2^64). The counting thread resets too,
+// so that its values change between those two loads on a machine of two CPUs.
+TEST(BlasCounters, ReadsDuringResetsNeverExceedTheCallsMade) {
+  Counters::reset();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> made{0};
+  std::thread counter([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops, 3);
+      made.fetch_add(1, std::memory_order_relaxed);
+      Counters::reset();
+    }
+  });
+  while (made.load() == 0) std::this_thread::yield();
+  uint64_t worst = 0, worst_flops = 0;
+  int reads = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  for (; reads < 100000 || std::chrono::steady_clock::now() < end; ++reads) {
+    const auto c = read_counters(TMM_BLAS_SGEMM);
+    worst = std::max(worst, c.fallback_calls);
+    worst_flops = std::max(worst_flops, c.fallback_flops);
+  }
+  stop = true;
+  counter.join();
+  EXPECT_LE(worst, made.load()) << "of " << reads << " reads";
+  EXPECT_LE(worst_flops, 3 * made.load());
 }
 
 // TSan cannot start threads in the child of a multi-threaded fork().
