@@ -58,7 +58,9 @@
  *                            bits use the LP64 fallback and larger ones go to tiledmm
  *   TILEDMM_BLAS_LOG         off (default), stderr, or a file (%p: the process id): a
  *          (log)             line per call (routine, sizes, where it ran, time) and a
- *                            line per notable event; appended, one write per line
+ *                            line per notable event; appended, one write per line. A
+ *                            symbolic link, or a file another user owns, is refused
+ *                            (the log stays off)
  *   TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns for single precision
  *          (panel)           while tiledmm is on (default 4096; 0: never widen). PBLAS
  *                            steps k by this width, so each rank's local sgemm_ is
