@@ -48,8 +48,11 @@
  *                            MPI_LOCALRANKID, SLURM_LOCALID or PALS_LOCAL_RANKID (0
  *                            outside MPI): list a node's GPUs and its ranks spread
  *                            over them
- *   TILEDMM_BLAS_MATH        fp32 (default, the only mode yet); other values are
- *          (math)            rejected with a log line and fp32 is used
+ *   TILEDMM_BLAS_MATH        fp32, tf32 or fp32_accurate (any case): the
+ *          (math)            TMM_OPTION_MATH_MODE of each handle (tiledmm.h says what
+ *                            each allows). Unset: the library's default (TMM_MATH_MODE,
+ *                            else fp32). Another value is rejected with a log line and
+ *                            the default is kept
  *   TILEDMM_BLAS_FALLBACK    the real BLAS: a path or a library name
  *          (fallback)
  *   TILEDMM_BLAS_FALLBACK64  the ILP64 BLAS for sgemm_64_/cblas_sgemm64_ when the
