@@ -1,6 +1,7 @@
 // Parsing of the TILEDMM_BLAS_* settings. One table names every key once, with its
 // parser; the environment and the file go through the same table, so they accept the
-// same values. Read once, on the first BLAS call (std::call_once), never at load time.
+// same values. Read once, on the first BLAS call, never at load time; a child of
+// fork() reads them itself when its parent was still reading them (once.hpp).
 #include "config.hpp"
 
 #include <atomic>
@@ -10,10 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <new>
 
 #include "log.hpp"
+#include "once.hpp"
 
 namespace tiledmm::blas {
 namespace {
@@ -324,25 +325,20 @@ Config* load() {
 }  // namespace
 
 namespace {
-std::atomic<const Config*> g_config{nullptr};
-std::once_flag g_config_once;
+ForkSafeOnce<Config> g_config;
 }  // namespace
 
 const Config& config() {
   // The fast path every BLAS call takes: one load. Never destroyed: BLAS calls may
   // come from other threads or atexit handlers while the process exits.
-  if (const Config* c = g_config.load(std::memory_order_acquire)) return *c;
-  std::call_once(g_config_once, [] {
-    const Config* c = nullptr;
+  return g_config.get([]() noexcept -> const Config* {
     try {
-      c = load();
+      return load();
     } catch (...) {
       static const Config defaults;  // no memory to parse: every default
-      c = &defaults;
+      return &defaults;
     }
-    g_config.store(c, std::memory_order_release);
   });
-  return *g_config.load(std::memory_order_acquire);
 }
 
 std::string effective_math(const Config& c) {

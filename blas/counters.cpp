@@ -9,7 +9,11 @@
 //     thread's pointer is plain initial-exec TLS: a C++ thread_local with a destructor
 //     would not be);
 //   - a reset stores each value in `base`; a reader sums value - base. Only the owner
-//     writes `value`, so the owner's add needs no atomic read-modify-write;
+//     writes `value`, so the owner's add needs no atomic read-modify-write. A reader
+//     loads `base` first (acquire, against the reset's release), then `value`: the
+//     value it sees is then at least the one the reset stored as base, so a reset
+//     meanwhile never makes the difference wrap (a reader loading `value` first could
+//     see a base newer than it: counts near 2^64);
 //   - a thread that cannot have a block (no memory, or the key not made yet because
 //     another thread is making it) adds to a shared block with atomic adds instead.
 // In a child of fork() the blocks of the parent's other threads stay owned (their
@@ -151,9 +155,11 @@ bool Counters::read(int routine, tmm_blas_counters& out) {
   for_each_block([&](const CounterBlock& block) {
     for (int r = 0; r < kRoutines; ++r) {
       if (!all && r != routine) continue;
-      for (int c = 0; c < kCounters; ++c)
-        sum[c] += block.value[r][c].load(std::memory_order_relaxed) -
-                  block.base[r][c].load(std::memory_order_relaxed);
+      for (int c = 0; c < kCounters; ++c) {
+        const uint64_t base = block.base[r][c].load(std::memory_order_acquire);
+        const uint64_t value = block.value[r][c].load(std::memory_order_relaxed);
+        sum[c] += value > base ? value - base : 0;  // equal at least (the top of the file)
+      }
       const int64_t k = block.max_k[r].load(std::memory_order_relaxed);
       if (k > max_k) max_k = k;
     }
@@ -175,7 +181,7 @@ void Counters::reset() {
     for (int r = 0; r < kRoutines; ++r) {
       for (int c = 0; c < kCounters; ++c)
         block.base[r][c].store(block.value[r][c].load(std::memory_order_relaxed),
-                               std::memory_order_relaxed);
+                               std::memory_order_release);
       block.max_k[r].store(0, std::memory_order_relaxed);
     }
   });

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 
 #include <atomic>
-#include <mutex>
 #include <new>
 
 #include "config.hpp"
 #include "log.hpp"
+#include "once.hpp"
 
 namespace tiledmm::blas {
 namespace {
@@ -165,23 +165,19 @@ bool is_tiledmm_blas(const void* address) {
 
 namespace {
 
-// Found once; afterwards every call reads one pointer (the BLAS calls' fast path).
+// Found once; afterwards every call reads one pointer (the BLAS calls' fast path). A
+// child of fork() finds it itself when its parent was still looking (once.hpp).
 template <class T, T* (*find)()>
 const T& found_once() {
-  static std::atomic<const T*> found{nullptr};
-  static std::once_flag once;
-  if (const T* f = found.load(std::memory_order_acquire)) return *f;
-  std::call_once(once, [] {
-    const T* f = nullptr;
+  static ForkSafeOnce<T> found;
+  return found.get([]() noexcept -> const T* {
     try {
-      f = find();
+      return find();
     } catch (...) {
       static const T none;
-      f = &none;
+      return &none;
     }
-    found.store(f, std::memory_order_release);
   });
-  return *found.load(std::memory_order_acquire);
 }
 
 }  // namespace

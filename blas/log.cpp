@@ -2,6 +2,7 @@
 #include "log.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,8 +30,23 @@ void Log::open(const char* path) {
       name += *p;
     }
   }
-  const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  fd_.store(fd);  // -1 when it cannot be opened: the log stays off, silently
+  // The path may lie in a directory others can write (/tmp): a symbolic link there
+  // (O_NOFOLLOW), or a file another user made, could make the library append to a
+  // file of someone else's choosing, so neither is used. O_NONBLOCK: a FIFO without
+  // a reader fails here instead of holding the first BLAS call; the writes block as
+  // before.
+  int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                  0644);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd >= 0) {
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags != -1) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  fd_.store(fd);  // -1 when it cannot be opened or is refused: the log stays off, silently
 }
 
 void Log::line(const char* format, ...) {

@@ -1,5 +1,6 @@
 // The log of what ran where (TILEDMM_BLAS_LOG): off by default; "stderr" or a file
-// path, where %p stands for the process id. One line per BLAS call and one per
+// path, where %p stands for the process id (never a symbolic link, nor a file of
+// another user: the log then stays off). One line per BLAS call and one per
 // notable event (a setting ignored, a failure recovered: each kind once), each
 // written with a single write(2) to a file opened with O_APPEND, so that the lines of
 // threads, forked children and MPI ranks sharing one file never interleave. Every

@@ -1,14 +1,21 @@
 // The routing of a checked call (router.hpp):
-//   1. quick return, as the reference SGEMM: m or n = 0, or (alpha = 0 or k = 0)
-//      with beta = 1: nothing is read or written;
+//   1. the reference SGEMM's quick returns, made here: m or n = 0, or (alpha = 0 or
+//      k = 0) with beta = 1: nothing is read or written; alpha = 0 or k = 0 otherwise:
+//      C = beta * C, A and B unread, and beta = 0 writes exact zeros without reading
+//      C. Neither tiledmm nor the fallback sees these calls: a fallback may get them
+//      wrong (OpenBLAS's Zen kernels multiply NaN in A or B by alpha = 0);
 //   2. tiledmm when the threshold says so (or when no fallback can take the call);
-//   3. if tiledmm fails before touching C (no device, no memory, an argument it
-//      rejects such as C overlapping A), the fallback computes the call, and the
-//      log says so once per kind of failure. After TMM_ERROR_CUDA C may be partly
-//      written: with beta = 0 the fallback recomputes it from A and B alone; with
-//      beta != 0 from the copy of C taken before the call (TILEDMM_BLAS_KEEP_C);
-//      without a copy C is filled with NaN and the log says so: never silently
-//      wrong data. tiledmm is then off for the rest of the process;
+//   3. if tiledmm fails, the fallback computes the call, and the log says so once per
+//      kind of failure. Only TMM_ERROR_INVALID_VALUE and TMM_ERROR_NO_DEVICE (the
+//      argument and device checks, such as C overlapping A) are sure to come before
+//      tiledmm wrote C; any other failure may come after tiles of C were written
+//      back (a late cudaErrorMemoryAllocation is TMM_ERROR_OUT_OF_MEMORY, a kernel
+//      launch of the streamed path may fail NOT_SUPPORTED or INTERNAL, and CUDA and
+//      CALLBACK errors come at any time). Then with beta = 0 the fallback recomputes
+//      C from A and B alone; with beta != 0 from the copy of C taken before the call
+//      (TILEDMM_BLAS_KEEP_C), restored first; without a copy C is filled with NaN and
+//      the log says so: never silently wrong data. After TMM_ERROR_CUDA tiledmm is off
+//      for the rest of the process;
 //   4. otherwise the fallback: for a CBLAS call, the fallback's own CBLAS routine on
 //      the caller's arguments when it has one (what the fallback alone would run),
 //      else its Fortran SGEMM.
@@ -192,6 +199,19 @@ void restore_c(const Slot& s, const GemmCall& c) {
     std::memcpy(c.c + j * c.ldc, s.saved_c.data() + j * c.m, size_t(c.m) * sizeof(float));
 }
 
+// C = beta * C, as the reference SGEMM's alpha = 0 branch: beta = 0 stores zeros
+// without reading C (NaN there does not stay), beta = 1 is no call of this.
+void scale_c(const GemmCall& c) {
+  for (int64_t j = 0; j < c.n; ++j) {
+    float* col = c.c + j * c.ldc;
+    if (c.beta == 0.0f) {
+      std::fill(col, col + c.m, 0.0f);
+    } else {
+      for (int64_t i = 0; i < c.m; ++i) col[i] *= c.beta;
+    }
+  }
+}
+
 void poison_c(const GemmCall& c) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t j = 0; j < c.n; ++j) std::fill(c.c + j * c.ldc, c.c + j * c.ldc + c.m, nan);
@@ -201,7 +221,7 @@ enum class Outcome {
   kDone,      // tiledmm computed C
   kDeclined,  // tiledmm did not run; C untouched
   kRecover,   // tiledmm failed; C is as before the call (or beta = 0): recompute
-  kLost       // tiledmm failed after writing C, and C cannot be restored
+  kLost       // tiledmm failed, may have written C, and C cannot be restored
 };
 
 struct Attempt {
@@ -216,6 +236,13 @@ void log_failure_once(tmm_status st, const char* detail) {
       "note: tiledmm failed (%s: %s); the fallback BLAS computes the call (logged once "
       "per kind of failure)",
       tmm_status_string(st), detail);
+}
+
+// The failures tmm_sgemm reports from its checks of the arguments and the device,
+// before any work: C is as the caller left it. Every other failure may come after C
+// was partly written.
+bool fails_before_c(tmm_status st) {
+  return st == TMM_ERROR_INVALID_VALUE || st == TMM_ERROR_NO_DEVICE;
 }
 
 Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
@@ -254,23 +281,25 @@ Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
     return Outcome::kDone;
   }
   log_failure_once(st, tmm_get_error_message(s->handle));
-  if (st == TMM_ERROR_CUDA) {
-    // C may hold tiles written before the fault. The handle's context may be gone.
-    Outcome outcome = Outcome::kRecover;
-    if (reads_c) {
-      if (saved) {
-        restore_c(*s, c);
-      } else {
-        outcome = Outcome::kLost;
-      }
+  // C may hold tiles written before the failure, unless the failure is one of the
+  // checks made before any work (the top of this file).
+  Outcome outcome = Outcome::kRecover;
+  if (reads_c && !fails_before_c(st)) {
+    if (saved) {
+      restore_c(*s, c);
+    } else {
+      outcome = Outcome::kLost;
     }
+  }
+  if (st == TMM_ERROR_CUDA) {
+    // The handle's context may be gone.
     engine.abandon(s);
     engine.disable("a CUDA error (TMM_ERROR_CUDA)");
     return outcome;
   }
   engine.release(s);
   if (st == TMM_ERROR_NO_DEVICE || st == TMM_ERROR_INTERNAL) engine.disable(tmm_status_string(st));
-  return Outcome::kRecover;  // every other failure happens before C is touched
+  return outcome;
 }
 
 // One line per call in the caller's own terms (a row-major call turned back).
@@ -445,9 +474,13 @@ void run_gemm(const GemmCall& c) noexcept {
     }
     const Config& cfg = config();
     const bool logging = Log::enabled();
-    if (c.m == 0 || c.n == 0 || ((c.alpha == 0.0f || c.k == 0) && c.beta == 1.0f)) {
+    if (c.m == 0 || c.n == 0 || c.alpha == 0.0f || c.k == 0) {
+      // Nothing to multiply: the reference's quick returns (the fast path never takes
+      // these calls: its sizes start at 1 and it tests alpha's bits).
+      const bool scales = c.m != 0 && c.n != 0 && c.beta != 1.0f;
+      if (scales) scale_c(c);
       Counters::add(c.routine, Counter::kNoop);
-      log_call(c, "none", 0.0);
+      log_call(c, scales ? "none (C = beta C)" : "none", 0.0);
       return;
     }
     const auto start =
@@ -478,8 +511,9 @@ void run_gemm(const GemmCall& c) noexcept {
         if (Log::first(g_logged_lost) || logging)
           Log::line("note: %s m=%lld n=%lld k=%lld could not be computed (%s); C is set to NaN",
                     routine_name(c.routine), (long long)c.m, (long long)c.n, (long long)c.k,
-                    plan == Plan::kNone ? "tiledmm failed and there is no fallback BLAS"
-                                        : "a CUDA fault after C was written, and no copy of C");
+                    plan == Plan::kNone
+                        ? "tiledmm failed and there is no fallback BLAS"
+                        : "tiledmm failed after it may have written C, and no copy of C");
         log_call(c, "lost", ms_since(start));
         return;
       }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The Debian packages a GPU machine needs to measure libtiledmm_blas when they are not
-# installed there (it may have no network): Debian's OpenBLAS for examples/blas_bench,
-# Open MPI and ScaLAPACK for tests/blas/psgemm_check, and their libraries. Downloaded
-# with apt-get download and unpacked with dpkg -x into a private folder, never over /;
-# nothing is installed.
+# The Debian packages a GPU machine needs to measure and test libtiledmm_blas when they
+# are not installed there (it may have no network): Debian's OpenBLAS for
+# examples/blas_bench, the reference BLAS (LP64 and ILP64) and OpenBLAS as the
+# fallbacks of the BLAS tests (tests/blas, their CUDA runs included), Open MPI and
+# ScaLAPACK for tests/blas/psgemm_check, and their libraries. Downloaded with apt-get
+# download and unpacked with dpkg -x into a private folder, never over /; nothing is
+# installed.
 #
 #   scripts/blas-device-bundle.sh [DIR]         download into DIR/debs, unpack into
 #                                               DIR/root, write DIR/env.sh (default DIR:
@@ -18,16 +20,21 @@
 #
 # With the environment set: build/examples/blas_bench runs on OpenBLAS (its
 # libblas.so.3), and the bundle's "mpirun -np 4 ..." runs psgemm_check (README, "Use
-# tiledmm from existing programs", has the commands). Sizes are printed at the end.
+# tiledmm from existing programs", has the commands). After unpacking, the script
+# prints the -D arguments that point the BLAS tests' CMake cache variables
+# (TILEDMM_TEST_REFERENCE_BLAS, _REFERENCE_BLAS64, TILEDMM_TEST_OPENBLAS) at the
+# bundle's libraries; configure the build on the GPU machine with them. Sizes are
+# printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Runtime packages only: the BLAS (OpenBLAS's pthread build, which also provides
-# liblapack.so.3 for ScaLAPACK), its Fortran runtime, ScaLAPACK for Open MPI, Open MPI
-# (mpirun, its help and configuration files, its plugins' libraries), none of the
-# -dev packages. libc, libstdc++, zlib and the like are in every Debian system.
+# liblapack.so.3 for ScaLAPACK; the reference BLAS, LP64 and ILP64), the Fortran
+# runtime, ScaLAPACK for Open MPI, Open MPI (mpirun, its help and configuration files,
+# its plugins' libraries), none of the -dev packages. libc, libstdc++, zlib and the
+# like are in every Debian system.
 packages=(
-  libopenblas0-pthread libgfortran5 libquadmath0
+  libopenblas0-pthread libblas3 libblas64-3 libgfortran5 libquadmath0
   libscalapack-openmpi2.2
   openmpi-bin openmpi-common libopenmpi3
   libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libpmix2 libmunge2 libltdl7
@@ -88,6 +95,15 @@ check() {
   return "$missing"
 }
 
+# The BLAS tests' cache variables (tests/blas/CMakeLists.txt) for this bundle.
+cmake_args() {
+  local lib=$dir/root/usr/lib/$multiarch
+  echo "configure the BLAS tests on the bundle's libraries (then source $dir/env.sh to run them):"
+  echo "  -DTILEDMM_TEST_REFERENCE_BLAS=$lib/blas/libblas.so.3" \
+    "-DTILEDMM_TEST_REFERENCE_BLAS64=$lib/blas64/libblas64.so.3" \
+    "-DTILEDMM_TEST_OPENBLAS=$lib/openblas-pthread/libblas.so.3"
+}
+
 sizes() {
   echo "bundle sizes:"
   [ -d "$dir/debs" ] && echo "  $(du -sh "$dir/debs" | cut -f1)  $dir/debs (what to carry: compressed .debs)"
@@ -102,6 +118,7 @@ case $mode in
     ;;
   unpack)
     unpack
+    cmake_args
     sizes
     exit
     ;;
@@ -114,5 +131,6 @@ sandbox=()
 [ "$(id -u)" -eq 0 ] && sandbox=(-o APT::Sandbox::User=root)
 (cd "$dir/debs" && apt-get download -q "${sandbox[@]}" "${packages[@]}" >/dev/null)
 unpack
+cmake_args
 sizes
 echo "use: source $dir/env.sh"

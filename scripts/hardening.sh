@@ -6,7 +6,9 @@
 #      libFuzzer target for TMM_FUZZ_SECONDS (default 60) from the committed corpus
 #      tests/fuzz/corpus; inputs that fail land in build-asan/fuzz-artifacts/ (add
 #      one to the corpus once fixed, so that the regression test keeps it fixed);
-#   2. TSan: the concurrency tests (test_threads, and libtiledmm_blas's blas_threads);
+#   2. TSan: the concurrency tests (test_threads, and libtiledmm_blas's blas_threads
+#      and blas_fork_during_config_load: TSan's pthread_once, unlike glibc's, leaves a
+#      child of fork() waiting for an initialisation its parent was making);
 #   3. valgrind: leaks and invalid accesses on the CPU path, without sanitizers.
 # The GPU counterparts (compute-sanitizer, device faults) are in scripts/gpu-check.sh.
 set -euo pipefail
@@ -37,9 +39,11 @@ echo "=== TSan"
 cmake -S . -B build-tsan "${common[@]}" -DTILEDMM_SANITIZE=thread >/dev/null
 cmake --build build-tsan --target test_threads test_blas_threads
 check tsan_threads env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/test_threads
-# Threads calling BLAS at once through libtiledmm_blas (its settings come from ctest).
+# Threads calling BLAS at once through libtiledmm_blas (its settings come from ctest),
+# and a fork while one of them reads the settings.
 check tsan_blas_threads env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan -R "^blas_threads$" --output-on-failure
+  ctest --test-dir build-tsan -R "^(blas_threads|blas_fork_during_config_load)$" \
+  --output-on-failure
 
 echo "=== valgrind"
 # gcc here: valgrind 3.19 cannot read the DWARF 5 that clang 14 writes.

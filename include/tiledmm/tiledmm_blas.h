@@ -23,9 +23,11 @@
  * by TILEDMM_BLAS_FALLBACK, else the next sgemm_ in the process (the BLAS the program
  * linked), else libblas.so.3, else libopenblas.so.0; never this library itself.
  * Invalid arguments are passed to the fallback's own routine, which reports them
- * through xerbla exactly as the reference BLAS does. Quick returns (m or n = 0, or
- * alpha = 0 or k = 0 with beta = 1) do nothing, as in the reference; beta = 0 never
- * reads C.
+ * through xerbla exactly as the reference BLAS does. The reference's quick returns
+ * are made here, after the argument checks, and reach neither tiledmm nor the
+ * fallback: m or n = 0 does nothing; alpha = 0 (either sign) or k = 0 reads neither A
+ * nor B and gives C = beta * C, where beta = 1 leaves C as it is and beta = 0 stores
+ * zeros without reading C (NaN there goes). Otherwise too, beta = 0 never reads C.
  *
  * Settings: environment variables, or the same keys in a file named by
  * TILEDMM_BLAS_CONFIG ("KEY = value" or "short_name = value" lines, # comments; the
@@ -46,8 +48,11 @@
  *                            MPI_LOCALRANKID, SLURM_LOCALID or PALS_LOCAL_RANKID (0
  *                            outside MPI): list a node's GPUs and its ranks spread
  *                            over them
- *   TILEDMM_BLAS_MATH        fp32 (default, the only mode yet); other values are
- *          (math)            rejected with a log line and fp32 is used
+ *   TILEDMM_BLAS_MATH        fp32, tf32 or fp32_accurate (any case): the
+ *          (math)            TMM_OPTION_MATH_MODE of each handle (tiledmm.h says what
+ *                            each allows). Unset: the library's default (TMM_MATH_MODE,
+ *                            else fp32). Another value is rejected with a log line and
+ *                            the default is kept
  *   TILEDMM_BLAS_FALLBACK    the real BLAS: a path or a library name
  *          (fallback)
  *   TILEDMM_BLAS_FALLBACK64  the ILP64 BLAS for sgemm_64_/cblas_sgemm64_ when the
@@ -56,7 +61,9 @@
  *                            bits use the LP64 fallback and larger ones go to tiledmm
  *   TILEDMM_BLAS_LOG         off (default), stderr, or a file (%p: the process id): a
  *          (log)             line per call (routine, sizes, where it ran, time) and a
- *                            line per notable event; appended, one write per line
+ *                            line per notable event; appended, one write per line. A
+ *                            symbolic link, or a file another user owns, is refused
+ *                            (the log stays off)
  *   TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns for single precision
  *          (panel)           while tiledmm is on (default 4096; 0: never widen). PBLAS
  *                            steps k by this width, so each rank's local sgemm_ is
@@ -67,10 +74,14 @@
  *   TILEDMM_BLAS_HOST_THREADS  TMM_OPTION_HOST_THREADS of each handle (default 0:
  *          (host_threads)    the library's default)
  *   TILEDMM_BLAS_KEEP_C      1 (default): before a routed call with beta != 0, copy
- *          (keep_c)          C, so that a CUDA fault after C was partly written can be
- *                            recomputed by the fallback. 0 saves the copy; such a
- *                            fault then fills C with NaN and logs it (never silently
- *                            wrong data)
+ *          (keep_c)          C, so that after any failure of tiledmm C is restored
+ *                            and the fallback recomputes the call. 0 saves the copy;
+ *                            a beta != 0 call is then recomputed only after a failure
+ *                            sure to come before C is written (TMM_ERROR_INVALID_VALUE,
+ *                            TMM_ERROR_NO_DEVICE); after any other (out of memory,
+ *                            CUDA, callback, ...) C is filled with NaN and the log
+ *                            says so (never silently wrong data). beta = 0 calls need
+ *                            no copy: C is recomputed from A and B
  *   TILEDMM_BLAS_LINK_GBPS, _GPU_TFLOPS, _CPU_GFLOPS, _OVERHEAD_US
  *          (link_gbps, gpu_tflops, cpu_gflops, overhead_us)  the cost model's inputs
  *
@@ -85,12 +96,16 @@
  * Safety: nothing happens at load time; the settings, the fallback and tiledmm are
  * set up at the first call, CUDA at the first call routed to tiledmm. Calls from
  * several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
- * fork() the child drops the parent's handles (never destroying them) and makes its
- * own, except when the parent had initialised CUDA: the child then uses the fallback
- * only. When tiledmm fails before touching C (no device, no memory), the fallback
- * computes the call and the log says so once; after a CUDA fault tiledmm is off for
- * the rest of the process and the call is recomputed from the saved C. The library
- * never prints (except to the log), never aborts and never exits.
+ * fork() the child reads the settings and finds the fallback itself if its parent was
+ * still at it on another thread, drops the parent's handles (never destroying them)
+ * and makes its own, except when the parent had initialised CUDA: the child then uses
+ * the fallback only. When tiledmm fails, the fallback computes the call and the log
+ * says so once per kind of failure. Any failure but a rejected argument or a missing
+ * device may come after tiledmm wrote part of C (a device allocation that fails late
+ * is TMM_ERROR_OUT_OF_MEMORY too): C is then restored from the saved copy first
+ * (TILEDMM_BLAS_KEEP_C). After a CUDA fault tiledmm is off for the rest of the
+ * process. The library never prints (except to the log), never aborts and never
+ * exits.
  */
 #ifndef TILEDMM_BLAS_H
 #define TILEDMM_BLAS_H
@@ -128,12 +143,13 @@ typedef enum tmm_blas_routine {
 typedef struct tmm_blas_counters {
   size_t struct_size;       /* in: sizeof(tmm_blas_counters); out: bytes written */
   uint64_t tiledmm_calls;   /* calls tiledmm computed */
-  uint64_t tiledmm_flops;   /* their 2 m n k (0 for alpha = 0 or k = 0) */
+  uint64_t tiledmm_flops;   /* their 2 m n k */
   uint64_t fallback_calls;  /* calls the fallback BLAS computed (recovered included) */
   uint64_t fallback_flops;  /* their 2 m n k */
   uint64_t recovered_calls; /* sent to tiledmm, failed, recomputed by the fallback */
   uint64_t invalid_calls;   /* invalid arguments, reported through xerbla */
-  uint64_t noop_calls;      /* quick returns: nothing to compute */
+  uint64_t noop_calls;      /* quick returns: m or n = 0, alpha = 0 or k = 0 (C =
+                               beta * C at most, done by this library) */
   uint64_t lost_calls;      /* could be computed nowhere: C filled with NaN, logged */
   int64_t tiledmm_max_k;    /* the largest k tiledmm computed (0: none) */
 } tmm_blas_counters;
@@ -145,7 +161,9 @@ TMM_BLAS_API int tmm_blas_version(void);
  * a NULL pointer, an unknown routine or a struct_size below the first release's. */
 TMM_BLAS_API tmm_status tmm_blas_get_counters(tmm_blas_routine routine, tmm_blas_counters* out);
 
-/* Sets every counter to zero. Calls running meanwhile may be counted either side. */
+/* Sets every counter to zero. Calls running meanwhile may be counted either side; a
+ * read meanwhile sees each count from before or after the reset, never more than the
+ * calls made. */
 TMM_BLAS_API void tmm_blas_reset_counters(void);
 
 /* The effective settings, the fallback libraries, the small calls' fast path of each

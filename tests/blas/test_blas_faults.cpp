@@ -1,11 +1,14 @@
 // libtiledmm_blas when tiledmm fails. This program defines tmm_sgemm itself (exported),
 // so the library's calls land here first: it forwards to the real one (RTLD_NEXT) or
 // fails the way the test asks, including a CUDA fault after C was partly written,
-// which a machine without a GPU cannot produce otherwise. Checked: the result is
-// right anyway (the fallback recomputes it, from the saved C when beta != 0), each
-// kind of failure is logged once, tiledmm is off after a CUDA fault, and without the
-// saved C (TILEDMM_BLAS_KEEP_C=0) C is NaN, never silently wrong. The settings of
-// each run (tests/blas/CMakeLists.txt) give the log file in TILEDMM_BLAS_LOG.
+// which a machine without a GPU cannot produce otherwise, and an out-of-memory or
+// callback failure after C was partly written (a late cudaErrorMemoryAllocation is
+// TMM_ERROR_OUT_OF_MEMORY). Checked: the result is right anyway (the fallback
+// recomputes it, from the saved C when beta != 0), each kind of failure is logged
+// once, tiledmm is off after a CUDA fault, and without the saved C
+// (TILEDMM_BLAS_KEEP_C=0) C is NaN after any failure that may have written it, never
+// silently wrong. The settings of each run (tests/blas/CMakeLists.txt) give the log
+// file in TILEDMM_BLAS_LOG.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -17,7 +20,14 @@
 
 namespace {
 
-enum class Fault { kNone, kOutOfMemory, kInvalidValue, kCudaAfterWrite };
+enum class Fault {
+  kNone,
+  kOutOfMemory,
+  kInvalidValue,
+  kCudaAfterWrite,
+  kOutOfMemoryAfterWrite,
+  kCallbackAfterWrite
+};
 std::atomic<Fault> g_fault{Fault::kNone};
 std::atomic<int> g_calls{0};
 
@@ -35,12 +45,17 @@ extern "C" tmm_status tmm_sgemm(tmm_handle handle, tmm_layout layout, tmm_transp
       return TMM_ERROR_OUT_OF_MEMORY;
     case Fault::kInvalidValue:
       return TMM_ERROR_INVALID_VALUE;
-    case Fault::kCudaAfterWrite: {
+    case Fault::kCudaAfterWrite:
+    case Fault::kOutOfMemoryAfterWrite:
+    case Fault::kCallbackAfterWrite: {
       // Some tiles came back before the fault: half the columns hold garbage.
       for (int64_t j = 0; j < n / 2 + 1 && j < n; ++j)
         for (int64_t i = 0; i < m; ++i)
           C[layout == TMM_COL_MAJOR ? j * ldc + i : i * ldc + j] = 1e30f;
-      return TMM_ERROR_CUDA;
+      const Fault f = g_fault.load();
+      return f == Fault::kCudaAfterWrite          ? TMM_ERROR_CUDA
+             : f == Fault::kOutOfMemoryAfterWrite ? TMM_ERROR_OUT_OF_MEMORY
+                                                  : TMM_ERROR_CALLBACK;
     }
     case Fault::kNone:
       break;
@@ -180,6 +195,81 @@ TEST_F(BlasFaults, CudaFaultAfterWriteBetaNonZero) {
 }
 
 TEST_F(BlasFaults, CudaFaultAfterWriteBetaZero) { cuda_fault_then_off(0.0f, true); }
+
+// The fallback's own sgemm_, called directly (not through the library).
+using FortranSgemm = void (*)(const char*, const char*, const int*, const int*, const int*,
+                              const float*, const float*, const int*, const float*, const int*,
+                              const float*, float*, const int*, size_t, size_t);
+FortranSgemm fallback_sgemm() {
+  void* lib = dlopen(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK").c_str(), RTLD_NOW | RTLD_LOCAL);
+  return lib != nullptr ? reinterpret_cast<FortranSgemm>(dlsym(lib, "sgemm_")) : nullptr;
+}
+
+// A failure other than CUDA's after tiles of C were written (beta != 0): with the
+// saved C (the default), C ends as the fallback computes it from the original C, bit
+// for bit; without it (TILEDMM_BLAS_KEEP_C=0), C is NaN and the call is counted lost.
+// Either way tiledmm stays on (neither failure ends it) and the next call runs there.
+void late_failure(Fault fault, const char* status_name) {
+  const bool keep_c = tmm_blas_test::env_or("TILEDMM_BLAS_KEEP_C", "1") != "0";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const FortranSgemm direct = fallback_sgemm();
+  ASSERT_NE(direct, nullptr);
+  GemmCase g = make_case(seed, -0.5f);
+  GemmCase want = g;
+  {
+    const int m = int(g.m), n = int(g.n), k = int(g.k), lda = int(g.lda), ldb = int(g.ldb),
+              ldc = int(g.ldc);
+    direct(g.ta == TMM_TRANS ? "T" : "N", "N", &m, &n, &k, &g.alpha, g.a.data(), &lda, g.b.data(),
+           &ldb, &g.beta, want.c.data(), &ldc, 1, 1);
+  }
+  const auto before = tmm_blas_test::counters(TMM_BLAS_SGEMM);
+  const int calls_before = g_calls.load();
+  g_fault = fault;
+  run(g);
+  g_fault = Fault::kNone;
+  const auto after = tmm_blas_test::counters(TMM_BLAS_SGEMM);
+  EXPECT_EQ(g_calls.load() - calls_before, 1) << "tiledmm was not tried";
+  const std::string text = log_text();
+  EXPECT_EQ(tmm_blas_test::count_lines(text, {"note: tiledmm failed", status_name}), 1) << text;
+  if (keep_c) {
+    EXPECT_EQ(g.c, want.c) << "C is not what the fallback computes from the original C";
+    EXPECT_EQ(after.recovered_calls - before.recovered_calls, 1u);
+    EXPECT_EQ(after.fallback_calls - before.fallback_calls, 1u);
+    EXPECT_EQ(after.lost_calls, before.lost_calls);
+    EXPECT_EQ(tmm_blas_test::count_lines(text, {"-> fallback (recovered:", status_name}), 1)
+        << text;
+  } else {
+    for (int64_t j = 0; j < g.n; ++j) {
+      for (int64_t i = 0; i < g.ldc; ++i) {
+        const float x = g.c[size_t(j * g.ldc + i)];
+        if (i < g.m) {
+          ASSERT_TRUE(std::isnan(x)) << "C(" << i << ", " << j << ") = " << x;
+        } else {
+          ASSERT_EQ(x, tmm_test::kPadSentinel) << "padding of C written";
+        }
+      }
+    }
+    EXPECT_EQ(after.lost_calls - before.lost_calls, 1u);
+    EXPECT_EQ(after.recovered_calls, before.recovered_calls);
+    EXPECT_GE(tmm_blas_test::count_lines(text, {"could not be computed", "no copy of C"}), 1)
+        << text;
+  }
+  // tiledmm stays on.
+  GemmCase next = make_case(seed + 1, 0.5f);
+  run(next);
+  EXPECT_TRUE(tmm_test::check_case(next));
+  EXPECT_EQ(g_calls.load() - calls_before, 2);
+  EXPECT_EQ(tmm_blas_test::counters(TMM_BLAS_SGEMM).tiledmm_calls, after.tiledmm_calls + 1);
+}
+
+TEST_F(BlasFaults, OutOfMemoryAfterCWasWritten) {
+  late_failure(Fault::kOutOfMemoryAfterWrite, "TMM_ERROR_OUT_OF_MEMORY");
+}
+
+TEST_F(BlasFaults, CallbackFailureAfterCWasWritten) {
+  late_failure(Fault::kCallbackAfterWrite, "TMM_ERROR_CALLBACK");
+}
 
 // No usable device (TILEDMM_BLAS_BACKEND=cuda, a device index no machine has): the
 // fallback computes everything, tiledmm's tmm_sgemm is never called, and the log

@@ -1,13 +1,16 @@
 // Units of libtiledmm_blas, linked from the library's own objects: the settings
 // (environment over file, every key, rejected values keep their defaults and leave a
 // note), the cost model (the crossover it documents, and ScaLAPACK's panels), the
-// fast path's argument checks against the reference's, and the per-thread counters
-// (nothing lost when threads exit, reset, readers meanwhile, fork).
+// fast path's argument checks against the reference's, the per-thread counters
+// (nothing lost when threads exit, reset, readers meanwhile, fork), and the log's
+// refusals (a symbolic link, a file of another user).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +26,7 @@
 #include "config.hpp"
 #include "cost_model.hpp"
 #include "counters.hpp"
+#include "log.hpp"
 
 namespace {
 
@@ -31,6 +35,7 @@ using tiledmm::blas::Config;
 using tiledmm::blas::CostModel;
 using tiledmm::blas::Counter;
 using tiledmm::blas::Counters;
+using tiledmm::blas::Log;
 using tiledmm::blas::Lookup;
 using tiledmm::blas::Routine;
 using tiledmm::blas::ThresholdMode;
@@ -473,6 +478,110 @@ TEST(BlasCounters, ReadersWhileThreadsCount) {
   for (auto& th : pool) th.join();
   EXPECT_TRUE(monotonic);
   EXPECT_EQ(read_counters().fallback_calls, uint64_t(kThreads) * kCalls);
+}
+
+// Reads while another thread counts and resets over and over: a read never shows more
+// than the calls made (a reset between a read's loads of a counter's value and of its
+// base once made the difference wrap to near 2^64). The counting thread resets too,
+// so that its values change between those two loads on a machine of two CPUs.
+TEST(BlasCounters, ReadsDuringResetsNeverExceedTheCallsMade) {
+  Counters::reset();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> made{0};
+  std::thread counter([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops, 3);
+      made.fetch_add(1, std::memory_order_relaxed);
+      Counters::reset();
+    }
+  });
+  while (made.load() == 0) std::this_thread::yield();
+  uint64_t worst = 0, worst_flops = 0;
+  int reads = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  for (; reads < 100000 || std::chrono::steady_clock::now() < end; ++reads) {
+    const auto c = read_counters(TMM_BLAS_SGEMM);
+    worst = std::max(worst, c.fallback_calls);
+    worst_flops = std::max(worst_flops, c.fallback_flops);
+  }
+  stop = true;
+  counter.join();
+  EXPECT_LE(worst, made.load()) << "of " << reads << " reads";
+  EXPECT_LE(worst_flops, 3 * made.load());
+}
+
+// Runs `body` in a child process (the log is process-wide); true when it exits 0.
+template <class Body>
+bool in_child(Body body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(30);
+    _exit(body() ? 0 : 1);
+  }
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// TILEDMM_BLAS_LOG naming a symbolic link (someone else's, in /tmp, say): refused,
+// and the file it points to is never written; the log stays off, nothing fails. A
+// regular file of this user is used.
+TEST(BlasLog, SymbolicLinkRefused) {
+  char dir_template[] = "/tmp/tmm_blas_log_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, target = dir + "/target", link = dir + "/log";
+  std::ofstream(target).close();
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_TRUE(in_child([&] {
+    Log::open(link);
+    Log::line("through the link");
+    return !Log::enabled();
+  })) << "the log opened a symbolic link";
+  EXPECT_EQ(slurp(target), "");
+  // A link to nothing: no file is made where it points.
+  const std::string dangling = dir + "/dangling", nowhere = dir + "/nowhere";
+  ASSERT_EQ(symlink(nowhere.c_str(), dangling.c_str()), 0);
+  EXPECT_TRUE(in_child([&] {
+    Log::open(dangling);
+    return !Log::enabled();
+  }));
+  EXPECT_NE(access(nowhere.c_str(), F_OK), 0);
+  // A plain path works (the refusal is not of every file).
+  const std::string plain = dir + "/plain";
+  EXPECT_TRUE(in_child([&] {
+    Log::open(plain);
+    Log::line("hello");
+    return Log::enabled();
+  }));
+  EXPECT_NE(slurp(plain).find("hello"), std::string::npos);
+  for (const std::string& p : {target, link, dangling, plain}) unlink(p.c_str());
+  rmdir(dir.c_str());
+}
+
+// A file another user owns is refused too (checked after the open). Needs root, to
+// give the file away.
+TEST(BlasLog, FileOfAnotherUserRefused) {
+  char dir_template[] = "/tmp/tmm_blas_log_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template, theirs = dir + "/theirs";
+  std::ofstream(theirs).close();
+  const bool given = chown(theirs.c_str(), geteuid() == 65534 ? 65533 : 65534, gid_t(-1)) == 0;
+  if (given) {
+    EXPECT_TRUE(in_child([&] {
+      Log::open(theirs);
+      Log::line("into another user's file");
+      return !Log::enabled();
+    })) << "the log opened a file of another user";
+    EXPECT_EQ(slurp(theirs), "");
+  }
+  unlink(theirs.c_str());
+  rmdir(dir.c_str());
+  if (!given) GTEST_SKIP() << "cannot give a file to another user (not root)";
 }
 
 // TSan cannot start threads in the child of a multi-threaded fork().

@@ -4,6 +4,8 @@
 // parent were in the middle of calls), and the flop threshold splitting calls
 // exactly. Each scenario runs in its own process with its own settings
 // (tests/blas/CMakeLists.txt picks them with --gtest_filter).
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,9 +168,66 @@ TEST(BlasFork, ForkWhileOtherThreadsCall) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// A fork while another thread is inside the one-time load of the settings: the
+// child's first BLAS call must load them itself, not wait for a thread it does not
+// have. The settings file (TILEDMM_BLAS_CONFIG) is a FIFO, so the first call, on
+// another thread, stays inside the load until this test writes to it; the child,
+// which has no such thread, names no file (else it would wait on the FIFO itself).
+// A deadlock ends the child by its alarm, and fails the test.
+TEST(BlasForkDuringConfigLoad, ChildsFirstCallReturns) {
+  const std::string fifo = tmm_blas_test::env_or("TILEDMM_BLAS_CONFIG");
+  ASSERT_FALSE(fifo.empty()) << "run with TILEDMM_BLAS_CONFIG naming a path for a FIFO";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << fifo;
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::atomic<bool> loader_ok{false};
+  std::thread loader([&] {
+    GemmCase g = make_case(seed, 40, 30, 20);
+    run(g);  // the process's first BLAS call: reads the settings
+    loader_ok = bool(tmm_test::check_case(g));
+  });
+  // A writer opens a FIFO without blocking only once a reader has it open: then the
+  // loader is inside the load, reading the file.
+  int writer = -1;
+  for (int i = 0; i < 30000 && writer < 0; ++i) {
+    writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer < 0) usleep(1000);
+  }
+  if (writer < 0) {
+    loader.detach();
+    FAIL() << "the first BLAS call never opened the settings file " << fifo;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);  // a deadlock fails the test instead of hanging it
+    close(writer);
+    setenv("TILEDMM_BLAS_CONFIG", "", 1);
+    GemmCase g = make_case(seed + 1, 30, 20, 10);
+    run(g);
+    const bool ok = tmm_test::check_case(g) &&
+                    tmm_blas_test::describe().find("config=none") != std::string::npos;
+    _exit(ok ? 0 : 1);
+  }
+  const char text[] = "# written after the fork\nthreshold = all\n";
+  EXPECT_EQ(write(writer, text, sizeof text - 1), ssize_t(sizeof text - 1));
+  close(writer);
+  loader.join();
+  EXPECT_TRUE(loader_ok.load());
+  EXPECT_NE(tmm_blas_test::describe().find("config=" + fifo), std::string::npos)
+      << tmm_blas_test::describe();
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << (WIFSIGNALED(status) ? "the child was killed by signal " + std::to_string(WTERMSIG(status))
+                              : "the child's product was wrong");
+  unlink(fifo.c_str());
+}
+
 // TILEDMM_BLAS_THRESHOLD=<flops>: a call goes to tiledmm exactly when 2 m n k
 // reaches it. The settings of this run use 1e6.
 TEST(BlasThreshold, FlopsSplitCallsExactly) {
+  TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_GT(threshold, 0) << "run with TILEDMM_BLAS_THRESHOLD set to a flop count";
   const uint32_t seed = tmm_test::fresh_seed();
@@ -193,6 +252,7 @@ TEST(BlasThreshold, FlopsSplitCallsExactly) {
 // goes to tiledmm (THRESHOLD=1e6: calls of at least 1e6 flops). The small calls'
 // fast path (in assembly on x86-64) makes this comparison for the first.
 TEST(BlasThreshold, BothSidesOfTheBound) {
+  TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_EQ(threshold, 1e6) << "run with TILEDMM_BLAS_THRESHOLD=1e6";
   const uint32_t seed = tmm_test::fresh_seed();
