@@ -221,9 +221,7 @@ TEST(Registry, EveryKernelMatchesTheReferenceAndIsTheOneThatRan) {
           tmm_report r{};
           r.struct_size = sizeof r;
           ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
-          EXPECT_TRUE(tmm_test::check_case(g, r.math_mode == TMM_MATH_TF32
-                                                  ? tmm_test::Arithmetic::Tf32
-                                                  : tmm_test::Arithmetic::Fp32));
+          EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
           if (runs_here) {
             EXPECT_EQ(std::string(r.kernel), expected);
             EXPECT_EQ(r.math_mode, info.math_mode);

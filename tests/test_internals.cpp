@@ -813,7 +813,9 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
 }
 
 tmm_test::Arithmetic arithmetic_of(const KernelEntry& row) {
-  return row.math_mode == MathMode::Tf32 ? tmm_test::Arithmetic::Tf32 : tmm_test::Arithmetic::Fp32;
+  return row.math_mode == MathMode::Tf32           ? tmm_test::Arithmetic::Tf32
+         : row.math_mode == MathMode::Fp32Accurate ? tmm_test::Arithmetic::Fp32Accurate
+                                                   : tmm_test::Arithmetic::Fp32;
 }
 
 // Through the API a setting runs the first row of it that runs on the device: on an
