@@ -176,7 +176,7 @@ tmm_kernel_info kernel_info(int i) {
 // all transposes: a kernel added to the registry is tested here without a line
 // changed. The report must name the kernel, unless the device is older than the kernel
 // needs: then a kernel of another math mode gives way to the strict one, which must say
-// so. A CUDA row skips without a GPU (fails with TMM_REQUIRE_GPU=1).
+// so. A CUDA row (.../cuda_tiled_16) skips without a GPU (fails with TMM_REQUIRE_GPU=1).
 class Registry : public ::testing::TestWithParam<int> {};
 
 TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
@@ -246,10 +246,12 @@ TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
   tmm_destroy(h);
 }
 
-// cpu_naive, blocked_64x64, ...: the kernel's name (letters, digits and '_').
+// cpu_naive, cuda_blocked_64x64, ...: the kernel's name (letters, digits and '_'), a
+// CUDA row's after cuda_ (tests/CMakeLists.txt runs the *cuda_* tests apart).
 std::string kernel_param_name(const ::testing::TestParamInfo<int>& p) {
   const tmm_kernel_info info = kernel_info(p.param);
   std::string name = info.name != nullptr ? info.name : "kernel_" + std::to_string(p.param);
+  if (info.backend == TMM_BACKEND_CUDA) name = "cuda_" + name;
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
