@@ -1,5 +1,6 @@
-// Test helpers: random operands in any layout, a double-precision reference with an
-// error bound that grows with k, and the GPU availability rule of the suite.
+// Test helpers: random operands in any layout, a double-precision reference with the
+// error bounds of each arithmetic (strict FP32, FP32_ACCURATE, TF32), and the GPU
+// availability rule of the suite.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -119,14 +122,34 @@ inline void fill_case(GemmCase& g, uint32_t seed) {
   g.c0 = g.c;
 }
 
+// Values u 2^e, u uniform in [1, 2) with a random sign, e a uniform integer in
+// [lowest, highest]: products over many binades, sums dominated by a few terms.
+inline void fill_exponents(std::vector<float>& v, int lowest, int highest, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(1.0f, 2.0f);
+  std::uniform_int_distribution<int> e(lowest, highest), sign(0, 1);
+  for (float& x : v) x = (sign(rng) ? -1.0f : 1.0f) * std::ldexp(u(rng), e(rng));
+}
+
 inline tmm_status run_case(tmm_handle h, GemmCase& g) {
   return tmm_sgemm(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data(), g.lda, g.b.data(),
                    g.ldb, g.beta, g.c.data(), g.ldc);
 }
 
-// The arithmetic a result is checked against: strict FP32, or TF32 inputs with FP32
-// sums (TMM_MATH_TF32, the tensor-core kernels).
-enum class Arithmetic { Fp32, Tf32 };
+// The arithmetic a result is checked against (check_case):
+//   Fp32          strict FP32: products and sums rounded to FP32, in any order (the
+//                 CPU, the CUDA ladder, split-K, the BLAS fallbacks);
+//   Fp32Accurate  TMM_MATH_FP32_ACCURATE: 3xTF32 with error correction on tensor cores,
+//                 which must keep FP32's accuracy;
+//   Tf32          TMM_MATH_TF32: each input rounded to TF32, the products summed in FP32.
+enum class Arithmetic { Fp32, Fp32Accurate, Tf32 };
+
+// The arithmetic of a kernel that reports `mode` (tmm_report.math_mode,
+// tmm_kernel_info.math_mode).
+inline Arithmetic arithmetic_of(tmm_math_mode mode) {
+  return mode == TMM_MATH_TF32            ? Arithmetic::Tf32
+         : mode == TMM_MATH_FP32_ACCURATE ? Arithmetic::Fp32Accurate
+                                          : Arithmetic::Fp32;
+}
 
 // x rounded to TF32 as cvt.rna.tf32.f32 does it: to 10 mantissa bits, to nearest,
 // ties away from zero (adding half a unit of the last kept bit to the magnitude, then
@@ -143,73 +166,250 @@ inline float round_to_tf32(float x, bool ties_to_even = false) {
   return out;
 }
 
-// Compares g.c with a double-precision reference computed from g.c0.
+// The exact result of a case (FP64: the products of two floats are exact there, and k
+// sums lose about k 2^-53 of sum |a b|) and what each arithmetic may give instead,
+// element by element. Per element, with s = sum_l a b, Q = sqrt(sum_l (a b)^2) and
+// T = |alpha| (|s| + Q) + |beta c0|:
 //
-// Fp32: the bound per element is the classic dot-product bound, gamma_k * (|alpha|
-// sum |a||b| + |beta c0|), gamma_k = 2 (k + 2) 2^-23, with slack for summation
-// orders other than sequential (and for sums that truncate, as tensor cores do).
+// Fp32. Summing k products, in whatever order, rounds partial sums: the error is
+// sum_i d_i S_i with |d_i| <= u = 2^-24. The worst case, u sum_i |S_i| <= k u
+// sum |a b|, takes every rounding at its largest and of one sign; rounding errors of
+// random data are independent and of either sign, so the error is about
+// u sqrt(sum_i S_i^2), and a partial sum of random terms is about their sum plus a
+// random walk, |s| + Q: so the error is about u sqrt(k) T whatever the order
+// (sequential, in lanes, split-K, pairwise; with or without FMA). The bound is
+//   fp32(T) = u (3 sqrt(k) + 2) T    (+ (k + 2) 2^-149 (|alpha| + 1): subnormal sums)
+// (2: the rounding of alpha sum, beta c0 and their sum). It assumes random data:
+// structured inputs whose roundings do not cancel (a row of one inexact constant)
+// can exceed it; test those with fill_exact instead.
 //
-// Tf32: each input is rounded to TF32, a' = a (1 + d), |d| <= u = 2^-11 (10 stored
-// mantissa bits, to nearest), so |a'b' - ab| <= (2u + u^2) |ab|: the rounding moves
-// the exact sum by at most (2^-10 + 2^-22) sum |a||b|, whatever k and the order; the
-// products a'b' are exact in FP32 (11 x 11 significant bits) and the tensor cores add
-// them in FP32, which the FP32 bound above covers. So
-//   |C - C_exact| <= (2^-10 + 2^-22) |alpha| sum |a||b| + gamma_k (|alpha| sum |a'||b'|
-//                    + |beta c0|).
-// The rounding term is a worst case (every rounding at its largest, all of one sign);
-// random data lands near 2^-11 sqrt(k) of a typical |ab|, so a dropped, doubled or
-// misplaced term of k (about |ab| ~ 1/3 here) shows far outside it. Second, tighter:
-// the result must equal the FP64 product of the rounded inputs within the FP32 bound
-// alone, which proves the inputs were rounded (to nearest) and nothing else was lost.
-// Ties go away from zero (cvt.rna, the mma.sync kernels) or to even (the copy
-// engine, the Hopper kernel): one input on a tie moves a whole row or column of C by
-// a TF32 unit, so the check takes an element that matches either rule.
-inline ::testing::AssertionResult check_case(const GemmCase& g,
-                                             Arithmetic arithmetic = Arithmetic::Fp32) {
-  const double eps = std::numeric_limits<float>::epsilon();
-  const double gamma = 2.0 * double(g.k + 2) * eps;
-  const double tf32_rounding = std::ldexp(1.0, -10) + std::ldexp(1.0, -22);
-  const bool tf32 = arithmetic == Arithmetic::Tf32;
-  int64_t bad = 0;
-  std::string first;
-  auto report = [&](int64_t i, int64_t j, float got, double ref, double bound, const char* what) {
-    if (bad++ == 0)
-      first = std::string(what) + "C(" + std::to_string(i) + "," + std::to_string(j) +
-              ") = " + std::to_string(got) + ", expected " + std::to_string(ref) + " +- " +
-              std::to_string(bound);
+// TF32 rounding moves each product by a relative 2^-11 or so, of random sign: the
+// exact sum by about 2^-11 Q, which in units of u sqrt(k) T is 2^13 Q / (sqrt(k) T):
+// it falls with k, but at k = 16384 a TF32 result is still several times outside
+// fp32 at most elements.
+//
+// tests/test_reference.cpp runs these bounds for every k from 16 to 16384 on the
+// suite's data (uniform [-1, 1) inputs, and exponents spread over [-16, 16]): strict
+// FP32 in five orders reaches at most 0.61 of fp32, 0.43 of x3 (below); a TF32 result
+// is at least 5.9 times outside fp32 and 4.4 times outside x3 (at its farthest
+// element, at the worst k); the TF32 checks below pass TF32 at 0.58 of their bounds
+// or less and fail strict FP32 by 2.8 times or more.
+//
+// Fp32Accurate. 3xTF32 drops a_small b_small and rounds the small parts: at most
+// 3 2^-22 |a b| per product (12 u); the tensor cores truncate as they add, within
+// each tile's sum (32 or 96 in k). The bound is
+//   x3 = u ((4 sqrt(k) + 2) T + 12 |alpha| min(sum |a b|, 2 Q))   (+ twice fp32's floor)
+// (the dropped parts at their worst for a few products, as a random sum for many).
+// A TF32 result fails it as it fails fp32.
+//
+// Tf32. Each input is rounded to TF32, a' = a (1 + d), |d| <= 2^-11, so the rounding
+// moves the exact sum by at most (2^-10 + 2^-22) sum |a b|; the products a' b' are
+// exact in FP32 (11 x 11 significant bits) and the tensor cores add them in FP32,
+// truncating (Fasi et al. 2021) over the whole of k. Three checks:
+//  - the TF32 bound: |C - exact| <= (2^-10 + 2^-22) |alpha| sum |a b| + tc(T'), where
+//    tc(T') = u (8 sqrt(k) + 2) T' + twice fp32's floor, T' the T of the rounded
+//    inputs: the tensor cores' sums, with more room than fp32 for their truncation;
+//  - near the rounded product: |C - C'| <= tc(T'), C' the FP64 product of the
+//    rounded inputs, per element, for either tie rule (cvt.rna, the mma.sync
+//    kernels, ties away from zero; the copy engine, the Hopper kernel, ties to even:
+//    one input on a tie moves a whole row or column of C by a TF32 unit). A dropped,
+//    doubled or misplaced term of k shows here far outside;
+//  - the proof that the inputs were rounded: over the m x n part,
+//      ||C - C'||_F <= ||fp32(T')||_F + ||C - C_exact||_F / 4,
+//    C at least 4 times nearer the product of the rounded inputs than the exact
+//    product, beyond FP32's own rounding. A strict FP32 result fails it (its distance
+//    to C' is the TF32 rounding's, many times fp32 at every k the self-test runs);
+//    data that TF32 represents exactly (small integers) pass it with C = C' = exact.
+class Reference {
+ public:
+  // The ratios of a result to the bounds: it passes where each is at most 1.
+  struct Ratios {
+    double bound = 0;              // max over elements of |C - exact| / the arithmetic's bound
+    double near = 0;               // Tf32: max over elements of |C - C'| / tc(T')
+    double proof = 0;              // Tf32: ||C - C'||_F / (||fp32(T')||_F + ||C - exact||_F / 4)
+    int64_t outside = 0, far = 0;  // elements over `bound`, over `near`
+    int64_t first_outside = -1, first_far = -1;  // their first index
+    bool pass() const { return outside == 0 && far == 0 && !(proof > 1); }
   };
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < g.n; ++j) {
-      double dot = 0, mag = 0, dot_t = 0, mag_t = 0, dot_e = 0;
-      for (int64_t q = 0; q < g.k; ++q) {
-        const double x = g.op_a(i, q) * g.op_b(q, j);
-        dot += x;
-        mag += std::fabs(x);
-        if (tf32) {
-          const float a = float(g.op_a(i, q)), b = float(g.op_b(q, j));
-          const double xt = double(round_to_tf32(a)) * double(round_to_tf32(b));
-          dot_t += xt;
-          mag_t += std::fabs(xt);
-          dot_e += double(round_to_tf32(a, true)) * double(round_to_tf32(b, true));
+
+  // tf32: also the products of the TF32-rounded inputs (for Arithmetic::Tf32).
+  explicit Reference(const GemmCase& g, bool tf32 = true) : n_(g.n), tf32_(tf32) {
+    const int64_t m = g.m, n = g.n, k = g.k;
+    // op(A) by rows and op(B) by columns, dense, so the sums below read along k.
+    std::vector<float> a(size_t(m * k)), b(size_t(n * k));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t q = 0; q < k; ++q) a[size_t(i * k + q)] = float(g.op_a(i, q));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t q = 0; q < k; ++q) b[size_t(j * k + q)] = float(g.op_b(q, j));
+    std::vector<float> a_rna, b_rna, a_rne, b_rne;
+    if (tf32) {
+      auto rounded = [](const std::vector<float>& v, bool even) {
+        std::vector<float> out(v.size());
+        for (size_t i = 0; i < v.size(); ++i) out[i] = round_to_tf32(v[i], even);
+        return out;
+      };
+      a_rna = rounded(a, false);
+      b_rna = rounded(b, false);
+      a_rne = rounded(a, true);
+      b_rne = rounded(b, true);
+    }
+    const double alpha = g.alpha, abs_alpha = std::fabs(alpha);
+    elements_.reserve(size_t(m * n));
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        Element e;
+        e.at = g.at(i, j, g.ldc);
+        const double c0 = g.c0[size_t(e.at)];
+        const double beta_c0 = g.beta == 0.0f ? 0.0 : double(g.beta) * c0;
+        double s = 0, p = 0, q2 = 0, s_rna = 0, q2_rna = 0, s_rne = 0;
+        if (alpha != 0) {
+          const float *ai = a.data() + i * k, *bj = b.data() + j * k;
+          for (int64_t q = 0; q < k; ++q) {
+            const double x = double(ai[q]) * double(bj[q]);
+            s += x;
+            p += std::fabs(x);
+            q2 += x * x;
+          }
+          if (tf32) {
+            const float *ti = a_rna.data() + i * k, *tj = b_rna.data() + j * k;
+            const float *ei = a_rne.data() + i * k, *ej = b_rne.data() + j * k;
+            for (int64_t q = 0; q < k; ++q) {
+              const double x = double(ti[q]) * double(tj[q]);
+              s_rna += x;
+              q2_rna += x * x;
+              s_rne += double(ei[q]) * double(ej[q]);
+            }
+          }
         }
-      }
-      const double c0 = g.c0[g.at(i, j, g.ldc)];
-      const double beta_c0 = g.beta == 0.0f ? 0.0 : g.beta * c0;
-      const double alpha = std::fabs(g.alpha);
-      const double ref = g.alpha * dot + beta_c0;
-      const double fp32 = gamma * (alpha * (tf32 ? mag_t : mag) + std::fabs(beta_c0)) + 1e-30;
-      const double bound = tf32 ? tf32_rounding * alpha * mag + fp32 : fp32;
-      const float got = g.c[g.at(i, j, g.ldc)];
-      if (!(std::fabs(double(got) - ref) <= bound)) {
-        report(i, j, got, ref, bound, "");
-      } else if (tf32) {
-        const double ref_t = g.alpha * dot_t + beta_c0, ref_e = g.alpha * dot_e + beta_c0;
-        if (!(std::fabs(double(got) - ref_t) <= fp32) && !(std::fabs(double(got) - ref_e) <= fp32))
-          report(i, j, got, ref_t, fp32, "against the product of the TF32-rounded inputs: ");
+        e.exact = alpha * s + beta_c0;
+        e.scale = abs_alpha * (std::fabs(s) + std::sqrt(q2)) + std::fabs(beta_c0);
+        e.dropped = abs_alpha * std::min(p, 2 * std::sqrt(q2));
+        e.tf32_rounding = abs_alpha * p;
+        e.rna = alpha * s_rna + beta_c0;
+        e.rne = alpha * s_rne + beta_c0;
+        e.scale_tf32 = abs_alpha * (std::fabs(s_rna) + std::sqrt(q2_rna)) + std::fabs(beta_c0);
+        elements_.push_back(e);
       }
     }
+    const double u = std::ldexp(1.0, -24), root = std::sqrt(double(k));
+    floor_ = double(k + 2) * std::ldexp(1.0, -149) * (abs_alpha + 1);
+    fp32_ = u * (3 * root + 2);
+    x3_ = u * (4 * root + 2);
+    tc_ = u * (8 * root + 2);
+    x3_dropped_ = 12 * u;
   }
-  // Everything outside the m x n part must be exactly as it was.
+
+  // The bounds of one element (its index in row-major order over m x n).
+  double fp32_bound(size_t e) const { return fp32_ * elements_[e].scale + floor_; }
+  double x3_bound(size_t e) const {
+    return x3_ * elements_[e].scale + x3_dropped_ * elements_[e].dropped + 2 * floor_;
+  }
+  double tc_bound(size_t e) const { return tc_ * elements_[e].scale_tf32 + 2 * floor_; }
+  double tf32_bound(size_t e) const {
+    return (std::ldexp(1.0, -10) + std::ldexp(1.0, -22)) * elements_[e].tf32_rounding + tc_bound(e);
+  }
+
+  // c: a C laid out as the case's (g.c of a run of it).
+  Ratios measure(const std::vector<float>& c, Arithmetic arithmetic) const {
+    Ratios r;
+    const bool tf32 = arithmetic == Arithmetic::Tf32;
+    double off_tf32 = 0, allowed = 0, off_exact = 0;  // the proof's sums of squares
+    for (size_t e = 0; e < elements_.size(); ++e) {
+      const Element& x = elements_[e];
+      const double got = c[size_t(x.at)];
+      const double bound = arithmetic == Arithmetic::Fp32           ? fp32_bound(e)
+                           : arithmetic == Arithmetic::Fp32Accurate ? x3_bound(e)
+                                                                    : tf32_bound(e);
+      const double error = std::fabs(got - x.exact);
+      const double ratio = error / bound;
+      if (!(ratio <= 1)) {
+        if (r.outside++ == 0) r.first_outside = int64_t(e);
+      }
+      if (!(ratio <= r.bound)) r.bound = std::isnan(ratio) ? INFINITY : ratio;
+      if (!tf32) continue;
+      if (!tf32_) throw std::logic_error("Reference built without the TF32 products");
+      const double near = std::min(std::fabs(got - x.rna), std::fabs(got - x.rne));
+      const double near_ratio = near / tc_bound(e);
+      if (!(near_ratio <= 1)) {
+        if (r.far++ == 0) r.first_far = int64_t(e);
+      }
+      if (!(near_ratio <= r.near)) r.near = std::isnan(near_ratio) ? INFINITY : near_ratio;
+      const double fp32 = fp32_ * x.scale_tf32 + floor_;
+      off_tf32 += near * near;
+      allowed += fp32 * fp32;
+      off_exact += error * error;
+    }
+    if (tf32) {
+      const double proof = std::sqrt(off_tf32) / (std::sqrt(allowed) + std::sqrt(off_exact) / 4);
+      r.proof = std::isnan(proof) ? INFINITY : proof;
+    }
+    return r;
+  }
+
+  ::testing::AssertionResult check(const std::vector<float>& c, Arithmetic arithmetic) const {
+    const Ratios r = measure(c, arithmetic);
+    if (r.pass()) return ::testing::AssertionSuccess();
+    auto element = [&](int64_t e, double want, double bound) {
+      const int64_t i = e / std::max<int64_t>(1, n_), j = e % std::max<int64_t>(1, n_);
+      const Element& x = elements_[size_t(e)];
+      return "C(" + std::to_string(i) + "," + std::to_string(j) +
+             ") = " + to_string(c[size_t(x.at)]) + ", expected " + to_string(want) + " +- " +
+             to_string(bound);
+    };
+    ::testing::AssertionResult out = ::testing::AssertionFailure();
+    const char* name = arithmetic == Arithmetic::Fp32           ? "FP32"
+                       : arithmetic == Arithmetic::Fp32Accurate ? "FP32_ACCURATE"
+                                                                : "TF32";
+    if (r.outside > 0) {
+      const size_t e = size_t(r.first_outside);
+      const double bound = arithmetic == Arithmetic::Fp32           ? fp32_bound(e)
+                           : arithmetic == Arithmetic::Fp32Accurate ? x3_bound(e)
+                                                                    : tf32_bound(e);
+      out << r.outside << " element(s) outside the " << name
+          << " bound (first: " << element(r.first_outside, elements_[e].exact, bound)
+          << "; worst at " << r.bound << " times its bound); ";
+    }
+    if (r.far > 0) {
+      const size_t e = size_t(r.first_far);
+      out << r.far << " element(s) farther from the product of the TF32-rounded inputs than "
+          << "its sums allow (first: " << element(r.first_far, elements_[e].rna, tc_bound(e))
+          << "; worst at " << r.near << " times); ";
+    }
+    if (r.proof > 1) {
+      out << "not the product of TF32-rounded inputs: ||C - C_tf32||_F is " << r.proof
+          << " times FP32's allowance plus a quarter of ||C - C_exact||_F; ";
+    }
+    return out;
+  }
+
+ private:
+  static std::string to_string(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", x);
+    return buf;
+  }
+
+  struct Element {
+    int64_t at = 0;            // offset in C
+    double exact = 0;          // alpha sum a b + beta c0
+    double scale = 0;          // |alpha| (|s| + Q) + |beta c0|
+    double dropped = 0;        // |alpha| min(sum |a b|, 2 Q)
+    double tf32_rounding = 0;  // |alpha| sum |a b|
+    double rna = 0, rne = 0;   // the same of the TF32-rounded inputs, by tie rule
+    double scale_tf32 = 0;     // scale of the rounded inputs (ties away)
+  };
+  int64_t n_;
+  bool tf32_;
+  std::vector<Element> elements_;
+  double floor_ = 0, fp32_ = 0, x3_ = 0, tc_ = 0, x3_dropped_ = 0;
+};
+
+// Checks g.c against FP64 with the bounds of `arithmetic` (Reference above), and that
+// everything of C outside the m x n part is exactly as it was.
+inline ::testing::AssertionResult check_case(const GemmCase& g,
+                                             Arithmetic arithmetic = Arithmetic::Fp32) {
+  const ::testing::AssertionResult values =
+      Reference(g, arithmetic == Arithmetic::Tf32).check(g.c, arithmetic);
   int64_t touched = 0;
   for (size_t idx = 0; idx < g.c.size(); ++idx) {
     const int64_t ld = g.ldc;
@@ -217,10 +417,11 @@ inline ::testing::AssertionResult check_case(const GemmCase& g,
     const bool inside = g.row() ? (outer < g.m && inner < g.n) : (outer < g.n && inner < g.m);
     if (!inside && std::memcmp(&g.c[idx], &g.c0[idx], sizeof(float)) != 0) ++touched;
   }
-  if (bad == 0 && touched == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " wrong element(s)" << (bad ? " (first: " + first + ")" : "") << ", " << touched
-         << " padding element(s) written";
+  if (values && touched == 0) return ::testing::AssertionSuccess();
+  ::testing::AssertionResult out = ::testing::AssertionFailure();
+  if (!values) out << values.message();
+  if (touched > 0) out << touched << " padding element(s) written";
+  return out;
 }
 
 inline std::string describe(const GemmCase& g) {

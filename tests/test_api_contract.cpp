@@ -93,7 +93,9 @@ TEST(Create, RejectsNullOutAndUnknownBackend) {
 TEST(Create, AutoKeepsTheRequestedDevice) {
   tmm_handle h = nullptr;
   if (!tmm_test::cuda_available()) {
-    // No CUDA: AUTO is the CPU, whatever the index.
+    // No CUDA: AUTO is the CPU, whatever the index. The device index itself is tested
+    // only with a GPU: TMM_REQUIRE_GPU=1 makes its absence a failure.
+    if (tmm_test::gpu_required()) FAIL() << "TMM_REQUIRE_GPU=1 but no usable CUDA device";
     ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_AUTO, 7), TMM_SUCCESS);
     tmm_backend b = TMM_BACKEND_AUTO;
     ASSERT_EQ(tmm_get_backend(h, &b), TMM_SUCCESS);

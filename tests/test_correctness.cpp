@@ -4,6 +4,7 @@
 // is 0, a sentinel in the padding) before each call.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 #include <tuple>
@@ -154,89 +155,116 @@ INSTANTIATE_TEST_SUITE_P(AllConfigs, Correctness,
                                             ::testing::Values(TMM_NO_TRANS, TMM_TRANS)),
                          param_name);
 
-// Every kernel in the registry (tmm_get_kernel_info), selected by its own settings
-// (its math mode included), on shapes with ragged edges, both layouts and all
-// transposes: a kernel added to the registry is tested here without a line changed.
-// The report must name the kernel, unless the device is older than the kernel needs:
-// then a kernel of another math mode gives way to the strict one, which must say so.
-TEST(Registry, EveryKernelMatchesTheReferenceAndIsTheOneThatRan) {
-  const uint32_t seed = tmm_test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  int ran = 0;
+// The registry's rows (tmm_get_kernel_info), by index.
+int kernel_count() {
   for (int i = 0;; ++i) {
     tmm_kernel_info info{};
     info.struct_size = sizeof info;
-    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
-    if (info.backend == TMM_BACKEND_CUDA && !tmm_test::cuda_available()) {
-      if (tmm_test::gpu_required())
-        ADD_FAILURE() << "TMM_REQUIRE_GPU=1 but no GPU for " << info.name;
-      continue;
-    }
-    tmm_handle h = nullptr;
-    ASSERT_EQ(tmm_create_with_backend(&h, info.backend, 0), TMM_SUCCESS);
-    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, info.algorithm), TMM_SUCCESS);
-    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, info.tile_size), TMM_SUCCESS);
-    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_COARSENING, info.coarsening), TMM_SUCCESS);
-    ASSERT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, info.math_mode), TMM_SUCCESS);
-    bool runs_here = true;  // the device's compute capability is in the kernel's range
-    std::string expected = info.name;
-    if (info.backend == TMM_BACKEND_CUDA) {
-      tmm_device_info d{};
-      ASSERT_EQ(tmm_get_device_info(h, &d), TMM_SUCCESS);
-      const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
-      runs_here = cc >= info.min_compute_capability && cc <= info.max_compute_capability;
-      // Rows with the same settings for different devices: the first that runs here is
-      // the one that runs (tf32_wgmma_128x256 on Hopper for tf32_mma_128x256's).
-      for (int j = 0; j < i; ++j) {
-        tmm_kernel_info other{};
-        other.struct_size = sizeof other;
-        ASSERT_EQ(tmm_get_kernel_info(j, &other), TMM_SUCCESS);
-        if (other.backend == info.backend && other.algorithm == info.algorithm &&
-            other.tile_size == info.tile_size && other.coarsening == info.coarsening &&
-            other.math_mode == info.math_mode && cc >= other.min_compute_capability &&
-            cc <= other.max_compute_capability) {
-          expected = other.name;
-          break;
-        }
-      }
-    }
-    int variant = 0;
-    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
-      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
-        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
-          tmm_test::GemmCase g;
-          g.layout = layout;
-          g.ta = ta;
-          g.tb = tb;
-          g.m = 67 + variant;
-          g.n = 45 + 3 * variant;
-          g.k = 129 + 7 * variant;
-          g.alpha = 0.75f;
-          g.beta = variant % 2 ? 0.0f : -1.5f;
-          g.pad = variant % 3;
-          tmm_test::fill_case(g, seed + uint32_t(i * 16 + variant));
-          ++variant;
-          SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
-          ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
-          tmm_report r{};
-          r.struct_size = sizeof r;
-          ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
-          EXPECT_TRUE(tmm_test::check_case(g, r.math_mode == TMM_MATH_TF32
-                                                  ? tmm_test::Arithmetic::Tf32
-                                                  : tmm_test::Arithmetic::Fp32));
-          if (runs_here) {
-            EXPECT_EQ(std::string(r.kernel), expected);
-            EXPECT_EQ(r.math_mode, info.math_mode);
-          } else {
-            EXPECT_EQ(r.math_mode, TMM_MATH_FP32) << "the strict kernel stands in";
-          }
-        }
-      }
-    }
-    tmm_destroy(h);
-    ++ran;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) return i;
   }
-  EXPECT_GE(ran, 2) << "at least the CPU kernels";
+}
+
+tmm_kernel_info kernel_info(int i) {
+  tmm_kernel_info info{};
+  info.struct_size = sizeof info;
+  EXPECT_EQ(tmm_get_kernel_info(i, &info), TMM_SUCCESS) << "kernel " << i;
+  return info;
+}
+
+// Every kernel in the registry, one test each (named after it), selected by its own
+// settings (its math mode included), on shapes with ragged edges, both layouts and
+// all transposes: a kernel added to the registry is tested here without a line
+// changed. The report must name the kernel, unless the device is older than the kernel
+// needs: then a kernel of another math mode gives way to the strict one, which must say
+// so. A CUDA row (.../cuda_tiled_16) skips without a GPU (fails with TMM_REQUIRE_GPU=1).
+class Registry : public ::testing::TestWithParam<int> {};
+
+TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
+  const int i = GetParam();
+  const tmm_kernel_info info = kernel_info(i);
+  ASSERT_NE(info.name, nullptr);
+  if (info.backend == TMM_BACKEND_CUDA) TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, info.backend, 0), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, info.algorithm), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, info.tile_size), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_COARSENING, info.coarsening), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, info.math_mode), TMM_SUCCESS);
+  bool runs_here = true;  // the device's compute capability is in the kernel's range
+  std::string expected = info.name;
+  if (info.backend == TMM_BACKEND_CUDA) {
+    tmm_device_info d{};
+    ASSERT_EQ(tmm_get_device_info(h, &d), TMM_SUCCESS);
+    const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
+    runs_here = cc >= info.min_compute_capability && cc <= info.max_compute_capability;
+    // Rows with the same settings for different devices: the first that runs here is
+    // the one that runs (tf32_wgmma_128x256 on Hopper for tf32_mma_128x256's).
+    for (int j = 0; j < i; ++j) {
+      const tmm_kernel_info other = kernel_info(j);
+      if (other.backend == info.backend && other.algorithm == info.algorithm &&
+          other.tile_size == info.tile_size && other.coarsening == info.coarsening &&
+          other.math_mode == info.math_mode && cc >= other.min_compute_capability &&
+          cc <= other.max_compute_capability) {
+        expected = other.name;
+        break;
+      }
+    }
+  }
+  int variant = 0;
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        tmm_test::GemmCase g;
+        g.layout = layout;
+        g.ta = ta;
+        g.tb = tb;
+        g.m = 67 + variant;
+        g.n = 45 + 3 * variant;
+        g.k = 129 + 7 * variant;
+        g.alpha = 0.75f;
+        g.beta = variant % 2 ? 0.0f : -1.5f;
+        g.pad = variant % 3;
+        tmm_test::fill_case(g, seed + uint32_t(i * 16 + variant));
+        ++variant;
+        SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
+        ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+        tmm_report r{};
+        r.struct_size = sizeof r;
+        ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+        EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
+        if (runs_here) {
+          EXPECT_EQ(std::string(r.kernel), expected);
+          EXPECT_EQ(r.math_mode, info.math_mode);
+        } else {
+          EXPECT_EQ(r.math_mode, TMM_MATH_FP32) << "the strict kernel stands in";
+        }
+      }
+    }
+  }
+  tmm_destroy(h);
+}
+
+// cpu_naive, cuda_blocked_64x64, ...: the kernel's name (letters, digits and '_'), a
+// CUDA row's after cuda_ (tests/CMakeLists.txt runs the *cuda_* tests apart).
+std::string kernel_param_name(const ::testing::TestParamInfo<int>& p) {
+  const tmm_kernel_info info = kernel_info(p.param);
+  std::string name = info.name != nullptr ? info.name : "kernel_" + std::to_string(p.param);
+  if (info.backend == TMM_BACKEND_CUDA) name = "cuda_" + name;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, Registry, ::testing::Range(0, kernel_count()),
+                         kernel_param_name);
+
+// The list holds the CPU kernels at least, which run everywhere.
+TEST(KernelList, HasTheCpuKernels) {
+  int cpu = 0;
+  for (int i = 0; i < kernel_count(); ++i) cpu += kernel_info(i).backend == TMM_BACKEND_CPU;
+  EXPECT_GE(cpu, 2);
 }
 
 }  // namespace

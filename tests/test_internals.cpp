@@ -736,13 +736,7 @@ TEST(MathMode, ReportedModeFollowsTheKernelThatRan) {
 // beta 0 and not, transposed and not. Exact integers: every plan gives the exact
 // result, bit for bit. Skips without a GPU (fails with TMM_REQUIRE_GPU=1).
 TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    const char* required = std::getenv("TMM_REQUIRE_GPU");
-    if (required && std::string(required) == "1") FAIL() << "TMM_REQUIRE_GPU=1 but no GPU";
-    GTEST_SKIP() << "no usable CUDA device";
-  }
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   DeviceProfile device = h100();
   cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
@@ -1090,7 +1084,9 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
 }
 
 tmm_test::Arithmetic arithmetic_of(const KernelEntry& row) {
-  return row.math_mode == MathMode::Tf32 ? tmm_test::Arithmetic::Tf32 : tmm_test::Arithmetic::Fp32;
+  return row.math_mode == MathMode::Tf32           ? tmm_test::Arithmetic::Tf32
+         : row.math_mode == MathMode::Fp32Accurate ? tmm_test::Arithmetic::Fp32Accurate
+                                                   : tmm_test::Arithmetic::Fp32;
 }
 
 // Through the API a setting runs the first row of it that runs on the device: on an

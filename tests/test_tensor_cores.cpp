@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +37,7 @@
 namespace {
 
 using tmm_test::Arithmetic;
+using tmm_test::fill_exponents;
 using tmm_test::GemmCase;
 
 // The TF32 kernels: 128 x 128 tiles (80 KiB of shared memory: every device of compute
@@ -276,8 +278,11 @@ INSTANTIATE_TEST_SUITE_P(AllLayouts, Tf32Correctness,
 
 // The same data in strict FP32 and in TF32: TF32's error must be far above FP32's
 // (inputs lose 13 bits), or the "TF32" result came from FP32 arithmetic and the TF32
-// bound above proved nothing. check_case's second test (the product of the rounded
-// inputs, within the FP32 bound) shows the rounding is cvt.rna's and nothing else.
+// bound above proved nothing. check_case's TF32 checks (the result within FP32's sums
+// of the product of the rounded inputs, and 4 times nearer it than the exact product)
+// show the rounding is to nearest and nothing else. Each check fails the other
+// arithmetic's result on this data: TF32 is outside the FP32 and FP32_ACCURATE
+// bounds, strict FP32 fails the TF32 checks.
 TEST_F(TensorCores, Tf32ErrorIsFarAboveStrictFp32OnTheSameData) {
   if (!tensor_cores_) GTEST_SKIP() << "no tensor cores with TF32 below compute capability 8.0";
   const uint32_t seed = tmm_test::fresh_seed();
@@ -300,6 +305,11 @@ TEST_F(TensorCores, Tf32ErrorIsFarAboveStrictFp32OnTheSameData) {
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
   expect_tf32_ran(last_report(h_), auto_tile());
   EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
+  EXPECT_FALSE(tmm_test::check_case(g, Arithmetic::Fp32)) << "TF32 within the FP32 bound";
+  EXPECT_FALSE(tmm_test::check_case(g, Arithmetic::Fp32Accurate))
+      << "TF32 within FP32_ACCURATE's bound";
+  EXPECT_FALSE(tmm_test::check_case(strict, Arithmetic::Tf32))
+      << "strict FP32 passes as the product of TF32-rounded inputs";
 
   const double e_fp32 = relative_error(strict), e_tf32 = relative_error(g);
   std::printf("relative Frobenius error vs FP64: FP32 %.3e, TF32 %.3e\n", e_fp32, e_tf32);
@@ -605,14 +615,6 @@ double error_against(const GemmCase& g, const Exact& x, bool scaled) {
   return std::sqrt(d2 / r2);
 }
 
-// A and B as u * 2^e, u uniform in [1, 2) with a random sign, e a uniform integer in
-// [lowest, highest].
-void fill_exponents(std::vector<float>& v, int lowest, int highest, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(1.0f, 2.0f);
-  std::uniform_int_distribution<int> e(lowest, highest), sign(0, 1);
-  for (float& x : v) x = (sign(rng) ? -1.0f : 1.0f) * std::ldexp(u(rng), e(rng));
-}
-
 class Fp32Accurate : public TensorCores {
  protected:
   void SetUp() override {
@@ -656,7 +658,8 @@ class Fp32Accurate : public TensorCores {
   }
 
   // g (as yet unrun) in strict FP32 through the same call and settings (the math mode
-  // aside), for the error of FP32 on the same inputs.
+  // aside), for the error of FP32 on the same inputs. The yardstick is itself checked
+  // against FP64 with the FP32 bound, where the inputs are finite.
   template <class Run>
   GemmCase strict_run(const GemmCase& g, Run run) {
     GemmCase strict = g;
@@ -664,6 +667,12 @@ class Fp32Accurate : public TensorCores {
     EXPECT_EQ(run(strict), TMM_SUCCESS) << tmm_get_error_message(h_);
     EXPECT_EQ(last_report(h_).math_mode, TMM_MATH_FP32);
     EXPECT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32_ACCURATE), TMM_SUCCESS);
+    auto finite = [](const std::vector<float>& v) {
+      return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+    };
+    if (finite(g.a) && finite(g.b)) {
+      EXPECT_TRUE(tmm_test::check_case(strict)) << "the strict FP32 run";
+    }
     return strict;
   }
 
@@ -732,8 +741,10 @@ TEST_P(Fp32AccurateCorrectness, MatchesFp64AsStrictFp32Does) {
         };
         const GemmCase strict = strict_run(g, run);
         ASSERT_EQ(run(g), TMM_SUCCESS) << tmm_get_error_message(h_);
-        expect_x3_ran(last_report(h_), x3_kernel(g, tile));
-        EXPECT_TRUE(tmm_test::check_case(g)) << "the FP32 bound, element by element";
+        const tmm_report r = last_report(h_);
+        expect_x3_ran(r, x3_kernel(g, tile));
+        EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)))
+            << "the bound of the mode that ran, element by element";
         const Exact x = exact_of(g);
         const double e = error_against(g, x, true), e_strict = error_against(strict, x, true);
         EXPECT_LE(e, x3_bound(e_strict, g.k))
@@ -830,7 +841,7 @@ TEST_F(Fp32Accurate, InputsNear2ToTheMinus120KeepFp32Accuracy) {
   std::printf("A around 2^-120: relative error vs FP64: strict FP32 %.3e, FP32_ACCURATE %.3e\n",
               e_strict, e);
   EXPECT_LE(e, 2 * e_strict);
-  EXPECT_TRUE(tmm_test::check_case(g));
+  EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Fp32Accurate));
 }
 
 // The header: a finite input within 2^-11 of FLT_MAX (|x| >= (2 - 2^-11) 2^127)
@@ -1071,7 +1082,7 @@ TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
       EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
     }
-    EXPECT_TRUE(tmm_test::check_case(g));
+    EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
     const Exact x = exact_of(g);
     EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
   }
