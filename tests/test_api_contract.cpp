@@ -659,6 +659,32 @@ TEST_F(Contract, CSharingAnElementWithAOrBIsRejected) {
   EXPECT_EQ(buf[0], 2.0f);
 }
 
+// One-row matrices may have any leading dimension up to INT64_MAX: the aliasing
+// check still finds a shared element, and still lets neighbours through.
+TEST_F(Contract, AliasingIsExactForOneRowMatricesWithHugeLeadingDimensions) {
+  std::vector<float> buf(8, 1.0f);
+  for (int64_t ld : {int64_t(4), INT64_MAX / 4, INT64_MAX - 1, INT64_MAX}) {
+    // A = buf[0..3] (1 x 4), C = buf[3..4] (1 x 2): they share buf[3].
+    EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 2, 4, 1.0f, buf.data(),
+                        ld, b_.data(), 2, 0.0f, buf.data() + 3, ld),
+              TMM_ERROR_INVALID_VALUE)
+        << ld;
+    EXPECT_NE(message().find("C shares elements with A"), std::string::npos) << message();
+    // C = buf[4..5], right after A: allowed.
+    EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 2, 4, 1.0f, buf.data(),
+                        ld, b_.data(), 2, 0.0f, buf.data() + 4, ld),
+              TMM_SUCCESS)
+        << ld << ": " << message();
+    // Column-major, one column each: B = buf[0..3] (4 x 1) and C = buf[2] (1 x 1).
+    EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 4, 1.0f, a_.data(), 1,
+                        buf.data(), ld, 0.0f, buf.data() + 2, ld),
+              TMM_ERROR_INVALID_VALUE)
+        << ld;
+    EXPECT_NE(message().find("C shares elements with B"), std::string::npos) << message();
+    std::fill(buf.begin(), buf.end(), 1.0f);
+  }
+}
+
 // LAPACK's sgetrf updates the trailing block A22 -= A21 * A12 of one column-major
 // array: three submatrices with one leading dimension whose address ranges
 // interleave but share no element. That call is legal BLAS and must work.
@@ -719,6 +745,26 @@ TEST_F(Contract, InfinityInAFollowsTheSumRuleOnEveryCpuAlgorithm) {
     for (int64_t j = 0; j < n; ++j) EXPECT_TRUE(std::isnan(c[size_t(n + j)])) << "Inf - Inf";
     for (int64_t j = 0; j < n; ++j)
       EXPECT_EQ(c[size_t(2 * n + j)], 2.0f * float(k - 1 + b[size_t(10 * n + j)]));
+  }
+}
+
+// The bug that opened issue 24: a 1 x 1 x 1 product (one row: every leading
+// dimension is valid) with every leading dimension INT64_MAX overflowed in the
+// aliasing check (UBSan: signed integer overflow), for every layout and transpose.
+TEST_F(Contract, OneByOneProductTakesEveryLeadingDimensionUpToInt64Max) {
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (int64_t ld : {INT64_MAX / 4, INT64_MAX - 1, INT64_MAX}) {
+          const float a = 3.0f, b = 5.0f;
+          float c = 7.0f;
+          ASSERT_EQ(tmm_sgemm(h_, layout, ta, tb, 1, 1, 1, 2.0f, &a, ld, &b, ld, 1.0f, &c, ld),
+                    TMM_SUCCESS)
+              << message();
+          EXPECT_EQ(c, 37.0f);
+        }
+      }
+    }
   }
 }
 
