@@ -177,7 +177,8 @@ bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
   return current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f);
 }
 
-// C's m x n part, column by column, into the slot's scratch, and back.
+// C's m x n part, column by column, into the slot's scratch, and back; C's span fits
+// (span_fits), so m n and j ldc do too.
 bool save_c(Slot& s, const GemmCall& c) {
   try {
     const size_t need = size_t(c.m) * size_t(c.n);
@@ -213,6 +214,7 @@ void scale_c(const GemmCall& c) {
 }
 
 void poison_c(const GemmCall& c) {
+  if (!span_fits(c.m, c.n, c.ldc)) return;  // not memory: nothing to fill, j ldc overflows
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t j = 0; j < c.n; ++j) std::fill(c.c + j * c.ldc, c.c + j * c.ldc + c.m, nan);
 }
@@ -263,8 +265,11 @@ Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
     }
   }
   const bool reads_c = c.beta != 0.0f;
-  const bool saved = reads_c && cfg.keep_c && save_c(*s, c);
-  if (reads_c && cfg.keep_c && !saved) {
+  // A C whose span passes INT64_MAX bytes cannot be memory: nothing to copy, and
+  // tiledmm rejects the call before it touches C.
+  const bool keep = reads_c && cfg.keep_c && span_fits(c.m, c.n, c.ldc);
+  const bool saved = keep && save_c(*s, c);
+  if (keep && !saved) {
     engine.release(s);
     if (Log::first(g_logged_no_copy))
       Log::note(

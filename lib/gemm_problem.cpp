@@ -32,43 +32,50 @@ void check_matrix(const char* name, const char* ld_name, const void* ptr, int64_
   require(!overflow, Status::InvalidValue, name, " is too large: its byte size overflows 64 bits");
 }
 
+// Aliasing is decided in 128-bit arithmetic, which is exact for every matrix that
+// make_problem accepts and every address: a needed matrix spans at most INT64_MAX
+// bytes, but its leading dimension alone may be up to INT64_MAX elements (a single
+// row), 4 * INT64_MAX bytes, and an address plus a span may pass 2^64.
+using i128 = __int128;
+
 // A stored matrix as byte intervals: `rows` rows of `row_bytes` bytes, `pitch` bytes
 // apart, from `base`.
 struct Rows {
-  uintptr_t base;
-  int64_t rows, row_bytes, pitch;
+  i128 base, rows, row_bytes, pitch;
 };
 
 Rows rows_of(const void* ptr, int64_t rows, int64_t cols, int64_t ld) {
-  const int64_t size = int64_t(sizeof(float));
-  return Rows{reinterpret_cast<uintptr_t>(ptr), rows, cols * size, ld * size};
+  const i128 size = sizeof(float);
+  return Rows{i128(reinterpret_cast<uintptr_t>(ptr)), rows, cols * size, ld * size};
 }
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+// Rounds towards minus infinity; b > 0.
+i128 floor_div(i128 a, i128 b) { return a / b - (a % b != 0 && a < 0); }
 
 // True when the byte interval [s, e) meets a row of x. Row r covers
 // [r * pitch, r * pitch + row_bytes) from x.base; the first row that ends after s
 // and the last that starts before e bracket every row that can meet the interval,
 // and since rows are in address order, one meets it exactly when first <= last.
-bool meets(const Rows& x, uintptr_t s, uintptr_t e) {
-  const int64_t from = int64_t(s - x.base), to = int64_t(e - x.base);
-  const int64_t first = std::max<int64_t>(0, floor_div(from - x.row_bytes, x.pitch) + 1);
-  const int64_t last = std::min<int64_t>(x.rows - 1, floor_div(to - 1, x.pitch));
+bool meets(const Rows& x, i128 s, i128 e) {
+  const i128 from = s - x.base, to = e - x.base;
+  const i128 first = std::max<i128>(0, floor_div(from - x.row_bytes, x.pitch) + 1);
+  const i128 last = std::min<i128>(x.rows - 1, floor_div(to - 1, x.pitch));
   return first <= last;
 }
 
 // True when two stored matrices share a byte: O(rows of the shorter one), and O(1)
-// when their address ranges are apart, as they almost always are.
+// when their address ranges are apart, as they almost always are. Both come from
+// make_problem: (rows - 1) * pitch + row_bytes <= INT64_MAX, and pitch >= 4.
 bool share_an_element(const Rows& x, const Rows& y) {
   if (x.rows == 0 || y.rows == 0 || x.row_bytes == 0 || y.row_bytes == 0) return false;
-  const uintptr_t x_end = x.base + uintptr_t((x.rows - 1) * x.pitch + x.row_bytes);
-  const uintptr_t y_end = y.base + uintptr_t((y.rows - 1) * y.pitch + y.row_bytes);
+  const i128 x_end = x.base + (x.rows - 1) * x.pitch + x.row_bytes;
+  const i128 y_end = y.base + (y.rows - 1) * y.pitch + y.row_bytes;
   if (x_end <= y.base || y_end <= x.base) return false;
   const Rows& scan = x.rows <= y.rows ? x : y;
   const Rows& other = x.rows <= y.rows ? y : x;
-  for (int64_t r = 0; r < scan.rows; ++r) {
-    const uintptr_t s = scan.base + uintptr_t(r * scan.pitch);
-    if (meets(other, s, s + uintptr_t(scan.row_bytes))) return true;
+  for (i128 r = 0; r < scan.rows; ++r) {
+    const i128 s = scan.base + r * scan.pitch;
+    if (meets(other, s, s + scan.row_bytes)) return true;
   }
   return false;
 }

@@ -48,6 +48,7 @@ GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, i
 
 // Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
 // that reads them. Interleaved submatrices of one array that share no element pass.
+// `p` comes from make_problem, whose checks keep the arithmetic exact.
 void check_no_alias(const GemmProblem& p);
 
 // Rows and columns of a matrix as stored (row-major canonical form).

@@ -1,6 +1,7 @@
 #include "host_io.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "error.hpp"
@@ -23,6 +24,21 @@ void io_write(const HostIo& io, int64_t offset, int64_t ld, int64_t rows, int64_
   }
 }
 
+namespace {
+
+// A dense host copy of an operand of `rows` x `cols` floats. make_problem bounds the
+// count (rows * cols <= the operand's span, below 2^61), but not below what a vector
+// may hold everywhere, and std::length_error would surface as an internal error: a
+// copy too large for this host is out of memory, as a failed allocation is.
+void resize_dense(std::vector<float>& v, int64_t rows, int64_t cols, const char* name) {
+  const uint64_t floats = uint64_t(rows) * uint64_t(cols);
+  require(floats <= v.max_size(), Status::OutOfMemory, "the host copy of ", name, " (",
+          floats * sizeof(float), " bytes) is larger than this host can allocate");
+  v.resize(size_t(floats));
+}
+
+}  // namespace
+
 void run_materialized(const GemmProblem& p, const std::function<void(const GemmProblem&)>& run) {
   const bool uses_c = !is_empty(p);
   const bool uses_ab = uses_c && !is_scale_only(p);
@@ -30,10 +46,10 @@ void run_materialized(const GemmProblem& p, const std::function<void(const GemmP
   const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
   std::vector<float> a, b, c;  // dense: leading dimension = columns
   if (uses_ab) {
-    a.resize(size_t(a_rows * a_cols));
-    b.resize(size_t(b_rows * b_cols));
+    resize_dense(a, a_rows, a_cols, p.a_io->name);
+    resize_dense(b, b_rows, b_cols, p.b_io->name);
   }
-  if (uses_c) c.resize(size_t(p.m * p.n));
+  if (uses_c) resize_dense(c, p.m, p.n, "C");
   GemmProblem q = p;
   q.a_io = q.b_io = q.c_io = nullptr;
   if (uses_ab) {

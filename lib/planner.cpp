@@ -9,7 +9,9 @@
 namespace tiledmm {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// a >= 0, b > 0; a + b - 1 would overflow for the sizes up to INT64_MAX that a call
+// may pass where it does not use them (m with n = 0, k with alpha = 0).
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 const BlockedShapeInfo* shape_of(int tile) {
   for (const BlockedShapeInfo& s : kBlockedShapes)
@@ -61,7 +63,8 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
       const int64_t waves = ceil_div(blocks * splits, slots);
       double t = double(waves) * 2.0 * s.rows * s.cols * double(depth) / per_block_rate;
       if (splits > 1)
-        t += kLaunchSeconds + double(splits + 2) * 4.0 * double(p.m * p.n) / split_bandwidth;
+        t +=
+            kLaunchSeconds + double(splits + 2) * 4.0 * double(p.m) * double(p.n) / split_bandwidth;
       if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
         best_time = t;
         best = {s.tile, splits};
@@ -138,7 +141,7 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
   // s slices of ceil(tiles_k / s) steps (the last one shorter) in rounds over the SMs.
   const auto time = [&](int64_t s) {
     const int64_t slice = ceil_div(tiles_k, s), blocks = tail * ceil_div(tiles_k, slice);
-    return double(ceil_div(blocks, sms) * slice) / double(tiles_k);
+    return double(ceil_div(blocks, sms)) * double(slice) / double(tiles_k);
   };
   const int64_t most = std::min<int64_t>(
       {kMaxTailSplits, tiles_k / kMinSliceSteps, kMaxPartialBytes / (tail * partial_bytes)});

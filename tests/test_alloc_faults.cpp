@@ -252,6 +252,35 @@ TEST(AllocationFaults, InvalidCallsKeepTheirStatusWithoutMemoryForTheMessage) {
   tmm_destroy(h);
 }
 
+// A valid tmm_sgemm_io call whose dense host copy of A, 2^61 - 1 floats (just under
+// 2^63 bytes), no host can allocate: the real allocation fails (nothing injected), the
+// call says OUT_OF_MEMORY before any io function runs, and the handle works on. (Here
+// and not in test_api_contract: ASan and valgrind abort on such a request instead of
+// failing it.)
+int io_must_not_run(void* called, int64_t, int64_t, float*) {
+  *static_cast<bool*>(called) = true;
+  return 1;
+}
+int io_write_must_not_run(void* called, int64_t, int64_t, const float*) {
+  *static_cast<bool*>(called) = true;
+  return 1;
+}
+
+TEST(AllocationFaults, HostIoCopyLargerThanAnyHostIsOutOfMemory) {
+  tmm_handle h = cpu_handle(1);
+  bool called = false;
+  const tmm_host_io io{sizeof(tmm_host_io), io_must_not_run, io_write_must_not_run, &called};
+  const int64_t k = INT64_MAX / 4;
+  EXPECT_EQ(tmm_sgemm_io(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, k, 1.0f, &io, k, &io,
+                         1, 1.0f, &io, 1),
+            TMM_ERROR_OUT_OF_MEMORY)
+      << tmm_get_error_message(h);
+  EXPECT_FALSE(called) << "an io function ran before the allocation";
+  std::vector<float> c = product().c0;
+  EXPECT_EQ(product().run(h, c), TMM_SUCCESS) << tmm_get_error_message(h);
+  tmm_destroy(h);
+}
+
 // ---- Allocations of warm calls ----------------------------------------------
 
 long allocations_of(const std::function<void()>& body) {

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -661,6 +665,32 @@ TEST_F(Contract, CSharingAnElementWithAOrBIsRejected) {
   EXPECT_EQ(buf[0], 2.0f);
 }
 
+// One-row matrices may have any leading dimension up to INT64_MAX: the aliasing
+// check still finds a shared element, and still lets neighbours through.
+TEST_F(Contract, AliasingIsExactForOneRowMatricesWithHugeLeadingDimensions) {
+  std::vector<float> buf(8, 1.0f);
+  for (int64_t ld : {int64_t(4), INT64_MAX / 4, INT64_MAX - 1, INT64_MAX}) {
+    // A = buf[0..3] (1 x 4), C = buf[3..4] (1 x 2): they share buf[3].
+    EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 2, 4, 1.0f, buf.data(),
+                        ld, b_.data(), 2, 0.0f, buf.data() + 3, ld),
+              TMM_ERROR_INVALID_VALUE)
+        << ld;
+    EXPECT_NE(message().find("C shares elements with A"), std::string::npos) << message();
+    // C = buf[4..5], right after A: allowed.
+    EXPECT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 2, 4, 1.0f, buf.data(),
+                        ld, b_.data(), 2, 0.0f, buf.data() + 4, ld),
+              TMM_SUCCESS)
+        << ld << ": " << message();
+    // Column-major, one column each: B = buf[0..3] (4 x 1) and C = buf[2] (1 x 1).
+    EXPECT_EQ(tmm_sgemm(h_, TMM_COL_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 4, 1.0f, a_.data(), 1,
+                        buf.data(), ld, 0.0f, buf.data() + 2, ld),
+              TMM_ERROR_INVALID_VALUE)
+        << ld;
+    EXPECT_NE(message().find("C shares elements with B"), std::string::npos) << message();
+    std::fill(buf.begin(), buf.end(), 1.0f);
+  }
+}
+
 // LAPACK's sgetrf updates the trailing block A22 -= A21 * A12 of one column-major
 // array: three submatrices with one leading dimension whose address ranges
 // interleave but share no element. That call is legal BLAS and must work.
@@ -722,6 +752,382 @@ TEST_F(Contract, InfinityInAFollowsTheSumRuleOnEveryCpuAlgorithm) {
     for (int64_t j = 0; j < n; ++j)
       EXPECT_EQ(c[size_t(2 * n + j)], 2.0f * float(k - 1 + b[size_t(10 * n + j)]));
   }
+}
+
+// ---- Extreme sizes and leading dimensions ---------------------------------------
+// Issue 24, "no silent wrong answers": no argument that the header accepts, up to
+// INT64_MAX, may make the library's arithmetic on sizes, leading dimensions or byte
+// counts overflow. The sweep computes each call's status independently, in 128-bit
+// arithmetic, from the header's rules alone:
+//   - a negative size, or a leading dimension below max(1, columns) (row-major) or
+//     max(1, rows) (column-major) of its stored matrix: INVALID_VALUE;
+//   - C is needed when m, n > 0; A and B when also k > 0 and alpha != 0; a needed
+//     matrix whose byte footprint ((outer - 1) * ld + inner) * 4 passes INT64_MAX:
+//     INVALID_VALUE;
+//   - otherwise the call is valid: where every needed matrix is small it runs on
+//     buffers of exactly its footprint (ASan reports any access past them) and must
+//     give SUCCESS and the exact product; valid calls on huge matrices cannot be run
+//     here (no memory) and are only counted.
+// Matrices a call does not need are NULL or a one-float buffer, alternately; so are
+// the needed ones of an invalid call (never NULL there, so that the size checks,
+// not the NULL check, must reject it).
+
+namespace extreme {
+
+using i128 = __int128;
+
+constexpr int64_t kI32 = INT32_MAX;
+// Sizes and leading dimensions the sweep draws from.
+constexpr int64_t kSmall[] = {0, 1, 2};
+constexpr int64_t kBig[] = {kI32 - 1, kI32, kI32 + 1, INT64_MAX / 4, INT64_MAX - 1, INT64_MAX};
+constexpr int64_t kAll[] = {0,        1, 2, kI32 - 1, kI32, kI32 + 1, INT64_MAX / 4, INT64_MAX - 1,
+                            INT64_MAX};
+// A leading dimension at its minimum for the call (resolved per layout and transpose).
+constexpr int64_t kMinLd = INT64_MIN;
+// Needed matrices up to this many elements run on real buffers.
+constexpr i128 kMaxRunElements = 4096;
+
+// One matrix as the caller stores it: rows x cols in the call's layout.
+struct Stored {
+  int64_t rows, cols, ld;
+  bool row_major;
+  int64_t outer() const { return row_major ? rows : cols; }
+  int64_t inner() const { return row_major ? cols : rows; }
+  int64_t min_ld() const { return std::max<int64_t>(1, inner()); }
+  // Elements from the first to the last, exactly; 0 for an empty matrix.
+  i128 footprint() const { return rows == 0 || cols == 0 ? 0 : i128(outer() - 1) * ld + inner(); }
+  // footprint() * 4 > INT64_MAX, without the product.
+  bool bytes_overflow() const { return footprint() > INT64_MAX / 4; }
+  size_t at(int64_t i, int64_t j) const { return size_t(row_major ? i * ld + j : j * ld + i); }
+};
+
+struct Call {
+  tmm_layout layout;
+  tmm_transpose ta, tb;
+  int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+};
+
+enum class Outcome { kInvalid, kHuge, kRun };
+
+// What the header says of a call, and the matrices as it stores them.
+struct Expected {
+  Outcome outcome;
+  bool needs_ab, needs_c;
+  Stored a, b, c;
+};
+
+Expected expected(const Call& x) {
+  const bool row = x.layout == TMM_ROW_MAJOR;
+  const bool na = x.ta == TMM_NO_TRANS, nb = x.tb == TMM_NO_TRANS;
+  Expected e{Outcome::kRun,
+             false,
+             false,
+             Stored{na ? x.m : x.k, na ? x.k : x.m, x.lda, row},
+             Stored{nb ? x.k : x.n, nb ? x.n : x.k, x.ldb, row},
+             Stored{x.m, x.n, x.ldc, row}};
+  e.needs_c = x.m > 0 && x.n > 0;
+  e.needs_ab = e.needs_c && x.k > 0 && x.alpha != 0.0f;
+  if (x.m < 0 || x.n < 0 || x.k < 0) return e.outcome = Outcome::kInvalid, e;
+  for (const Stored* s : {&e.a, &e.b, &e.c})
+    if (s->ld < s->min_ld()) return e.outcome = Outcome::kInvalid, e;
+  if (e.needs_ab && (e.a.bytes_overflow() || e.b.bytes_overflow()))
+    return e.outcome = Outcome::kInvalid, e;
+  if (e.needs_c && e.c.bytes_overflow()) return e.outcome = Outcome::kInvalid, e;
+  const bool huge =
+      (e.needs_ab && (e.a.footprint() > kMaxRunElements || e.b.footprint() > kMaxRunElements)) ||
+      (e.needs_c && e.c.footprint() > kMaxRunElements);
+  if (huge) e.outcome = Outcome::kHuge;
+  return e;
+}
+
+// The (m, n, k, lda, ldb, ldc) of the sweep: every combination of small values;
+// each parameter at each extreme (and -1) with the others small; each pair of
+// parameters at each pair of extremes with the others at one small value; and m, n,
+// k over every value with each leading dimension at its minimum or INT64_MAX.
+std::vector<std::array<int64_t, 6>> sweep_arguments() {
+  std::vector<std::array<int64_t, 6>> out;
+  std::array<int64_t, 6> v{};
+  // Every assignment of `values` to the parameters not in `fixed`.
+  auto fill = [&](auto&& self, int i, const std::array<bool, 6>& fixed, const int64_t* values,
+                  size_t count) -> void {
+    if (i == 6) return out.push_back(v);
+    if (fixed[size_t(i)]) return self(self, i + 1, fixed, values, count);
+    for (size_t j = 0; j < count; ++j) {
+      v[size_t(i)] = values[j];
+      self(self, i + 1, fixed, values, count);
+    }
+  };
+  fill(fill, 0, {}, kSmall, 3);
+  for (int p = 0; p < 6; ++p) {
+    std::array<bool, 6> fixed{};
+    fixed[size_t(p)] = true;
+    for (int64_t e : kBig) v[size_t(p)] = e, fill(fill, 0, fixed, kSmall, 3);
+    v[size_t(p)] = -1, fill(fill, 0, fixed, kSmall, 3);
+  }
+  for (int p = 0; p < 6; ++p) {
+    for (int q = p + 1; q < 6; ++q) {
+      for (int64_t ep : kBig) {
+        for (int64_t eq : kBig) {
+          for (int64_t s : kSmall) {
+            v.fill(s);
+            v[size_t(p)] = ep;
+            v[size_t(q)] = eq;
+            out.push_back(v);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t m : kAll)
+    for (int64_t n : kAll)
+      for (int64_t k : kAll)
+        for (int lds = 0; lds < 8; ++lds)
+          out.push_back({m, n, k, lds & 1 ? INT64_MAX : kMinLd, lds & 2 ? INT64_MAX : kMinLd,
+                         lds & 4 ? INT64_MAX : kMinLd});
+  return out;
+}
+
+// The calls of the sweep, kMinLd resolved, for every layout, transpose pair, alpha in
+// {0, 1} and beta in {0, 1}.
+template <class Visit>
+void for_each_call(Visit&& visit) {
+  for (const std::array<int64_t, 6>& v : sweep_arguments()) {
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          Call x{layout, ta, tb, v[0], v[1], v[2], v[3], v[4], v[5], 1.0f, 1.0f};
+          const Expected e = expected(x);  // its stored shapes give the minima
+          if (x.lda == kMinLd) x.lda = e.a.min_ld();
+          if (x.ldb == kMinLd) x.ldb = e.b.min_ld();
+          if (x.ldc == kMinLd) x.ldc = e.c.min_ld();
+          for (float alpha : {0.0f, 1.0f}) {
+            for (float beta : {0.0f, 1.0f}) {
+              x.alpha = alpha;
+              x.beta = beta;
+              visit(x);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string describe(const Call& x) {
+  return std::string(x.layout == TMM_ROW_MAJOR ? "row " : "col ") +
+         (x.ta == TMM_NO_TRANS ? "N" : "T") + (x.tb == TMM_NO_TRANS ? "N" : "T") +
+         " m=" + std::to_string(x.m) + " n=" + std::to_string(x.n) + " k=" + std::to_string(x.k) +
+         " lda=" + std::to_string(x.lda) + " ldb=" + std::to_string(x.ldb) +
+         " ldc=" + std::to_string(x.ldc) + " alpha=" + std::to_string(x.alpha) +
+         " beta=" + std::to_string(x.beta);
+}
+
+// The operands of one call: exact footprints where it runs, one-float stand-ins
+// elsewhere (never read), NULL for every other unneeded matrix.
+struct Operands {
+  std::vector<float> a, b, c;
+  std::vector<float> one_a = std::vector<float>(1, 7.0f), one_b = one_a, one_c = one_a;
+  const float *pa = nullptr, *pb = nullptr;
+  float* pc = nullptr;
+
+  Operands(const Call& x, const Expected& e, size_t parity) {
+    const bool run = e.outcome == Outcome::kRun;
+    if (run && e.needs_ab) {
+      a.resize(size_t(e.a.footprint()));
+      b.resize(size_t(e.b.footprint()));
+      for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 5) - 2);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 3) - 1);
+    }
+    if (run && e.needs_c) {
+      c.resize(size_t(e.c.footprint()));
+      // beta = 0 must not read C: NaN there must not reach the result.
+      for (size_t i = 0; i < c.size(); ++i)
+        c[i] = x.beta == 0.0f ? std::nanf("") : float(int(i % 7) - 3);
+    }
+    const bool stand_in = parity % 2 == 0;
+    pa = !a.empty() ? a.data() : (e.needs_ab || stand_in) ? one_a.data() : nullptr;
+    pb = !b.empty() ? b.data() : (e.needs_ab || stand_in) ? one_b.data() : nullptr;
+    pc = !c.empty() ? c.data() : (e.needs_c || stand_in) ? one_c.data() : nullptr;
+  }
+};
+
+// C after the call against the header: the exact product (small integers) in its
+// m x n part, every other element of its footprint untouched (NaN included).
+void expect_product(const Call& x, const Expected& e, const Operands& in,
+                    const std::vector<float>& c0) {
+  if (!e.needs_c) return;
+  std::vector<bool> inside(c0.size(), false);
+  for (int64_t i = 0; i < x.m; ++i) {
+    for (int64_t j = 0; j < x.n; ++j) {
+      const size_t at = e.c.at(i, j);
+      inside[at] = true;
+      float want = 0.0f;
+      if (e.needs_ab) {
+        for (int64_t l = 0; l < x.k; ++l) {
+          const float av = in.a[x.ta == TMM_NO_TRANS ? e.a.at(i, l) : e.a.at(l, i)];
+          const float bv = in.b[x.tb == TMM_NO_TRANS ? e.b.at(l, j) : e.b.at(j, l)];
+          want += av * bv;
+        }
+        want *= x.alpha;
+      }
+      if (x.beta != 0.0f) want += x.beta * c0[at];
+      ASSERT_EQ(in.c[at], want) << describe(x) << ": C(" << i << ", " << j << ")";
+    }
+  }
+  for (size_t i = 0; i < c0.size(); ++i) {
+    if (!inside[i]) {
+      ASSERT_EQ(std::memcmp(&in.c[i], &c0[i], sizeof(float)), 0) << describe(x) << ": padding";
+    }
+  }
+}
+
+struct Counts {
+  size_t invalid = 0, huge = 0, run = 0;
+};
+
+// One tmm_sgemm call of the sweep against the expected outcome.
+void check_sgemm(tmm_handle h, const Call& x, size_t parity, Counts& counts) {
+  const Expected e = expected(x);
+  if (e.outcome == Outcome::kHuge) {
+    ++counts.huge;
+    return;
+  }
+  Operands in(x, e, parity);
+  const std::vector<float> a0 = in.a, b0 = in.b, c0 = in.c;
+  const tmm_status s = tmm_sgemm(h, x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, in.pa, x.lda,
+                                 in.pb, x.ldb, x.beta, in.pc, x.ldc);
+  const std::string message = tmm_get_error_message(h);
+  if (e.outcome == Outcome::kInvalid) {
+    ++counts.invalid;
+    ASSERT_EQ(s, TMM_ERROR_INVALID_VALUE) << describe(x);
+    ASSERT_FALSE(message.empty()) << describe(x);
+    ASSERT_EQ(in.one_c[0], 7.0f) << describe(x) << ": a rejected call wrote C";
+    return;
+  }
+  ++counts.run;
+  ASSERT_EQ(s, TMM_SUCCESS) << describe(x) << ": " << message;
+  ASSERT_TRUE(in.a == a0 && in.b == b0) << describe(x) << ": A or B written";
+  ASSERT_EQ(in.one_c[0], 7.0f) << describe(x) << ": a stand-in for C written";
+  expect_product(x, e, in, c0);
+}
+
+// A matrix behind tmm_host_io for the sweep: copies within its vector only; a
+// stand-in (no vector) for a matrix the call must never touch.
+struct IoMatrix {
+  std::vector<float>* data;
+  bool touched = false, out_of_range = false;
+  tmm_host_io io{sizeof(tmm_host_io), &IoMatrix::read, &IoMatrix::write, this};
+
+  explicit IoMatrix(std::vector<float>* v) : data(v) {}
+  bool enter(int64_t offset, int64_t count) {
+    touched = true;
+    out_of_range = out_of_range || data == nullptr || offset < 0 || count < 0 ||
+                   i128(offset) + count > i128(data->size());
+    return !out_of_range;
+  }
+  static int read(void* user, int64_t offset, int64_t count, float* dst) {
+    auto* self = static_cast<IoMatrix*>(user);
+    if (!self->enter(offset, count)) return 1;
+    std::memcpy(dst, self->data->data() + offset, size_t(count) * sizeof(float));
+    return 0;
+  }
+  static int write(void* user, int64_t offset, int64_t count, const float* src) {
+    auto* self = static_cast<IoMatrix*>(user);
+    if (!self->enter(offset, count)) return 1;
+    std::memcpy(self->data->data() + offset, src, size_t(count) * sizeof(float));
+    return 0;
+  }
+};
+
+// The same call through tmm_sgemm_io: the same outcome as the pointer call, and only
+// the elements of needed matrices read or written.
+void check_sgemm_io(tmm_handle h, const Call& x, size_t parity, Counts& counts) {
+  const Expected e = expected(x);
+  if (e.outcome == Outcome::kHuge) {
+    ++counts.huge;
+    return;
+  }
+  Operands in(x, e, parity);
+  const std::vector<float> c0 = in.c;
+  const bool run = e.outcome == Outcome::kRun;
+  IoMatrix a(run && e.needs_ab ? &in.a : nullptr), b(run && e.needs_ab ? &in.b : nullptr),
+      c(run && e.needs_c ? &in.c : nullptr);
+  const tmm_status s =
+      tmm_sgemm_io(h, x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, in.pa ? &a.io : nullptr, x.lda,
+                   in.pb ? &b.io : nullptr, x.ldb, x.beta, in.pc ? &c.io : nullptr, x.ldc);
+  const std::string message = tmm_get_error_message(h);
+  ASSERT_FALSE(a.out_of_range || b.out_of_range || c.out_of_range)
+      << describe(x) << ": an io function was called outside its matrix";
+  if (e.outcome == Outcome::kInvalid) {
+    ++counts.invalid;
+    ASSERT_EQ(s, TMM_ERROR_INVALID_VALUE) << describe(x);
+    ASSERT_FALSE(message.empty()) << describe(x);
+    ASSERT_FALSE(a.touched || b.touched || c.touched) << describe(x) << ": a rejected call's io";
+    return;
+  }
+  ++counts.run;
+  ASSERT_EQ(s, TMM_SUCCESS) << describe(x) << ": " << message;
+  ASSERT_TRUE(e.needs_ab || !(a.touched || b.touched)) << describe(x) << ": A or B touched";
+  ASSERT_TRUE(e.needs_c || !c.touched) << describe(x) << ": C touched";
+  expect_product(x, e, in, c0);
+}
+
+}  // namespace extreme
+
+// The bug that opened issue 24: a 1 x 1 x 1 product (one row: every leading
+// dimension is valid) with every leading dimension INT64_MAX overflowed in the
+// aliasing check (UBSan: signed integer overflow), for every layout and transpose.
+TEST_F(Contract, OneByOneProductTakesEveryLeadingDimensionUpToInt64Max) {
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (int64_t ld : {INT64_MAX / 4, INT64_MAX - 1, INT64_MAX}) {
+          const float a = 3.0f, b = 5.0f;
+          float c = 7.0f;
+          ASSERT_EQ(tmm_sgemm(h_, layout, ta, tb, 1, 1, 1, 2.0f, &a, ld, &b, ld, 1.0f, &c, ld),
+                    TMM_SUCCESS)
+              << message();
+          EXPECT_EQ(c, 37.0f);
+        }
+      }
+    }
+  }
+}
+
+// The sweep described above; one call in three on NAIVE, the others on AUTO (BLOCKED).
+TEST_F(Contract, ExtremeSizesAndLeadingDimensionsGiveTheHeadersStatus) {
+  extreme::Counts counts;
+  size_t calls = 0;
+  extreme::for_each_call([&](const extreme::Call& x) {
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(tmm_set_algorithm(h_, calls % 3 == 0 ? TMM_ALGO_NAIVE : TMM_ALGO_AUTO), TMM_SUCCESS);
+    extreme::check_sgemm(h_, x, calls++, counts);
+  });
+  ASSERT_FALSE(HasFatalFailure());
+  std::printf("%zu calls: %zu invalid, %zu run, %zu valid but too large to run\n", calls,
+              counts.invalid, counts.run, counts.huge);
+  EXPECT_GT(counts.invalid, 0u);
+  EXPECT_GT(counts.run, 0u);
+  EXPECT_GT(counts.huge, 0u);
+}
+
+// The sweep through tmm_sgemm_io, on every seventh call of it (seven is prime to the
+// 32 variants of each size, so every variant comes round): the offsets the library
+// hands to the functions stay inside each matrix.
+TEST_F(Contract, ExtremeSizesAndLeadingDimensionsThroughHostIo) {
+  extreme::Counts counts;
+  size_t calls = 0;
+  extreme::for_each_call([&](const extreme::Call& x) {
+    if (HasFatalFailure() || calls++ % 7 != 0) return;
+    extreme::check_sgemm_io(h_, x, calls / 7, counts);
+  });
+  ASSERT_FALSE(HasFatalFailure());
+  std::printf("%zu io calls: %zu invalid, %zu run, %zu valid but too large to run\n",
+              counts.invalid + counts.run + counts.huge, counts.invalid, counts.run, counts.huge);
+  EXPECT_GT(counts.invalid, 0u);
+  EXPECT_GT(counts.run, 0u);
+  EXPECT_GT(counts.huge, 0u);
 }
 
 }  // namespace

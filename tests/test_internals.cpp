@@ -441,6 +441,96 @@ TEST(StreamPlan, ModelKeepsSmallProductsDirectAndStreamsLargeOnes) {
   }
 }
 
+// ---- Extreme sizes (issue 24) ---------------------------------------------------
+// The planners take every problem make_problem accepts: sizes up to INT64_MAX where
+// the call does not use them (m or n = 0; k with alpha = 0) and operands of up to
+// INT64_MAX bytes. None of their arithmetic may overflow (the sanitizer build's UBSan
+// stops at any that does).
+
+std::vector<GemmProblem> extreme_problems() {
+  static float x;  // a stand-in: the planners never read the matrices
+  const int64_t big = INT64_MAX, most = INT64_MAX / 4;  // most: 2^61 - 1 floats
+  const int64_t wide = (int64_t(1) << 20) + 1, deep = int64_t(1) << 40;
+  struct Args {
+    bool ta, tb;
+    int64_t m, n, k;
+    float alpha;
+    int64_t lda, ldb, ldc;
+  };
+  const Args all[] = {
+      {false, false, big, 0, big, 1.0f, big, 1, 1},      // empty, m and k INT64_MAX
+      {false, false, 0, big, big, 1.0f, big, big, big},  // empty, n and k INT64_MAX
+      {false, false, 1, 1, big, 0.0f, big, 1, 1},        // alpha = 0: C = beta * C
+      {false, false, 2, 3, big, 0.0f, big, 3, 3},
+      {false, false, most, 1, 1, 1.0f, 1, 1, 1},  // A and C of 2^61 - 1 floats
+      {false, false, 1, most, 1, 1.0f, 1, most, most},
+      {false, false, 1, 1, most, 1.0f, most, 1, 1},
+      {true, true, 1, 1, most, 1.0f, 1, most, 1},
+      {false, true, 1, wide, deep, 1.0f, deep, deep, wide},  // B: 2^60 + 2^40 floats
+      {true, false, wide, 1, deep, 1.0f, wide, 1, 1},
+      {false, false, int64_t(1) << 30, int64_t(1) << 30, int64_t(1) << 30, 1.0f, int64_t(1) << 30,
+       int64_t(1) << 30, int64_t(1) << 30},
+  };
+  std::vector<GemmProblem> out;
+  for (const Args& a : all)
+    out.push_back(make_problem(Layout::RowMajor, a.ta, a.tb, a.m, a.n, a.k, a.alpha, &x, a.lda, &x,
+                               a.ldb, 1.0f, &x, a.ldc));
+  return out;
+}
+
+TEST(ExtremeSizes, PlannersTakeEveryValidProblem) {
+  for (const GemmProblem& p : extreme_problems()) {
+    for (const Profile& prof : profiles()) {
+      for (int forced : {0, 64, 128, 256}) {
+        const BlockedPlan plan = plan_blocked(p, prof.device, forced);
+        EXPECT_GE(plan.splits, 1);
+        EXPECT_GE(plan_tf32(p, prof.device, forced), 0);
+        EXPECT_GE(plan_tf32(p, prof.device, forced, true), 0);
+        EXPECT_GE(plan_tf32x3(p, prof.device, forced == 256 ? 0 : forced), 0);
+      }
+    }
+  }
+  for (int64_t tiles : {int64_t(133), INT64_MAX / 2, INT64_MAX})
+    for (int64_t steps : {int64_t(16), INT64_MAX / 2, INT64_MAX})
+      EXPECT_GE(plan_tail_split(tiles, steps, h100(), 2 * 128 * 128 * 4).splits, 1);
+}
+
+// The streamed path plans every product it may be given (A and B used): a cut that
+// fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
+// candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".
+TEST(ExtremeSizes, StreamPlanFitsOrSaysOutOfMemory) {
+  const double rate = 0.74 * h100().fp32_peak();
+  for (const GemmProblem& p : extreme_problems()) {
+    if (is_empty(p) || is_scale_only(p)) continue;  // never planned: no A or B to stream
+    for (int64_t budget : {int64_t(8) << 30, INT64_MAX}) {
+      StreamPlan s;
+      try {
+        s = plan_stream(p, budget, std::min<int64_t>(budget, int64_t(512) << 20), rate, 16);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.status(), Status::OutOfMemory) << e.what();
+        continue;
+      }
+      EXPECT_LE(stream_device_bytes(p, s), budget);
+      EXPECT_GE(s.tiles_m * s.tile_m, p.m);
+      EXPECT_GE(s.tiles_n * s.tile_n, p.n);
+      EXPECT_GE(s.chunks * s.chunk_k, p.k);
+      EXPECT_GT(streamed_seconds(p, s, rate, 16, HostRates()), 0.0);
+      EXPECT_GT(direct_seconds(p, rate, HostRates()), 0.0);
+    }
+  }
+  // A panel of 2^20 columns of B by 2^40 of k: 2^62 bytes each, two of them (B has a
+  // second column tile), 2^63 bytes in all: more than any budget.
+  GemmProblem p = extreme_problems()[8];
+  StreamPlan wide;
+  wide.tile_m = 1;
+  wide.tile_n = int64_t(1) << 20;
+  wide.chunk_k = 4096;
+  wide.tiles_m = 1;
+  wide.tiles_n = 2;
+  wide.chunks = p.k / 4096;
+  EXPECT_EQ(stream_device_bytes(p, wide), INT64_MAX) << "saturates";
+}
+
 // ---- The registry ----------------------------------------------------------------
 
 TEST(Registry, NamesAreUniqueAndEverySettingFindsItsRow) {

@@ -7,7 +7,7 @@
 namespace tiledmm {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0
 int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
 
 StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1,
@@ -59,19 +59,33 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
   return b;
 }
 
+namespace {
+
+// Byte counts in 128 bits, saturated at INT64_MAX (more than any budget): a panel of
+// B is up to tile_n x k floats (up to 2^63 - 4 of them; aligned_floats would
+// overflow), and two panels with the rest pass 2^63 bytes for operands near the
+// 2^63-byte limit of make_problem.
+using i128 = __int128;
+i128 aligned(i128 floats) { return (floats + 63) / 64 * 64; }
+int64_t saturated_bytes(i128 floats) {
+  return 4 * floats > INT64_MAX ? INT64_MAX : int64_t(4 * floats);
+}
+
+}  // namespace
+
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
   const StreamBuffers b = stream_buffers(p, s);
   const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();
-  return 4 * (kASlots * aligned_floats(b.a_slot) + s.panels() * aligned_floats(b.b_panel) +
-              c_buffers * aligned_floats(b.c_tile));
+  return saturated_bytes(kASlots * aligned(b.a_slot) + s.panels() * aligned(b.b_panel) +
+                         c_buffers * aligned(b.c_tile));
 }
 
 // Staging is dense: no padding inside a buffer.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
   const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();  // down, and up
-  return 4 * (kASlots * aligned_floats(s.tile_m * s.chunk_k) +
-              2 * aligned_floats(s.chunk_k * s.tile_n) +
-              c_buffers * aligned_floats(s.tile_m * s.tile_n));
+  return saturated_bytes(kASlots * aligned(i128(s.tile_m) * s.chunk_k) +
+                         2 * aligned(i128(s.chunk_k) * s.tile_n) +
+                         c_buffers * aligned(i128(s.tile_m) * s.tile_n));
 }
 
 namespace {

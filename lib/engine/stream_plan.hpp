@@ -59,7 +59,8 @@ struct StreamPlan {
 
 // The device buffers the plan needs: their leading dimensions (each operand kept in
 // the orientation it is stored in, rows padded to 4 floats for 16-byte accesses) and
-// their sizes in floats.
+// their sizes in floats. For a problem from make_problem that uses A and B (each of
+// m, n, k then below 2^61, each operand below 2^61 floats), each fits in int64_t.
 struct StreamBuffers {
   int64_t a_ld, b_ld, c_ld;
   int64_t a_slot;   // a chunk of op(A), kASlots slots
@@ -74,7 +75,8 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
 inline int64_t aligned_floats(int64_t n) { return (n + 63) / 64 * 64; }
 
 // Bytes of device memory and of pinned staging the plan needs, alignment included
-// (staging for every operand: an operand in the caller's pinned memory needs none).
+// (staging for every operand: an operand in the caller's pinned memory needs none);
+// INT64_MAX when that is more.
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& plan);
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& plan);
 

@@ -13,7 +13,9 @@
 //   flags (u8)   1, 2, 4: layout, trans_a, trans_b given as any int32 (else one byte
 //                picks a valid value); 8: alpha = 1, beta = 0; 16, 32, 64: A, B, C
 //                NULL; 128: large sizes allowed (see below)
-//   layout, trans_a, trans_b; m, n, k (int8, % 40); lda, ldb, ldc - minimum (int8 % 6)
+//   layout, trans_a, trans_b; m, n, k (int8, % 40); lda, ldb, ldc - minimum (int8 % 6);
+//                a size or leading dimension byte in -100..-89 picks an extreme value
+//                instead (kExtremes: INT32_MAX and INT64_MAX neighbours, -1, INT64_MIN)
 //   alpha, beta (float); algorithm (u8 % 7 - 1); tile size (int8)
 //   A, B, C elements (int8 / 16); or, with a large size, a u32 seed of a generator
 //   and the host_threads option (u8 % 5)
@@ -25,6 +27,10 @@
 // a size byte below -100 selects 128..143 (all three large reach the CPU's
 // multi-threaded path). Such a product takes tens of milliseconds under ASan, so the
 // hash keeps them rare: a mutation of a large input is large itself only once in 64.
+// Extreme sizes and leading dimensions (issue 24): a matrix too large to exist (more
+// than kMaxElements) gets no buffer: NULL where the call needs it (unless its byte
+// size overflows), a one-float stand-in otherwise, which the library must never read
+// (a needed one with an overflowing byte size must be rejected before any access).
 // Kept deterministic: the same input makes the same calls and checks.
 #include <algorithm>
 #include <cfloat>
@@ -33,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "tiledmm/tiledmm.h"
@@ -72,12 +79,36 @@ tmm_status checked(tmm_handle h, tmm_status s, const char* call) {
   return s;
 }
 
-// Elements a stored rows x cols matrix with leading dimension ld spans (CBLAS), or
-// 0 when the call does not need it or its ld is invalid (rejected before any access).
-size_t footprint(bool row, int64_t rows, int64_t cols, int64_t ld) {
+using i128 = __int128;
+
+// Elements a stored rows x cols matrix with leading dimension ld spans (CBLAS),
+// exactly, or 0 when it has none or its ld is invalid (rejected before any access).
+i128 footprint(bool row, int64_t rows, int64_t cols, int64_t ld) {
   const int64_t outer = row ? rows : cols, inner = row ? cols : rows;
   if (outer <= 0 || inner <= 0 || ld < inner) return 0;
-  return size_t((outer - 1) * ld + inner);
+  return i128(outer - 1) * ld + inner;
+}
+
+// Matrices up to this many elements get a buffer; larger ones cannot exist here.
+constexpr i128 kMaxElements = i128(1) << 20;
+
+// The extreme sizes and leading dimensions a byte in -100..-89 selects.
+constexpr int64_t kExtremes[] = {
+    INT32_MAX - 1,     INT32_MAX,     int64_t(INT32_MAX) + 1, UINT32_MAX, INT64_MAX / 4,
+    INT64_MAX / 4 + 1, INT64_MAX / 2, INT64_MAX - 1,          INT64_MAX,  -1,
+    INT32_MIN,         INT64_MIN};
+constexpr int kFirstExtremeByte = -100;
+
+bool is_extreme(int8_t raw) {
+  return raw >= kFirstExtremeByte && raw < kFirstExtremeByte + int(std::size(kExtremes));
+}
+int64_t extreme(int8_t raw) { return kExtremes[raw - kFirstExtremeByte]; }
+
+// A leading dimension: an extreme value, or the minimum plus -5..5 (saturated).
+int64_t ld_from(int8_t raw, int64_t minimum) {
+  if (is_extreme(raw)) return extreme(raw);
+  const i128 ld = i128(minimum) + raw % 6;
+  return ld > INT64_MAX ? INT64_MAX : int64_t(ld);
 }
 
 // FNV-1a of the whole input.
@@ -87,8 +118,10 @@ uint32_t input_hash(const uint8_t* data, size_t size) {
   return h;
 }
 
-// A size byte: -39..39, or with large sizes allowed and a byte below -100, 128..143.
+// A size byte: -39..39, an extreme value, or with large sizes allowed and a byte
+// below -100, 128..143.
 int64_t size_from(int8_t raw, bool large_allowed, bool& large) {
+  if (is_extreme(raw)) return extreme(raw);
   if (large_allowed && raw < -100) {
     large = true;
     return 128 + (-int64_t(raw)) % 16;
@@ -142,14 +175,15 @@ void check_element(const Call& p, const std::vector<float>& a, const std::vector
                    const std::vector<float>& c0, const std::vector<float>& c, int64_t i,
                    int64_t j) {
   double sum = 0, sum_abs = 0;
-  for (int64_t q = 0; q < p.k; ++q) {
+  const bool uses_ab = p.k > 0 && p.alpha != 0.0f;  // else A and B may have no buffer
+  for (int64_t q = 0; uses_ab && q < p.k; ++q) {
     const double x = double(Call::at(a, p.row, p.tra, i, q, p.lda)) *
                      double(Call::at(b, p.row, p.trb, q, j, p.ldb));
     sum += x;
     sum_abs += std::fabs(x);
   }
   double ref = 0, mag = 0;
-  if (p.k > 0 && p.alpha != 0.0f) {
+  if (uses_ab) {
     ref = double(p.alpha) * sum;
     if (std::isfinite(p.alpha)) mag += std::fabs(double(p.alpha)) * sum_abs;
   }
@@ -160,7 +194,7 @@ void check_element(const Call& p, const std::vector<float>& a, const std::vector
   }
   if (mag > 1e37) return;
   const double got = c[p.c_index(i, j)];
-  const double tol = 2.0 * double(p.k + 2) * FLT_EPSILON * mag + 1e-37;
+  const double tol = 2.0 * (double(p.k) + 2) * FLT_EPSILON * mag + 1e-37;
   const bool ok = std::isnan(ref)   ? std::isnan(got)
                   : std::isinf(ref) ? got == ref
                                     : std::fabs(got - ref) <= tol;
@@ -174,19 +208,21 @@ void check_element(const Call& p, const std::vector<float>& a, const std::vector
 // Every element of C for small products; a fixed sample of 256 for larger ones.
 void check_result(const Call& p, const std::vector<float>& a, const std::vector<float>& b,
                   const std::vector<float>& c0, const std::vector<float>& c) {
-  if (p.m * p.n * p.k <= 65536) {
+  if (p.m == 0 || p.n == 0) return;  // m or n may be INT64_MAX with the other 0
+  if (i128(p.m) * p.n * (p.alpha != 0.0f ? p.k : 1) <= 65536) {
     for (int64_t i = 0; i < p.m; ++i)
       for (int64_t j = 0; j < p.n; ++j) check_element(p, a, b, c0, c, i, j);
     return;
   }
   for (uint32_t t = 0; t < 256; ++t) {
     const uint32_t h = t * 2654435761u;
-    check_element(p, a, b, c0, c, int64_t(h % uint32_t(p.m)), int64_t((h >> 8) % uint32_t(p.n)));
+    check_element(p, a, b, c0, c, int64_t(h % uint64_t(p.m)), int64_t((h >> 8) % uint64_t(p.n)));
   }
 }
 
 // Elements of C's buffer outside its m x n part (between rows or columns).
 void check_padding(const Call& p, const std::vector<float>& c0, const std::vector<float>& c) {
+  if (p.m == 0 || p.n == 0) return;  // no m x n part; C's buffer is empty
   std::vector<bool> inside(c.size(), false);
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = 0; j < p.n; ++j) inside[p.c_index(i, j)] = true;
@@ -570,8 +606,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t m = size_from(r.get<int8_t>(), large_allowed, large);
   const int64_t n = size_from(r.get<int8_t>(), large_allowed, large);
   const int64_t k = size_from(r.get<int8_t>(), large_allowed, large);
-  const int64_t lda_delta = r.get<int8_t>() % 6, ldb_delta = r.get<int8_t>() % 6,
-                ldc_delta = r.get<int8_t>() % 6;
+  const int8_t lda_byte = r.get<int8_t>(), ldb_byte = r.get<int8_t>(), ldc_byte = r.get<int8_t>();
   float alpha = r.get<float>(), beta = r.get<float>();
   if (flags & 8) alpha = 1.0f, beta = 0.0f;
   const int algorithm = r.get<uint8_t>() % 7 - 1;  // -1 and 5 are invalid
@@ -591,13 +626,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                m,
                n,
                k,
-               std::max<int64_t>(1, row ? ac : ar) + lda_delta,
-               std::max<int64_t>(1, row ? bc : br) + ldb_delta,
-               std::max<int64_t>(1, row ? n : m) + ldc_delta,
+               ld_from(lda_byte, std::max<int64_t>(1, row ? ac : ar)),
+               ld_from(ldb_byte, std::max<int64_t>(1, row ? bc : br)),
+               ld_from(ldc_byte, std::max<int64_t>(1, row ? n : m)),
                alpha,
                beta};
-  std::vector<float> a(footprint(row, ar, ac, p.lda)), b(footprint(row, br, bc, p.ldb)),
-      c(footprint(row, m, n, p.ldc));
+  const i128 a_span = footprint(row, ar, ac, p.lda), b_span = footprint(row, br, bc, p.ldb),
+             c_span = footprint(row, m, n, p.ldc);
+  const auto buffer = [](i128 span) { return size_t(span <= kMaxElements ? span : 0); };
+  std::vector<float> a(buffer(a_span)), b(buffer(b_span)), c(buffer(c_span));
   if (large) {
     Generator g{r.get<uint32_t>()};
     for (std::vector<float>* x : {&a, &b, &c})
@@ -617,9 +654,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[p.c_index(i, j)] = std::nanf("");
   const std::vector<float> a0 = a, b0 = b, c0 = c;
-  const float* pa = (flags & 16) || a.empty() ? nullptr : a.data();
-  const float* pb = (flags & 32) || b.empty() ? nullptr : b.data();
-  float* pc = (flags & 64) || c.empty() ? nullptr : c.data();
+  // Matrices too large to have a buffer: a one-float stand-in where the call does not
+  // need them or their byte size overflows (rejected before any access), else NULL.
+  const bool needs_c = m > 0 && n > 0, needs_ab = needs_c && k > 0 && alpha != 0.0f;
+  std::vector<float> stand_in[3] = {{5.0f}, {5.0f}, {5.0f}};  // apart, for ASan
+  const auto pointer = [&](std::vector<float>& x, i128 span, bool needed, int i) -> float* {
+    if (span <= kMaxElements) return x.empty() ? nullptr : x.data();
+    return !needed || span > INT64_MAX / 4 ? stand_in[i].data() : nullptr;
+  };
+  const float* pa = (flags & 16) ? nullptr : pointer(a, a_span, needs_ab, 0);
+  const float* pb = (flags & 32) ? nullptr : pointer(b, b_span, needs_ab, 1);
+  float* pc = (flags & 64) ? nullptr : pointer(c, c_span, needs_c, 2);
 
   const tmm_status s =
       checked(h,
@@ -628,6 +673,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                         pc, p.ldc),
               "tmm_sgemm");
   expect(a == a0 && b == b0, "tmm_sgemm wrote A or B");
+  for (const std::vector<float>& x : stand_in) expect(x[0] == 5.0f, "tmm_sgemm wrote a stand-in");
+  if (s == TMM_SUCCESS && ((needs_c && c.empty()) || (needs_ab && (a.empty() || b.empty()))))
+    fail("tmm_sgemm succeeded on a matrix larger than its buffer");
   if (s != TMM_SUCCESS) {
     expect(same_bits(c, c0), "a failed tmm_sgemm wrote C");
   } else {
