@@ -25,6 +25,8 @@
 //
 // Order. Blocks are numbered in groups of kGroupM tile rows, so that blocks running
 // at the same time share rows of A and columns of B in L2.
+#include <cstdint>
+
 #include "blocked_shapes.hpp"
 #include "kernel_common.cuh"
 #include "kernels.hpp"
@@ -341,7 +343,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
   typename Loads::LoaderA load_a(p.a, p.lda, tile.row0, tid);
   typename Loads::LoaderB load_b(p.b, p.ldb, tile.col0, tid);
   const bool interior = tile.row0 + S::BM <= p.m && tile.col0 + S::BN <= p.n;
-  // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
+  // Tiles of k fit in 32 bits: the launcher refuses more.
   const int tiles_k = int(ceil_div(p.k, S::BK));
   const int full_tiles_k = interior ? int(p.k / S::BK) : 0;  // tiles needing no guard
   Loads loads{load_a, load_b, p, tile, full_tiles_k, tid};
@@ -385,6 +387,10 @@ void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace, cuda
           "blocked kernel: too many tiles for one launch");
   const int64_t k_per_split = ceil_div(ceil_div(p.k, plan.splits), S::BK) * S::BK;
   const dim3 grid(unsigned(blocks), unsigned(plan.splits));
+  // The kernel counts its steps of k in 32 bits (k of 2^34 and more: 64 GiB operands).
+  require(ceil_div(plan.splits > 1 ? k_per_split : p.k, S::BK) <= int64_t(INT32_MAX),
+          Status::NotSupported, "blocked kernel: k = ", p.k, " is over 2^31 steps of ", S::BK,
+          " for one block");
   if (plan.splits > 1) {
     launch_kernel("blocked kernel launch", blocked_kernel<S, KA, KB, Vec, true>, grid, S::THREADS,
                   0, stream, p, k_per_split, workspace, partial_ld(p));

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -118,7 +119,11 @@ void check_device_pointer(const void* ptr, const char* name) {
           " is not a device, managed or registered host pointer");
 }
 
-int64_t padded_ld(int64_t cols) { return cols > 0 ? (cols + 3) / 4 * 4 : 4; }
+// A row of `cols` floats padded to 4 (saturated: a matrix that wide is never copied).
+int64_t padded_ld(int64_t cols) {
+  if (cols <= 0) return 4;
+  return cols > INT64_MAX - 3 ? INT64_MAX : (cols + 3) / 4 * 4;
+}
 
 // Floats the direct path copies to the device: dense A and B (when the call reads
 // them) and C, rows padded to 4 floats (not counting a kernel's workspace). In 128

@@ -86,7 +86,8 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
   }
 }
 
-__host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// a >= 0, b > 0; exact up to INT64_MAX (no a + b - 1).
+__host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 // The tile of C a block owns: its first row and column.
 struct TileOrigin {

@@ -363,6 +363,8 @@ void launch_mma_tiles(Kernel kernel, int bytes, const GemmProblem& p, cudaStream
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
           ": too many tiles for one launch");
+  require(ceil_div(p.k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported, name,
+          ": k is over 2^31 steps for one block");  // the kernel counts them in 32 bits
   launch_kernel(name, kernel, unsigned(blocks), S::THREADS, bytes, stream, p);
 }
 

@@ -129,7 +129,7 @@ StreamedGemm::~StreamedGemm() = default;
 
 void StreamedGemm::reserve_staging(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  state_->staging.reserve(size_t(aligned_floats((bytes + 3) / 4)));
+  state_->staging.reserve(size_t(aligned_floats(bytes / 4 + (bytes % 4 != 0))));
 }
 
 int64_t StreamedGemm::staging_bytes() {
