@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tiledmm/tiledmm.h"

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gemm_reference.hpp"
