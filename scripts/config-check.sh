@@ -12,7 +12,13 @@
 #   3. the JDK hidden: the Java binding turns off, the C# binding and its example
 #      still build;
 #   4. ON means required: TILEDMM_ENABLE_CUDA=ON without nvcc and
-#      TILEDMM_BUILD_BINDINGS=ON without SWIG each fail to configure, saying why.
+#      TILEDMM_BUILD_BINDINGS=ON without SWIG each fail to configure, saying why;
+#   5. the CUDA toolkit and architectures (configure only; nvcc needed): a toolkit
+#      older than the minimum (nvcc wrapped to report 12.4) leaves the CUDA backend
+#      out with a warning under AUTO and fails under ON; CMAKE_CUDA_ARCHITECTURES=native
+#      on this machine without a GPU fails, saying so. Every form of the architectures
+#      (native on an H100 included) is checked against the kernel families it builds
+#      by tests/cuda_architectures_test.cmake, a CTest test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -102,6 +108,40 @@ check bindings_on_require_tools fails_to_configure "$work/bindings-on.log" \
   "TILEDMM_BUILD_BINDINGS=ON but the Java binding cannot be built: missing SWIG 4" \
   cmake -G Ninja -DTILEDMM_ENABLE_CUDA=OFF -DTILEDMM_BUILD_BINDINGS=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_SWIG=TRUE
+
+# The CUDA toolkit and architectures: these need nvcc itself.
+real_nvcc=$(command -v nvcc || true)
+if [ -n "$real_nvcc" ]; then
+  # nvcc, except that it reports release 12.4, one below the minimum.
+  mkdir -p "$work/old-cuda/bin"
+  printf '#!/bin/sh\nif [ "$1" = --version ]; then\n  %s\n  exit 0\nfi\nexec "%s" "$@"\n' \
+    'echo "Cuda compilation tools, release 12.4, V12.4.131"' "$real_nvcc" \
+    >"$work/old-cuda/bin/nvcc"
+  chmod +x "$work/old-cuda/bin/nvcc"
+  old_toolkit_auto() {
+    rm -rf build-cfg-oldcuda
+    CUDACXX=$work/old-cuda/bin/nvcc cmake -S . -B build-cfg-oldcuda -G Ninja \
+      -DTILEDMM_BUILD_BINDINGS=OFF >"$work/oldcuda.log" 2>&1 ||
+      { cat "$work/oldcuda.log"; return 1; }
+    says "$work/oldcuda.log" "is 12.4; the CUDA backend needs" || return 1
+    says "$work/oldcuda.log" "-- tiledmm: building the CPU backend only" || return 1
+    rm -rf build-cfg-oldcuda
+  }
+  check cuda_toolkit_too_old_auto old_toolkit_auto
+  check cuda_toolkit_too_old_on fails_to_configure "$work/oldcuda-on.log" \
+    "is 12.4; the CUDA backend needs" \
+    env CUDACXX="$work/old-cuda/bin/nvcc" cmake -G Ninja -DTILEDMM_ENABLE_CUDA=ON
+  if nvidia-smi -L >/dev/null 2>&1; then
+    echo "note: a GPU is here: CMAKE_CUDA_ARCHITECTURES=native without one is not checked"
+  else
+    check cuda_native_without_gpu fails_to_configure "$work/native.log" \
+      "CMAKE_CUDA_ARCHITECTURES is native, but CMake found no GPU on this machine" \
+      cmake -G Ninja -DTILEDMM_ENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$real_nvcc" \
+      -DCMAKE_CUDA_ARCHITECTURES=native -DTILEDMM_BUILD_BINDINGS=OFF
+  fi
+else
+  echo "note: no nvcc: the CUDA toolkit and architecture checks are left out"
+fi
 
 echo "configurations: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
