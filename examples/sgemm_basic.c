@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     goto done;
   }
   srand(42);
-  for (i = 0; i < M * K; ++i) a[i] = (float)rand() / RAND_MAX - 0.5f;
-  for (i = 0; i < K * N; ++i) b[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (i = 0; i < M * K; ++i) a[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  for (i = 0; i < K * N; ++i) b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
 
   /* Any later 1.x library runs this program (docs/ABI.md): same major, not older. */
   if (tmm_version() / 10000 != TILEDMM_VERSION_MAJOR || tmm_version() < TILEDMM_VERSION) {

@@ -10,7 +10,10 @@ packages=(cmake ninja-build g++ pkg-config libgtest-dev
   # libtiledmm_blas's tests (tests/blas/): the reference BLAS (LP64 and ILP64) and
   # OpenBLAS as fallbacks, -lblas for the clients, Debian's NumPy, ScaLAPACK with Open MPI
   libblas3 libblas-dev libblas64-3 libopenblas0-pthread python3-numpy
-  libscalapack-openmpi-dev libopenmpi-dev openmpi-bin)
+  libscalapack-openmpi-dev libopenmpi-dev openmpi-bin
+  # The build on a second compiler and standard library (scripts/compiler-check.sh):
+  # Clang 16 with LLVM's libc++, and GoogleTest's sources to build against it
+  clang-16 libc++-16-dev libc++abi-16-dev googletest)
 
 missing=()
 for p in "${packages[@]}"; do

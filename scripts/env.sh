@@ -2,13 +2,16 @@
 #   TMM_CMAKE_CUDA   CMake arguments for the CUDA backend (or to build without it)
 #   TMM_CMAKE_BINDINGS  CMake arguments for the Java and C# bindings
 #   tmm_configure    configures build/ the one way every script shares, so that
-#                    switching between them never rebuilds (extra arguments appended)
+#                    switching between them never rebuilds (extra arguments appended);
+#                    an existing build/ keeps its generator
 #   check NAME CMD   runs a check, prints PASS/FAIL, counts into $passed / $failed
 #
 # Without nvcc the scripts build the CPU backend only, and say so. In CI (CI set to
 # anything but false or 0) or with TMM_REQUIRE_CUDA=1, a missing nvcc is an error
 # instead, and CI asks CMake for the bindings explicitly (-DTILEDMM_BUILD_BINDINGS=ON),
 # so that missing tools fail the build rather than silently shrink it.
+# Builds use every core, with either generator (make alone would use one).
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 tmm_ci=0
 case "${CI:-}" in "" | false | 0) ;; *) tmm_ci=1 ;; esac
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -29,9 +32,15 @@ if [ "$tmm_ci" = 1 ]; then
   TMM_CMAKE_BINDINGS=(-DTILEDMM_BUILD_BINDINGS=ON)
 fi
 
+# Ninja for a new build/; a build/ made before, e.g. by the README's plain "cmake -S .
+# -B build" (Unix Makefiles), keeps its generator: CMake refuses to change it.
 tmm_configure() {
-  cmake -S . -B build -G Ninja -DTILEDMM_WARNINGS_AS_ERRORS=ON "${TMM_CMAKE_CUDA[@]}" \
-    "${TMM_CMAKE_BINDINGS[@]}" "$@" >/dev/null
+  local generator=Ninja
+  if [ -f build/CMakeCache.txt ]; then
+    generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' build/CMakeCache.txt)
+  fi
+  cmake -S . -B build -G "${generator:-Ninja}" -DTILEDMM_WARNINGS_AS_ERRORS=ON \
+    "${TMM_CMAKE_CUDA[@]}" "${TMM_CMAKE_BINDINGS[@]}" "$@" >/dev/null
 }
 
 passed=0

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "blas_test_util.hpp"
 #include "gemm_reference.hpp"

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "blas_test_util.hpp"
 #include "gemm_reference.hpp"

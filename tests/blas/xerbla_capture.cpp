@@ -3,7 +3,10 @@
 // program, as a program's own xerbla would. The reference BLAS and OpenBLAS both
 // call them through the PLT, so this definition wins.
 #include <cstdarg>
+#include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "blas_test_util.hpp"
 
