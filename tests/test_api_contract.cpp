@@ -927,7 +927,10 @@ std::string describe(const Call& x) {
 // elsewhere (never read), NULL for every other unneeded matrix.
 struct Operands {
   std::vector<float> a, b, c;
-  std::vector<float> one_a = std::vector<float>(1, 7.0f), one_b = one_a, one_c = one_a;
+  // Each made on its own, not copied: GCC 13's -Warray-bounds misreads a one-float
+  // vector's copy.
+  std::vector<float> one_a = std::vector<float>(1, 7.0f), one_b = std::vector<float>(1, 7.0f),
+                     one_c = std::vector<float>(1, 7.0f);
   const float *pa = nullptr, *pb = nullptr;
   float* pc = nullptr;
 
