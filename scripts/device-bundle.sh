@@ -15,8 +15,8 @@
 #                      the sources)
 #   DIR/bundle.cmake   an initial cache (cmake -C) naming both for the build:
 #                      TILEDMM_GTEST_FROM_SOURCE, and the BLAS libraries' paths as
-#                      tests/blas/CMakeLists.txt reads them (TILEDMM_TEST_REFBLAS,
-#                      TILEDMM_TEST_REFBLAS64, TILEDMM_TEST_OPENBLAS), wherever DIR lies
+#                      tests/blas/CMakeLists.txt reads them (TILEDMM_TEST_REFERENCE_BLAS,
+#                      TILEDMM_TEST_REFERENCE_BLAS64, TILEDMM_TEST_OPENBLAS), wherever DIR lies
 #   DIR/env.sh         LD_LIBRARY_PATH for the Fortran runtime, wherever DIR lies
 #
 #   scripts/device-bundle.sh [DIR]        (default DIR: .carry/gpu-bundle, ignored by git)
@@ -73,9 +73,9 @@ cat >"$dir/bundle.cmake" <<EOF
 # this file, wherever the bundle lies.
 set(TILEDMM_GTEST_FROM_SOURCE "\${CMAKE_CURRENT_LIST_DIR}/googletest" CACHE PATH
     "GoogleTest's sources (device bundle)")
-set(TILEDMM_TEST_REFBLAS "\${CMAKE_CURRENT_LIST_DIR}/root/$lib/blas/libblas.so.3"
+set(TILEDMM_TEST_REFERENCE_BLAS "\${CMAKE_CURRENT_LIST_DIR}/root/$lib/blas/libblas.so.3"
     CACHE FILEPATH "The reference BLAS, LP64 (device bundle)")
-set(TILEDMM_TEST_REFBLAS64 "\${CMAKE_CURRENT_LIST_DIR}/root/$lib/blas64/libblas64.so.3"
+set(TILEDMM_TEST_REFERENCE_BLAS64 "\${CMAKE_CURRENT_LIST_DIR}/root/$lib/blas64/libblas64.so.3"
     CACHE FILEPATH "The reference BLAS, ILP64 (device bundle)")
 set(TILEDMM_TEST_OPENBLAS "\${CMAKE_CURRENT_LIST_DIR}/root/$lib/openblas-pthread/libblas.so.3"
     CACHE FILEPATH "OpenBLAS (device bundle)")
