@@ -435,8 +435,9 @@ struct Gate {
   static void CUDART_CB wait(void* self) {
     Gate& gate = *static_cast<Gate*>(self);
     const auto t0 = std::chrono::steady_clock::now();
+    const auto limit = std::chrono::seconds(tmm_test::under_sanitizer() ? 2 : 20);
     while (!gate.open.load()) {
-      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) {
+      if (std::chrono::steady_clock::now() - t0 > limit) {
         gate.timed_out = true;
         return;
       }
@@ -588,7 +589,11 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
   }
   gate.open = true;
   for (cudaStream_t s : streams) ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  EXPECT_FALSE(gate.timed_out.load()) << "a call waited on the host for a gated stream";
+  // Under compute-sanitizer launches may wait for the gate themselves: there the test
+  // checks memory, not the overlap.
+  if (!tmm_test::under_sanitizer()) {
+    EXPECT_FALSE(gate.timed_out.load()) << "a call waited on the host for a gated stream";
+  }
   ASSERT_EQ(tmm_set_stream(h_, nullptr), TMM_SUCCESS);
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& c = calls[i];
