@@ -150,7 +150,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(Gem
       [&](const Fragments<S>& frag, int) { multiply<S>(frag, acc); }, [] {});
   store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
 #else
+  // Built for an architecture without mma.sync (a PTX of compute_75, say, that a
+  // newer GPU compiles at load): fail loudly (a sticky CUDA error) rather than leave C
+  // as it was with a success status.
   (void)p;
+  __trap();
 #endif
 }
 
