@@ -61,6 +61,15 @@ inline bool gpu_required() {
 
 inline uint32_t fresh_seed() { return std::random_device{}(); }
 
+// The edge of a square C whose rows x cols tiles leave a last wave at most a quarter
+// full on `sms` multiprocessors: where the Hopper kernels split the last wave along k.
+inline int64_t partial_wave_edge(int64_t rows, int64_t cols, int64_t sms) {
+  for (int64_t edge = 256;; edge += 128) {
+    const int64_t tiles = ((edge + rows - 1) / rows) * ((edge + cols - 1) / cols);
+    if (tiles > sms && tiles % sms > 0 && tiles % sms <= sms / 4) return edge;
+  }
+}
+
 // True under compute-sanitizer (TMM_TEST_SANITIZER=1): tests shrink their largest
 // problems, keeping the code paths they exercise, so the instrumented run fits.
 inline bool under_sanitizer() {

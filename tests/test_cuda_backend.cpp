@@ -497,15 +497,8 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
   };
   tmm_device_info info{};
   ASSERT_EQ(tmm_get_device_info(h_, &info), TMM_SUCCESS);
-  // The TF32 Hopper tile is 128 x 256: an edge whose tiles leave a last wave at most a
-  // quarter full, which the Hopper kernels split along k.
-  int64_t edge = 256;
-  for (;; edge += 128) {
-    const int64_t tiles = ((edge + 127) / 128) * ((edge + 255) / 256);
-    if (tiles > info.multiprocessors && tiles % info.multiprocessors > 0 &&
-        tiles % info.multiprocessors <= info.multiprocessors / 4)
-      break;
-  }
+  // The TF32 Hopper tile is 128 x 256: an edge whose last wave the Hopper kernels split.
+  const int64_t edge = tmm_test::partial_wave_edge(128, 256, info.multiprocessors);
   const Shape shapes[] = {{200, 100, 16384, TMM_MATH_FP32, 0.0f},
                           {96, 96, 32768, TMM_MATH_FP32, 1.0f},
                           {300, 5000, 5000, TMM_MATH_FP32, 0.0f},

@@ -1006,23 +1006,13 @@ std::vector<int64_t> spread(int64_t count, int64_t most) {
   return ::testing::AssertionSuccess();
 }
 
-bool has_gpu_or_fails() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) return true;
-  cudaGetLastError();
-  return false;
-}
-
 // A copy of the streamed path failing (as a late cudaErrorMemoryAllocation would: the
 // status is OUT_OF_MEMORY) at each copy in turn, C pinned and pageable: the call
 // fails, leaves nothing in flight (a pinned C poisoned right after it stays poisoned),
 // and the next calls, of another shape with other operands, on the same handle and on
 // a second handle sharing the device's engine, are exact.
 TEST(StreamedGemm, AFailingCopyAtEachStepLeavesNothingInFlight) {
-  if (!has_gpu_or_fails()) {
-    if (tmm_test::gpu_required()) FAIL() << "TMM_REQUIRE_GPU=1 but no GPU";
-    GTEST_SKIP() << "no usable CUDA device";
-  }
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   tmm_handle h = streamed_handle(), other = streamed_handle();
   HostProduct next_a(333, 250, 410, 1.0f, false, 91), next_b(210, 390, 300, 0.0f, true, 93);
   for (bool pinned : {false, true}) {
@@ -1067,10 +1057,7 @@ TEST(StreamedGemm, AFailingCopyAtEachStepLeavesNothingInFlight) {
 // in turn: TMM_ERROR_CALLBACK, and the next calls (another shape, other operands, the
 // same and a second handle) are exact.
 TEST(StreamedGemm, AFailingCallbackAtEachChunkLeavesTheEngineClean) {
-  if (!has_gpu_or_fails()) {
-    if (tmm_test::gpu_required()) FAIL() << "TMM_REQUIRE_GPU=1 but no GPU";
-    GTEST_SKIP() << "no usable CUDA device";
-  }
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   struct Io {
     std::vector<float>* data;
     std::atomic<int64_t> calls{0}, fail_at{-1};

@@ -164,16 +164,6 @@ class TensorCores : public ::testing::Test {
     }
   }
 
-  // The edge of a square product (a multiple of 128) whose tiles of rows x cols leave
-  // this device's last wave at most a quarter full: there the Hopper kernels split the
-  // last wave's tiles along k (tail_split.cuh).
-  static int64_t partial_wave_edge(int64_t rows, int64_t cols, int64_t sms) {
-    for (int64_t edge = 256;; edge += 128) {
-      const int64_t tiles = ((edge + rows - 1) / rows) * ((edge + cols - 1) / cols);
-      if (tiles > sms && tiles % sms > 0 && tiles % sms <= sms / 4) return edge;
-    }
-  }
-
   Arithmetic arithmetic(bool wide = false) const {
     return tensor_cores_ && (!wide || wide_fits_) ? Arithmetic::Tf32 : Arithmetic::Fp32;
   }
@@ -453,7 +443,7 @@ TEST_F(TensorCores, PartialLastWaveSplitAlongKStaysWithinTheTf32Bound) {
   for (bool device : {false, true}) {
     GemmCase g;
     g.ta = device ? TMM_TRANS : TMM_NO_TRANS;
-    g.m = g.n = partial_wave_edge(128, 256, d.multiprocessors);
+    g.m = g.n = tmm_test::partial_wave_edge(128, 256, d.multiprocessors);
     g.k = 512;
     g.alpha = 0.75f;
     g.beta = device ? 0.0f : 1.25f;
@@ -1175,7 +1165,7 @@ TEST_F(Fp32Accurate, PartialLastWaveSplitAlongKIsAsAccurateAsStrictFp32) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t edge = partial_wave_edge(128, 128, multiprocessors_), k = 1024;
+  const int64_t edge = tmm_test::partial_wave_edge(128, 128, multiprocessors_), k = 1024;
   for (int run = 0; run < 3; ++run) {
     const bool device = run == 1, budget = run == 2;
     GemmCase g;

@@ -26,8 +26,8 @@ StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_
 
 // True when a panel of all of k by `tile_n` columns (as stream_buffers lays it out)
 // fits `device` bytes on its own. Checked in 128 bits before any buffer size is
-// computed, since k may be up to 2^61: once it holds, every size is below 2^62
-// (plan_stream caps the budgets at 2^60).
+// computed, since k may be up to 2^61: once it holds, the panel's floats fit 64 bits
+// (the byte totals are summed in 128 bits and saturated).
 bool panel_can_fit(const GemmProblem& p, int64_t tile_n, int64_t device) {
   const int64_t k = std::max<int64_t>(p.k, 1);
   const __int128 rows = p.trans_b ? tile_n : k;
@@ -102,9 +102,6 @@ int edges(int64_t full, int64_t cap, int64_t* out) {
 
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
                        double flops_per_s, int threads, const HostRates& rates) {
-  // No device has 2^60 bytes; the cap keeps every size computed below in range.
-  device_bytes = std::min(device_bytes, int64_t(1) << 60);
-  staging_bytes = std::min(staging_bytes, int64_t(1) << 60);
   int64_t ms[64], ns[64], ks[64];
   const int nm = edges(p.m, int64_t(1) << 20, ms), nn = edges(p.n, int64_t(1) << 20, ns);
   const int nk = edges(std::max<int64_t>(p.k, 1), 4096, ks);
