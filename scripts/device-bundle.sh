@@ -19,19 +19,19 @@
 #                      TILEDMM_TEST_REFERENCE_BLAS64, TILEDMM_TEST_OPENBLAS), wherever DIR lies
 #   DIR/env.sh         LD_LIBRARY_PATH for the Fortran runtime, wherever DIR lies
 #
-#   scripts/device-bundle.sh [DIR]        (default DIR: .carry/gpu-bundle, ignored by git)
+#   scripts/device-bundle.sh [DIR]        (default DIR: .private/gpu-bundle, ignored by git)
 #
 # Then, on the GPU machine, from the repository root with DIR beside it (e.g. carried
-# with the work tree as .carry/gpu-bundle):
+# with the work tree as .private/gpu-bundle):
 #
-#   TMM_DEVICE_BUNDLE=.carry/gpu-bundle scripts/gpu-check.sh
+#   TMM_DEVICE_BUNDLE=.private/gpu-bundle scripts/gpu-check.sh
 #
 # scripts/blas-device-bundle.sh is the larger bundle for measuring libtiledmm_blas
 # (OpenBLAS for blas_bench, Open MPI and ScaLAPACK); this one holds what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=${1:-.carry/gpu-bundle}
+dir=${1:-.private/gpu-bundle}
 limit_mib=64
 packages=(libblas3 libblas64-3 libopenblas0-pthread libgfortran5 libquadmath0)
 gtest_src=/usr/src/googletest

@@ -6,7 +6,7 @@
 # A machine without GoogleTest or Debian's BLAS libraries (e.g. Ubuntu's, no network)
 # takes them from a folder made here by scripts/device-bundle.sh and carried along:
 #
-#   TMM_DEVICE_BUNDLE=.carry/gpu-bundle scripts/gpu-check.sh
+#   TMM_DEVICE_BUNDLE=.private/gpu-bundle scripts/gpu-check.sh
 #
 # 1. builds the whole tree in BUILD_DIR with this machine's own compilers, for its own
 #    GPUs (CMAKE_CUDA_ARCHITECTURES=native), tests included, bindings off, warnings as
