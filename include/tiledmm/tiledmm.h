@@ -194,9 +194,10 @@ typedef enum tmm_math_mode {
                                 times faster on large products (compute capability
                                 8.0 and later, AUTO or BLOCKED) */
   TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy, "3xTF32 with error
-                                correction" (compute capability 8.0 and 9.0 and later,
-                                where it beats FP32; not 8.6/8.9, whose TF32 runs at
-                                the FP32 rate: strict FP32 there; AUTO
+                                correction" (compute capability 8.0 and 9.0 and later;
+                                on 9.0 it beats strict FP32, on 8.0 that is not
+                                measured; not 8.6/8.9, whose TF32 runs at the
+                                FP32 rate: strict FP32 there; AUTO
                                 or BLOCKED with tile 0, 64 or 128): each input is
                                 split into two TF32 values, x = big + small (small
                                 scaled by 2^11 on the way), the three products
