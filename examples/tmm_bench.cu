@@ -26,8 +26,17 @@
 // --inputs spread draws inputs whose exponents spread over 2^-16..2^16 (sign and
 // mantissa random) instead of uniform [-1, 1).
 //
-//   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--math fp32|tf32|fp32_accurate]
-//             [--inputs uniform|spread] [--no-host] [--csv FILE] [--algos a,b,...]
+// --suite FILE reads the shapes from a suite file (bench/shapes.txt, the one every
+// published figure uses; its format is in bench/shape_suite.hpp), --groups g,g,... only
+// those of the groups named. A suite run times AUTO (unless --algos says otherwise) in
+// turns with cuBLAS (--alternate), with no host-memory part. --math takes a list
+// (fp32,tf32 or all) to run each mode in turn. Last, for every run, a summary per math
+// mode and algorithm (and per group of a suite): the geometric mean of tiledmm's speed
+// over cuBLAS's and the lowest, with its shape.
+//
+//   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
+//             [--math fp32|tf32|fp32_accurate|all|m,m,...] [--inputs uniform|spread]
+//             [--seconds S] [--alternate] [--no-host] [--csv FILE] [--algos a,b,...]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -39,10 +48,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "shape_suite.hpp"
 #include "tiledmm/tiledmm.h"
 
 namespace {
@@ -222,6 +233,13 @@ double relative_error(const Problem& p, cudaStream_t stream, double* nonfinite) 
 double g_budget_ms = 300.0;
 int g_max_runs = 30;
 
+// One run on input set 0 over NaN, finished: the result that relative_error checks.
+void run_checked(Problem& p, cudaStream_t stream, const std::function<void(int)>& run) {
+  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
+  run(0);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+}
+
 // Times each of `runs` (run(set)) with events, in turns, one run of each per repeat:
 // warm-up, then repeats within the budget above per side (at least 5); returns the
 // median of each in milliseconds. Outputs are poisoned first, and the last run is the
@@ -250,9 +268,7 @@ std::vector<double> time_in_turns(Problem& p, cudaStream_t stream,
       spent += ms;
     }
   }
-  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
-  runs.back()(0);  // the checked result: written over NaN
-  CHECK_CUDA(cudaStreamSynchronize(stream));
+  run_checked(p, stream, runs.back());
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   std::vector<double> medians;
@@ -366,7 +382,9 @@ std::vector<Shape> parse_shapes(const std::string& list) {
     if (count == 1) dims[1] = dims[2] = dims[0];
     if ((count != 1 && count != 3) || dims[0] < 1 || dims[1] < 1 || dims[2] < 1 ||
         (*q != ',' && *q != '\0')) {
-      std::fprintf(stderr, "bad shape list: %s (want n,n,... or MxNxK,...)\n", list.c_str());
+      std::fprintf(stderr,
+                   "bad shape list: %s (want n,n,... or MxNxK,...; --suite FILE reads a file)\n",
+                   list.c_str());
       std::exit(2);
     }
     out.push_back({dims[0], dims[1], dims[2], TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS});
@@ -426,23 +444,289 @@ struct MathSetting {
   double max_error;
 };
 
-const MathSetting* parse_math(const char* name) {
+const MathSetting* parse_math(const std::string& name) {
   static const MathSetting all[] = {
       {"fp32", TMM_MATH_FP32, CUBLAS_DEFAULT_MATH, "CUBLAS_DEFAULT_MATH", 1e-5},
       {"tf32", TMM_MATH_TF32, CUBLAS_TF32_TENSOR_OP_MATH, "CUBLAS_TF32_TENSOR_OP_MATH", 2e-3},
       {"fp32_accurate", TMM_MATH_FP32_ACCURATE, CUBLAS_DEFAULT_MATH, "CUBLAS_DEFAULT_MATH", 1e-5},
   };
   for (const MathSetting& m : all)
-    if (!std::strcmp(name, m.name)) return &m;
+    if (name == m.name) return &m;
   return nullptr;
+}
+
+// "fp32,tf32,..." or "all": each mode once, in the order given; empty if a name is
+// unknown.
+std::vector<const MathSetting*> parse_math_list(const std::string& list) {
+  std::vector<const MathSetting*> modes;
+  std::istringstream names(list == "all" ? "fp32,tf32,fp32_accurate" : list);
+  for (std::string name; std::getline(names, name, ',');) {
+    const MathSetting* m = parse_math(name);
+    if (!m) return {};
+    if (std::find(modes.begin(), modes.end(), m) == modes.end()) modes.push_back(m);
+  }
+  return modes;
+}
+
+// The mode's error bound at this k. Rounding errors in a sum of k terms of random sign
+// grow as sqrt(k): strict FP32 measured 2.3e-6 at k = 16384 (BENCHMARKS.md), which at
+// k = 2^23 (the suite's extreme shape) is about 5e-5, over a fixed 1e-5. So past
+// k = 16384 the bound grows as sqrt(k / 16384); up to it, it is as before.
+double error_bound(const MathSetting& math, int64_t k) {
+  return math.max_error * std::sqrt(std::max(1.0, double(k) / 16384.0));
+}
+
+// One row of the run: a shape and, read from a suite file, its name and group.
+struct Case {
+  Shape s;
+  std::string name, group;
+};
+
+// What one run of the benchmark shares across math modes and shapes.
+struct Bench {
+  tmm_handle h = nullptr;
+  cublasHandle_t cb = nullptr;
+  cudaStream_t stream = nullptr;
+  tmm_device_info dev{};
+  bool spread = false;
+  bool suite = false;  // a --suite run: shapes carry names, and the table shows them
+  FILE* csv = nullptr;
+};
+
+// tiledmm's TFLOP/s over cuBLAS's for one shape, kept for the summary.
+struct Ratio {
+  std::string math, algorithm, group, shape;
+  double ratio;
+};
+
+void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, double ms,
+               double cublas_ms, double err, double cublas_err, const MathSetting& math,
+               const char* kernel, const char* csv_kernel, bool good) {
+  const Shape& s = c.s;
+  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  const double tf = flops / ms / 1e9, cublas_tf = flops / cublas_ms / 1e9;
+  if (b.suite) std::printf("%-24s ", c.name.c_str());
+  std::printf("%-26s %-11s %5d %9.3f %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s%s\n",
+              shape_name(s).c_str(), algorithm, tile, ms, cublas_ms, tf, cublas_tf, tf / cublas_tf,
+              err, cublas_err, kernel, good ? "" : "  <-- ERROR");
+  if (b.csv)
+    std::fprintf(
+        b.csv, "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s,%s,%s\n",
+        (long long)s.m, (long long)s.n, (long long)s.k, s.layout == TMM_ROW_MAJOR ? "row" : "col",
+        s.ta == TMM_TRANS ? 'T' : 'N', s.tb == TMM_TRANS ? 'T' : 'N', algorithm, tile, ms, tf,
+        cublas_ms, cublas_tf, tf / cublas_tf, err, cublas_err, math.name, csv_kernel,
+        c.name.c_str(), c.group.c_str());
+}
+
+// One shape in one math mode: cuBLAS, then each algorithm (timed after cuBLAS, or in
+// turns with it), then under FP32_ACCURATE the hand-composed 3xTF32. Returns false if
+// a tiledmm result fails its error check.
+bool run_case(Bench& b, const MathSetting& math, const Case& c, const std::vector<Algo>& algos,
+              std::vector<Ratio>* ratios) {
+  const Shape& s = c.s;
+  Problem p;
+  p.s = s;
+  setup(p, b.dev.l2_cache_bytes, b.spread, b.stream);
+  auto cublas = [&](int set) { cublas_sgemm(b.cb, p, set); };
+  // cuBLAS's result, for its error; its time too unless each line times it in turns.
+  const double cublas_alone_ms =
+      g_alternate ? (run_checked(p, b.stream, cublas), 0.0) : time_median(p, b.stream, cublas);
+  double nonfinite = 0;
+  const double cublas_err = relative_error(p, b.stream, &nonfinite);
+  const double bound = error_bound(math, s.k);
+  // TF32 is a permission on both sides: cuBLAS may run a small or thin product in FP32,
+  // and then its error says nothing about what TF32 gives; the mode's bound alone holds.
+  const bool cublas_fp32_accuracy =
+      math.tmm == TMM_MATH_TF32 && cublas_err < error_bound(*parse_math("fp32"), s.k);
+  const std::string label = c.name.empty() ? shape_name(s) : c.name;
+  bool ok = true;
+  for (const Algo& a : algos) {
+    // The classic ladder is far from cuBLAS; keep it to the moderate sizes.
+    if (a.algorithm != TMM_ALGO_AUTO && a.algorithm != TMM_ALGO_BLOCKED && p.flops() > 2e12)
+      continue;
+    check_tmm(tmm_set_algorithm(b.h, a.algorithm), b.h, "set algorithm");
+    check_tmm(tmm_set_tile_size(b.h, a.tile), b.h, "set tile");
+    check_tmm(tmm_set_coarsening(b.h, a.coarsening), b.h, "set coarsening");
+    auto ours = [&](int set) {
+      check_tmm(tmm_sgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, p.a[set], p.lda,
+                                 p.b[set], p.ldb, 0.0f, p.c[set], p.ldc),
+                b.h, "tmm_sgemm_device");
+    };
+    // cuBLAS's figure on this line: timed before (as above), or in turns with ours.
+    double ms = 0, cublas_ms = cublas_alone_ms;
+    if (g_alternate) {
+      const std::vector<double> both = time_in_turns(p, b.stream, {cublas, ours});
+      cublas_ms = both[0];
+      ms = both[1];
+    } else {
+      ms = time_median(p, b.stream, ours);
+    }
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    check_tmm(tmm_get_last_report(b.h, &r), b.h, "report");
+    const double err = relative_error(p, b.stream, &nonfinite);
+    // Within the mode's error, and not far worse than cuBLAS in the same mode.
+    const bool good = nonfinite == 0 && err < bound &&
+                      (cublas_fp32_accuracy || err <= 2 * cublas_err + 0.01 * bound);
+    if (!good) ok = false;
+    const std::string kernel =
+        std::string(r.kernel) + (cublas_fp32_accuracy ? " (cuBLAS ran at FP32 accuracy)" : "");
+    print_row(b, c, a.name.c_str(), r.tile_size, ms, cublas_ms, err, cublas_err, math,
+              kernel.c_str(), r.kernel, good);
+    ratios->push_back({math.name, a.name, c.group, label, cublas_ms / ms});
+  }
+  if (math.tmm == TMM_MATH_FP32_ACCURATE) {
+    // The hand-composed 3xTF32 against cuBLAS SGEMM (informational: no error check,
+    // and not in the summary).
+    HandX3 x3(p);
+    auto hand = [&](int set) { x3.run(b.cb, p, set, b.stream); };
+    double ms = 0, cublas_ms = cublas_alone_ms;
+    if (g_alternate) {
+      const std::vector<double> both = time_in_turns(p, b.stream, {cublas, hand});
+      cublas_ms = both[0];
+      ms = both[1];
+    } else {
+      ms = time_median(p, b.stream, hand);
+    }
+    const double err = relative_error(p, b.stream, &nonfinite);
+    print_row(b, c, "cublas_3x", 0, ms, cublas_ms, err, cublas_err, math,
+              "3xTF32 by hand: split + 3 cuBLAS TF32 calls", "cublas_3xtf32_by_hand", true);
+  }
+  std::fflush(stdout);
+  release(p);
+  return ok;
+}
+
+// Every shape in one math mode, under a heading that names both sides' arithmetic.
+bool run_mode(Bench& b, const MathSetting& math, const std::vector<Case>& cases,
+              const std::vector<Algo>& algos, std::vector<Ratio>* ratios) {
+  check_tmm(tmm_set_option(b.h, TMM_OPTION_MATH_MODE, math.tmm), b.h, "set math mode");
+  check_cublas(cublasSetMathMode(b.cb, math.cublas), "cublasSetMathMode");
+  int cublas_version = 0;
+  cublasGetVersion(b.cb, &cublas_version);
+  std::printf("tmm_bench: tiledmm %d (math mode %s) vs cuBLAS %d (%s) on %s, %d SMs\n",
+              tmm_version(), math.name, cublas_version, math.cublas_name, b.dev.name,
+              b.dev.multiprocessors);
+  std::printf(
+      "median of timed repeats after warm-up%s; device-pointer API; error = relative "
+      "Frobenius norm vs FP64 (must be < %.0e, x sqrt(k/16384) past k = 16384); inputs %s\n\n",
+      g_alternate ? ", tiledmm and cuBLAS in turns" : "", math.max_error,
+      b.spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
+  if (b.suite) std::printf("%-24s ", "name");
+  std::printf("%-26s %-11s %5s %9s %9s %8s %8s %7s %9s %9s  %s\n", "shape", "algorithm", "tile",
+              "ms", "cuBLAS ms", "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e", "kernel");
+  bool ok = true;
+  for (const Case& c : cases) ok = run_case(b, math, c, algos, ratios) && ok;
+  std::printf("\n");
+  return ok;
+}
+
+// Per math mode and algorithm, over all shapes and then per group (a suite's): the
+// geometric mean of tiledmm's speed over cuBLAS's, and the lowest with its shape.
+void print_summary(const std::vector<Ratio>& ratios) {
+  struct Row {
+    std::string math, algorithm, group;
+    double log_sum = 0, min = 0;
+    int count = 0;
+    std::string at;
+  };
+  std::vector<Row> rows;  // in the order first seen
+  auto add = [&rows](const Ratio& r, const std::string& group) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& x) {
+      return x.math == r.math && x.algorithm == r.algorithm && x.group == group;
+    });
+    if (it == rows.end()) {
+      it = rows.insert(rows.end(), Row());
+      it->math = r.math;
+      it->algorithm = r.algorithm;
+      it->group = group;
+    }
+    it->log_sum += std::log(r.ratio);
+    if (it->count++ == 0 || r.ratio < it->min) {
+      it->min = r.ratio;
+      it->at = r.shape;
+    }
+  };
+  for (const Ratio& r : ratios) {
+    add(r, "all");
+    if (!r.group.empty()) add(r, r.group);
+  }
+  std::printf("summary: ratio = tiledmm's TFLOP/s / cuBLAS's (above 1: tiledmm faster)\n");
+  std::printf("%-14s %-11s %-9s %6s %8s %8s  %s\n", "math", "algorithm", "group", "shapes",
+              "geomean", "min", "min at");
+  for (const Row& row : rows)
+    std::printf("%-14s %-11s %-9s %6d %7.3fx %7.3fx  %s\n", row.math.c_str(), row.algorithm.c_str(),
+                row.group.c_str(), row.count, std::exp(row.log_sum / row.count), row.min,
+                row.at.c_str());
+}
+
+// The host-memory API against the device API at one large size, with the breakdown
+// of where the time goes.
+void run_host(const Bench& b, bool quick) {
+  tmm_handle h = b.h;
+  const int64_t n = quick ? 4096 : 8192;
+  std::vector<float> a(size_t(n * n)), bm(a.size()), c(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = float((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    bm[i] = float((i * 40503u) % 1000) / 500.0f - 1.0f;
+  }
+  check_tmm(tmm_set_algorithm(h, TMM_ALGO_AUTO), h, "set algorithm");
+  std::vector<tmm_timing> runs;
+  std::vector<double> wall;
+  for (int r = 0; r < 4; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    check_tmm(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(), n,
+                        bm.data(), n, 0.0f, c.data(), n),
+              h, "tmm_sgemm");
+    wall.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    tmm_timing t{};
+    check_tmm(tmm_get_last_timing(h, &t), h, "timing");
+    if (r > 0) runs.push_back(t);  // the first run grows the buffers
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const tmm_timing& x, const tmm_timing& y) { return x.total_ms < y.total_ms; });
+  std::sort(wall.begin() + 1, wall.end());
+  const tmm_timing& t = runs[runs.size() / 2];
+  const double flops = 2.0 * double(n) * n * n;
+  std::printf(
+      "\nHost-memory API at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
+      "growing call):\n",
+      (long long)n, (long long)n, (long long)n);
+  std::printf("  upload A, B    %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.upload_ms,
+              100 * t.upload_ms / t.total_ms, 8.0 * n * n / t.upload_ms / 1e6);
+  std::printf("  compute        %9.3f ms  (%5.1f%%, %.2f TFLOP/s)\n", t.compute_ms,
+              100 * t.compute_ms / t.total_ms, flops / t.compute_ms / 1e9);
+  std::printf("  download C     %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.download_ms,
+              100 * t.download_ms / t.total_ms, 4.0 * n * n / t.download_ms / 1e6);
+  std::printf("  total (events) %9.3f ms  -> %.2f TFLOP/s end to end; wall clock %.3f ms\n",
+              t.total_ms, flops / t.total_ms / 1e9, wall[2]);
+  std::printf("  the device API skips both copies: %.2f TFLOP/s for the same product\n",
+              flops / t.compute_ms / 1e9);
+}
+
+// The shapes of a suite file that --groups picks (all without it); exits with the
+// parser's message (file and line) if the file cannot be read.
+std::vector<Case> read_suite(const std::string& path, const std::string& groups) {
+  std::vector<tmm_suite::SuiteShape> all, picked;
+  std::string error;
+  if (!tmm_suite::read_shape_suite(path, &all, &error) ||
+      !tmm_suite::select_groups(all, groups, &picked, &error)) {
+    std::fprintf(stderr, "tmm_bench: %s\n", error.c_str());
+    std::exit(2);
+  }
+  std::vector<Case> out;
+  for (const tmm_suite::SuiteShape& s : picked)
+    out.push_back({{s.m, s.n, s.k, s.layout, s.ta, s.tb}, s.name, s.group});
+  return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, no_host = false, spread = false;
-  std::string csv_path, square, algo_list;
-  const MathSetting* math = parse_math("fp32");
+  std::string csv_path, square, algo_list, suite_path, groups;
+  std::vector<const MathSetting*> maths = parse_math_list("fp32");
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -451,6 +735,10 @@ int main(int argc, char** argv) {
     } else if ((!std::strcmp(argv[i], "--square") || !std::strcmp(argv[i], "--shapes")) &&
                i + 1 < argc) {
       square = argv[++i];
+    } else if (!std::strcmp(argv[i], "--suite") && i + 1 < argc) {
+      suite_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--groups") && i + 1 < argc) {
+      groups = argv[++i];
     } else if (!std::strcmp(argv[i], "--inputs") && i + 1 < argc &&
                (!std::strcmp(argv[i + 1], "uniform") || !std::strcmp(argv[i + 1], "spread"))) {
       spread = !std::strcmp(argv[++i], "spread");
@@ -463,181 +751,83 @@ int main(int argc, char** argv) {
       no_host = true;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
       algo_list = argv[++i];
-    } else if (!std::strcmp(argv[i], "--math") && i + 1 < argc && parse_math(argv[i + 1])) {
-      math = parse_math(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--math") && i + 1 < argc &&
+               !parse_math_list(argv[i + 1]).empty()) {
+      maths = parse_math_list(argv[++i]);
     } else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
-          "[--math fp32|tf32|fp32_accurate] [--inputs uniform|spread] [--seconds S] [--alternate] "
-          "[--no-host] "
-          "[--csv FILE] "
-          "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
+                   "[--suite FILE [--groups g,g,...]] "
+                   "[--math fp32|tf32|fp32_accurate|all, or a list: fp32,tf32] "
+                   "[--inputs uniform|spread] [--seconds S] [--alternate] [--no-host] "
+                   "[--csv FILE] "
+                   "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
+                   argv[0]);
       return 2;
     }
   }
-  const bool fp32 = math->tmm == TMM_MATH_FP32;
-  // Under another mode, AUTO is what the mode changes; the ladder stays strict FP32.
-  if (algo_list.empty())
-    algo_list = fp32 ? "auto,blocked256,blocked128,blocked64,coarsened" : "auto";
-  const std::vector<Algo> algos = parse_algos(algo_list);
+  if (!suite_path.empty() && (quick || !square.empty())) {
+    std::fprintf(stderr,
+                 "tmm_bench: --suite takes its shapes from the file; leave out --quick, "
+                 "--square and --shapes (--groups picks a subset)\n");
+    return 2;
+  }
+  if (!groups.empty() && suite_path.empty()) {
+    std::fprintf(stderr, "tmm_bench: --groups selects from a --suite file\n");
+    return 2;
+  }
 
-  tmm_handle h = nullptr;
-  if (tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS) {
+  Bench b;
+  b.spread = spread;
+  b.suite = !suite_path.empty();
+  // Read before the GPU is touched, so that a malformed suite fails at once, anywhere.
+  const std::vector<Case> suite = b.suite ? read_suite(suite_path, groups) : std::vector<Case>();
+  if (b.suite) {
+    g_alternate = true;  // the suite's ratios: both sides under the same clock
+    no_host = true;      // and the device API only
+  }
+  if (tmm_create_with_backend(&b.h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS) {
     std::printf("tmm_bench needs a CUDA GPU: %s\n", tmm_get_error_message(nullptr));
     return 1;
   }
-  tmm_device_info dev{};
-  check_tmm(tmm_get_device_info(h, &dev), h, "device info");
-  check_tmm(tmm_set_option(h, TMM_OPTION_MATH_MODE, math->tmm), h, "set math mode");
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
-  check_tmm(tmm_set_stream(h, stream), h, "tmm_set_stream");
-  cublasHandle_t cb;
-  check_cublas(cublasCreate(&cb), "cublasCreate");
-  check_cublas(cublasSetStream(cb, stream), "cublasSetStream");
-  check_cublas(cublasSetMathMode(cb, math->cublas), "cublasSetMathMode");
-  int cublas_version = 0;
-  cublasGetVersion(cb, &cublas_version);
-
-  std::printf("tmm_bench: tiledmm %d (math mode %s) vs cuBLAS %d (%s) on %s, %d SMs\n",
-              tmm_version(), math->name, cublas_version, math->cublas_name, dev.name,
-              dev.multiprocessors);
-  std::printf(
-      "median of timed repeats after warm-up; device-pointer API; error = relative "
-      "Frobenius norm vs FP64 (must be < %.0e); inputs %s\n\n",
-      math->max_error, spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
-  std::printf("%-26s %-11s %5s %9s %8s %8s %7s %9s %9s  %s\n", "shape", "algorithm", "tile", "ms",
-              "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e", "kernel");
-  FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
-  if (csv)
-    std::fprintf(csv,
+  check_tmm(tmm_get_device_info(b.h, &b.dev), b.h, "device info");
+  CHECK_CUDA(cudaStreamCreate(&b.stream));
+  check_tmm(tmm_set_stream(b.h, b.stream), b.h, "tmm_set_stream");
+  check_cublas(cublasCreate(&b.cb), "cublasCreate");
+  check_cublas(cublasSetStream(b.cb, b.stream), "cublasSetStream");
+  b.csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (!csv_path.empty() && !b.csv) {
+    std::fprintf(stderr, "tmm_bench: cannot write %s\n", csv_path.c_str());
+    return 2;
+  }
+  if (b.csv)
+    std::fprintf(b.csv,
                  "m,n,k,layout,ta,tb,algorithm,tile,ms,tflops,cublas_ms,cublas_tflops,ratio,"
-                 "error,cublas_error,math,kernel\n");
+                 "error,cublas_error,math,kernel,name,group\n");
+
   bool ok = true;
-
-  for (const Shape& s : shapes(quick, square, !fp32)) {
-    Problem p;
-    p.s = s;
-    setup(p, dev.l2_cache_bytes, spread, stream);
-    const double cublas_alone_ms =
-        time_median(p, stream, [&](int set) { cublas_sgemm(cb, p, set); });
-    double nonfinite = 0;
-    const double cublas_err = relative_error(p, stream, &nonfinite);
-    const double cublas_alone_tf = p.flops() / cublas_alone_ms / 1e9;
-    for (const Algo& a : algos) {
-      // The classic ladder is far from cuBLAS; keep it to the moderate sizes.
-      if (a.algorithm != TMM_ALGO_AUTO && a.algorithm != TMM_ALGO_BLOCKED && p.flops() > 2e12)
-        continue;
-      check_tmm(tmm_set_algorithm(h, a.algorithm), h, "set algorithm");
-      check_tmm(tmm_set_tile_size(h, a.tile), h, "set tile");
-      check_tmm(tmm_set_coarsening(h, a.coarsening), h, "set coarsening");
-      auto ours = [&](int set) {
-        check_tmm(tmm_sgemm_device(h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, p.a[set], p.lda,
-                                   p.b[set], p.ldb, 0.0f, p.c[set], p.ldc),
-                  h, "tmm_sgemm_device");
-      };
-      // cuBLAS's figure on this line: timed before (as above), or in turns with ours.
-      double ms = 0, cublas_tf = cublas_alone_tf;
-      if (g_alternate) {
-        const std::vector<double> both =
-            time_in_turns(p, stream, {[&](int set) { cublas_sgemm(cb, p, set); }, ours});
-        cublas_tf = p.flops() / both[0] / 1e9;
-        ms = both[1];
-      } else {
-        ms = time_median(p, stream, ours);
-      }
-      const double cublas_ms = p.flops() / cublas_tf / 1e9;
-      tmm_report r{};
-      r.struct_size = sizeof r;
-      check_tmm(tmm_get_last_report(h, &r), h, "report");
-      const double err = relative_error(p, stream, &nonfinite);
-      const double tf = p.flops() / ms / 1e9;
-      // Within the mode's error, and not far worse than cuBLAS in the same mode.
-      const bool good =
-          nonfinite == 0 && err < math->max_error && err <= 2 * cublas_err + 0.01 * math->max_error;
-      if (!good) ok = false;
-      std::printf("%-26s %-11s %5d %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s%s\n",
-                  shape_name(s).c_str(), a.name.c_str(), r.tile_size, ms, tf, cublas_tf,
-                  tf / cublas_tf, err, cublas_err, r.kernel, good ? "" : "  <-- ERROR");
-      if (csv)
-        std::fprintf(csv,
-                     "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s\n",
-                     (long long)s.m, (long long)s.n, (long long)s.k,
-                     s.layout == TMM_ROW_MAJOR ? "row" : "col", s.ta == TMM_TRANS ? 'T' : 'N',
-                     s.tb == TMM_TRANS ? 'T' : 'N', a.name.c_str(), r.tile_size, ms, tf, cublas_ms,
-                     cublas_tf, tf / cublas_tf, err, cublas_err, math->name, r.kernel);
-    }
-    if (math->tmm == TMM_MATH_FP32_ACCURATE) {
-      // The hand-composed 3xTF32 against cuBLAS SGEMM (informational: no error check).
-      HandX3 x3(p);
-      const double ms = time_median(p, stream, [&](int set) { x3.run(cb, p, set, stream); });
-      const double err = relative_error(p, stream, &nonfinite);
-      const double tf = p.flops() / ms / 1e9;
-      std::printf("%-26s %-11s %5d %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s\n",
-                  shape_name(s).c_str(), "cublas_3x", 0, ms, tf, cublas_alone_tf,
-                  tf / cublas_alone_tf, err, cublas_err,
-                  "3xTF32 by hand: split + 3 cuBLAS TF32 calls");
-      if (csv)
-        std::fprintf(
-            csv, "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s\n",
-            (long long)s.m, (long long)s.n, (long long)s.k,
-            s.layout == TMM_ROW_MAJOR ? "row" : "col", s.ta == TMM_TRANS ? 'T' : 'N',
-            s.tb == TMM_TRANS ? 'T' : 'N', "cublas_3x", 0, ms, tf, cublas_alone_ms, cublas_alone_tf,
-            tf / cublas_alone_tf, err, cublas_err, math->name, "cublas_3xtf32_by_hand");
-    }
-    std::fflush(stdout);
-    release(p);
+  std::vector<Ratio> ratios;
+  for (const MathSetting* math : maths) {
+    const bool fp32 = math->tmm == TMM_MATH_FP32;
+    // Under another mode, AUTO is what the mode changes; the ladder stays strict FP32.
+    // A suite compares what a caller gets: AUTO.
+    const std::string list =
+        !algo_list.empty()
+            ? algo_list
+            : (fp32 && !b.suite ? "auto,blocked256,blocked128,blocked64,coarsened" : "auto");
+    std::vector<Case> cases = suite;
+    if (!b.suite)
+      for (const Shape& s : shapes(quick, square, !fp32)) cases.push_back({s, "", ""});
+    ok = run_mode(b, *math, cases, parse_algos(list), &ratios) && ok;
   }
+  print_summary(ratios);
+  // The host-memory API runs in the last mode asked for.
+  if (!no_host) run_host(b, quick);
 
-  // Host-memory API against the device API at one large size.
-  if (!no_host) {
-    const int64_t n = quick ? 4096 : 8192;
-    std::vector<float> a(size_t(n * n)), b(a.size()), c(a.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      a[i] = float((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-      b[i] = float((i * 40503u) % 1000) / 500.0f - 1.0f;
-    }
-    check_tmm(tmm_set_algorithm(h, TMM_ALGO_AUTO), h, "set algorithm");
-    std::vector<tmm_timing> runs;
-    std::vector<double> wall;
-    for (int r = 0; r < 4; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      check_tmm(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(), n,
-                          b.data(), n, 0.0f, c.data(), n),
-                h, "tmm_sgemm");
-      wall.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      tmm_timing t{};
-      check_tmm(tmm_get_last_timing(h, &t), h, "timing");
-      if (r > 0) runs.push_back(t);  // the first run grows the buffers
-    }
-    std::sort(runs.begin(), runs.end(),
-              [](const tmm_timing& x, const tmm_timing& y) { return x.total_ms < y.total_ms; });
-    std::sort(wall.begin() + 1, wall.end());
-    const tmm_timing& t = runs[runs.size() / 2];
-    const double flops = 2.0 * double(n) * n * n;
-    std::printf(
-        "\nHost-memory API at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
-        "growing call):\n",
-        (long long)n, (long long)n, (long long)n);
-    std::printf("  upload A, B    %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.upload_ms,
-                100 * t.upload_ms / t.total_ms, 8.0 * n * n / t.upload_ms / 1e6);
-    std::printf("  compute        %9.3f ms  (%5.1f%%, %.2f TFLOP/s)\n", t.compute_ms,
-                100 * t.compute_ms / t.total_ms, flops / t.compute_ms / 1e9);
-    std::printf("  download C     %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.download_ms,
-                100 * t.download_ms / t.total_ms, 4.0 * n * n / t.download_ms / 1e6);
-    std::printf("  total (events) %9.3f ms  -> %.2f TFLOP/s end to end; wall clock %.3f ms\n",
-                t.total_ms, flops / t.total_ms / 1e9, wall[2]);
-    std::printf("  the device API skips both copies: %.2f TFLOP/s for the same product\n",
-                flops / t.compute_ms / 1e9);
-  }
-
-  if (csv) std::fclose(csv);
-  cublasDestroy(cb);
-  tmm_destroy(h);
-  cudaStreamDestroy(stream);
+  if (b.csv) std::fclose(b.csv);
+  cublasDestroy(b.cb);
+  tmm_destroy(b.h);
+  cudaStreamDestroy(b.stream);
   if (!ok) {
     std::printf("\nERROR: some result failed its error check (see <-- ERROR)\n");
     return 1;

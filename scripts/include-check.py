@@ -11,7 +11,7 @@ project's own headers are stable, the standard library's insides are not. It is 
 reader, not a compiler: names are matched by pattern, outside comments and strings.
 
   scripts/include-check.py              every tracked source under include/, lib/,
-                                        blas/, tests/ and examples/
+                                        blas/, tests/, examples/ and bench/
   scripts/include-check.py FILE...      those files
   scripts/include-check.py --direct ... count only the file's own includes (an audit)
 
@@ -177,10 +177,11 @@ def main():
     files = [a for a in args if a != "--direct"]
     if not files:
         listed = subprocess.run(["git", "-C", REPO, "ls-files", "include", "lib", "blas",
-                                 "tests", "examples"], check=True, capture_output=True,
+                                 "tests", "examples", "bench"], check=True, capture_output=True,
                                 text=True).stdout.split()
         files = [os.path.join(REPO, f) for f in listed if SOURCES.search(f)]
-    roots = [os.path.join(REPO, d) for d in ("include", "lib", "blas", "tests", "tests/blas")]
+    roots = [os.path.join(REPO, d) for d in ("include", "lib", "blas", "tests", "tests/blas",
+                                             "bench")]
     bad = 0
     for path in files:
         path = os.path.abspath(path)
