@@ -24,11 +24,12 @@
 #include <utility>
 #include <vector>
 
-#include "args.hpp"
-#include "config.hpp"
-#include "cost_model.hpp"
-#include "counters.hpp"
-#include "log.hpp"
+#include "entry/args.hpp"
+#include "route/cost_model.hpp"
+#include "route/router.hpp"
+#include "support/config.hpp"
+#include "support/counters.hpp"
+#include "support/log.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // parser; the environment and the file go through the same table, so they accept the
 // same values. Read once, on the first BLAS call, never at load time; a child of
 // fork() reads them itself when its parent was still reading them (once.hpp).
-#include "config.hpp"
+#include "support/config.hpp"
 
 #include <atomic>
 #include <cctype>
@@ -13,8 +13,8 @@
 #include <fstream>
 #include <new>
 
-#include "log.hpp"
-#include "once.hpp"
+#include "support/log.hpp"
+#include "support/once.hpp"
 
 namespace tiledmm::blas {
 namespace {

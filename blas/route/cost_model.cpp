@@ -1,12 +1,12 @@
 // The routing cost model (cost_model.hpp has the formula and the defaults).
-#include "cost_model.hpp"
+#include "route/cost_model.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "config.hpp"
+#include "support/config.hpp"
 
 namespace tiledmm::blas {
 

@@ -30,9 +30,9 @@
 // reaches it by an indirect jump).
 #include <cstddef>
 
-#include "counters.hpp"
-#include "fast_path.hpp"
-#include "router.hpp"
+#include "entry/fast_path.hpp"
+#include "route/router.hpp"
+#include "support/counters.hpp"
 
 #if TMM_BLAS_ASM_ENTRIES
 

@@ -28,7 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fallback.hpp"
+#include "support/fallback.hpp"
 
 #if defined(__x86_64__) && defined(__ELF__) && !defined(TMM_BLAS_PORTABLE_ENTRIES)
 #define TMM_BLAS_ASM_ENTRIES 1

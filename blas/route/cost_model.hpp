@@ -25,7 +25,7 @@
 // With the defaults on a 16-CPU host and an H100 (132 SMs), square products go to
 // tiledmm from n ~ 330 (beta = 0); ScaLAPACK's default local update, m x n x 32 with
 // beta = 1, never does (about 8 bytes over the link per 64 flops), which is why the
-// library widens PBLAS's panel (pilaenv_ in shim.cpp).
+// library widens PBLAS's panel (pilaenv_ in entry/shim.cpp).
 #pragma once
 
 #include <cstdint>

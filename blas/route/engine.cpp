@@ -1,13 +1,13 @@
 // The pool of tiledmm handles and its fork handlers (engine.hpp).
-#include "engine.hpp"
+#include "route/engine.hpp"
 
 #include <pthread.h>
 
 #include <cstdlib>
 #include <new>
 
-#include "config.hpp"
-#include "log.hpp"
+#include "support/config.hpp"
+#include "support/log.hpp"
 
 namespace tiledmm::blas {
 namespace {

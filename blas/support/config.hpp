@@ -14,7 +14,7 @@
 namespace tiledmm::blas {
 
 enum class ThresholdMode {
-  kAuto,   // the cost model decides per call (cost_model.hpp)
+  kAuto,   // the cost model decides per call (route/cost_model.hpp)
   kAll,    // every call with work in it goes to tiledmm (tests use this)
   kNever,  // every call goes to the fallback BLAS
   kFlops   // calls of at least threshold_flops go to tiledmm
@@ -35,7 +35,7 @@ struct Config {
   int max_handles = 0;   // tiledmm handles at once; 0: 2 per device in `devices`
   int host_threads = 0;  // TMM_OPTION_HOST_THREADS of each handle; 0: library default
   bool keep_c = true;    // copy C before a routed beta != 0 call, to recompute on a fault
-  // Cost model inputs; 0 (overhead: negative) means "derive it" (cost_model.hpp).
+  // Cost model inputs; 0 (overhead: negative) means "derive it" (route/cost_model.hpp).
   double link_gbps = 0;
   double gpu_tflops = 0;
   double cpu_gflops = 0;

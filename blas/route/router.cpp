@@ -19,9 +19,9 @@
 //   4. otherwise the fallback: for a CBLAS call, the fallback's own CBLAS routine on
 //      the caller's arguments when it has one (what the fallback alone would run),
 //      else its Fortran SGEMM.
-// The small calls of step 4 usually never get here: shim.cpp sends them to the
+// The small calls of step 4 usually never get here: entry/shim.cpp sends them to the
 // fallback itself, from the Route made below.
-#include "router.hpp"
+#include "route/router.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -34,12 +34,11 @@
 #include <memory>
 #include <new>
 
-#include "args.hpp"
-#include "config.hpp"
-#include "cost_model.hpp"
-#include "engine.hpp"
-#include "fallback.hpp"
-#include "log.hpp"
+#include "route/cost_model.hpp"
+#include "route/engine.hpp"
+#include "support/config.hpp"
+#include "support/fallback.hpp"
+#include "support/log.hpp"
 #include "tiledmm/tiledmm_version.h"
 
 namespace tiledmm::blas {
@@ -436,7 +435,7 @@ Route build_route() {
   return r;
 }
 
-// ILP64: the fast path only jumps (shim.cpp has no FallbackScope wrappers for it).
+// ILP64: the fast path only jumps (entry/shim.cpp has no FallbackScope wrappers for it).
 Route64 build_route64() {
   Route64 r = route_base<int64_t>();
   const Fallback64& f = fallback64();
@@ -471,7 +470,7 @@ const Route64& route64() { return made_once<Route64, build_route64>(g_route64, g
 
 void run_gemm(const GemmCall& c) noexcept {
   try {
-    // Made by the first call; later ones may take the fast path (shim.cpp).
+    // Made by the first call; later ones may take the fast path (entry/shim.cpp).
     if (is_wide(c.routine)) {
       route64();
     } else {
