@@ -1,11 +1,14 @@
-// The routing cost model (cost_model.hpp has the formula and the defaults).
+// The routing cost model (cost_model.hpp has the formula and the defaults), and the
+// process's model, read by the router, the Route and describe.
 #include "route/cost_model.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
+#include "route/engine.hpp"
 #include "support/config.hpp"
 
 namespace tiledmm::blas {
@@ -31,6 +34,43 @@ int usable_cpus() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
   return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int cpus() {
+  static const int count = usable_cpus();
+  return count;
+}
+
+namespace {
+
+// The model for the GPU read so far, made again only when that changes (at most a
+// few times per process; the old ones are leaked on purpose: another thread may be
+// reading one).
+struct CachedModel {
+  int multiprocessors;
+  CostModel model;
+};
+std::atomic<const CachedModel*> g_model{nullptr};
+
+}  // namespace
+
+const CostModel& current_model(const Config& cfg) {
+  const int sms = Engine::instance().multiprocessors();
+  const CachedModel* cached = g_model.load(std::memory_order_acquire);
+  if (cached != nullptr && cached->multiprocessors == sms) return cached->model;
+  const CachedModel* fresh = new CachedModel{sms, make_cost_model(cfg, cpus(), sms)};
+  g_model.store(fresh, std::memory_order_release);
+  return fresh->model;
+}
+
+// The flops the CPU computes within tiledmm's fixed overhead, with the CPU's rate
+// alone (before any GPU was read).
+double floor_flops(const Config& cfg) {
+  static const double floor = [&cfg] {
+    const CostModel m = make_cost_model(cfg, cpus(), 0);
+    return m.overhead_s() * m.cpu_flops_per_s();
+  }();
+  return floor;
 }
 
 }  // namespace tiledmm::blas

@@ -82,4 +82,14 @@ CostModel make_cost_model(const Config& config, int cpus, int gpu_multiprocessor
 // CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
 
+// usable_cpus(), read once per process.
+int cpus();
+
+// The process's model: the settings, cpus(), and the GPU of the last handle made.
+const CostModel& current_model(const Config& cfg);
+
+// The flops the CPU computes within tiledmm's fixed overhead, with the CPU's rate
+// alone (before any GPU was read): the "auto" threshold's floor.
+double floor_flops(const Config& cfg);
+
 }  // namespace tiledmm::blas

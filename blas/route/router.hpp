@@ -109,6 +109,10 @@ using Route64 = RouteOf<int64_t>;
 extern std::atomic<const Route*> g_route __asm__("tmm_blas_g_route")
     __attribute__((visibility("hidden")));
 extern std::atomic<const Route64*> g_route64 __attribute__((visibility("hidden")));
+// The Routes without the fast path that g_route and g_route64 point to until theirs
+// are made.
+extern const Route g_no_route __attribute__((visibility("hidden")));
+extern const Route64 g_no_route64 __attribute__((visibility("hidden")));
 
 // Makes the Route on the first call (lock-free: a thread that finds another making
 // it, or a call made while it is made, gets a Route without the fast path).
