@@ -18,7 +18,7 @@
 // routing threshold (Route, route/router.hpp), goes straight to the fallback's routine of
 // the same name with the caller's own arguments, and is counted; nothing else is
 // done for it. On x86-64 the entry points themselves are trampolines in assembly
-// (trampolines.cpp) that ask this file's decision functions where to jump.
+// (trampolines_x86_64.S) that ask this file's decision functions where to jump.
 // Everything else (invalid arguments, quick returns, the log, calls tiledmm may
 // take) goes the general way, out of line.
 #include <algorithm>
@@ -427,7 +427,7 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
 // cblas_sgemm in C++: every way out is one jump with the caller's arguments (GCC 12
 // copies the six stack arguments out and back on the way; clang sees they are
 // unchanged). On x86-64 this is tmm_blas_cblas_sgemm_cxx, where the exported
-// cblas_sgemm's assembly fast path (trampolines.cpp) jumps for every call it does not
+// cblas_sgemm's assembly fast path (trampolines_x86_64.S) jumps for every call it does not
 // take; elsewhere it is cblas_sgemm itself.
 #if TMM_BLAS_ASM_ENTRIES
 __attribute__((hot)) void tmm_blas_cblas_sgemm_cxx

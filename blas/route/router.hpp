@@ -91,7 +91,7 @@ struct RouteOf {
   // The fallback's sgemm_ never calls back into this library (no SGEMM known does):
   // then the fast path jumps to it too, with the caller's arguments, the hidden
   // lengths of the two character arguments included. (Each of the *_direct flags
-  // implies its fast flag: the assembly fast paths, entry/trampolines.cpp, read only them.)
+  // implies its fast flag: the assembly fast paths, entry/trampolines_x86_64.S, read only them.)
   bool sgemm_direct = false;
   // A call of at most this many flops (flops_of) goes to the fallback without a look
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
@@ -104,7 +104,7 @@ using Route = RouteOf<int>;
 using Route64 = RouteOf<int64_t>;
 
 // Never nullptr: the Route, or one without the fast path until it is made.
-// (The fast path's assembly, entry/trampolines.cpp, reads g_route and t_fallback_depth by
+// (The fast path's assembly, entry/trampolines_x86_64.S, reads g_route and t_fallback_depth by
 // their asm names.)
 extern std::atomic<const Route*> g_route __asm__("tmm_blas_g_route")
     __attribute__((visibility("hidden")));
