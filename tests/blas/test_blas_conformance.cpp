@@ -367,7 +367,7 @@ std::string fast_path_of(const std::string& text, const std::string& entry) {
   return text.substr(value, text.find_first_of(" ;", value) - value);
 }
 
-// The small calls' fast path (blas/fast_path.hpp) is as the settings make it, as
+// The small calls' fast path (blas/entry/fast_path.hpp) is as the settings make it, as
 // tmm_blas_describe reports it: off when every call goes to tiledmm; with routing
 // "never", a jump to the fallback's routine, or into it inside a scope for the
 // reference CBLAS (which calls sgemm_ back through the PLT); for the ILP64 names only

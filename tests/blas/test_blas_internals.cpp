@@ -24,11 +24,13 @@
 #include <utility>
 #include <vector>
 
-#include "args.hpp"
-#include "config.hpp"
-#include "cost_model.hpp"
-#include "counters.hpp"
-#include "log.hpp"
+#include "entry/args.hpp"
+#include "route/cost_model.hpp"
+#include "route/engine.hpp"
+#include "route/router.hpp"
+#include "support/config.hpp"
+#include "support/counters.hpp"
+#include "support/log.hpp"
 
 namespace {
 
@@ -143,7 +145,8 @@ TEST(BlasConfig, RejectedValuesKeepDefaultsAndLeaveNotes) {
 }
 
 // TILEDMM_BLAS_MATH takes tiledmm's three modes, any case; unset, the mode is the
-// library's default: TMM_MATH_MODE if valid, else fp32 (effective_math).
+// library's default: TMM_MATH_MODE if valid, else fp32 (effective_math, which asks a
+// handle).
 TEST(BlasConfig, MathModes) {
   std::vector<std::string> notes;
   EXPECT_EQ(parse({{"TILEDMM_BLAS_MATH", "TF32"}}, {}, notes).math, "tf32");

@@ -2,7 +2,7 @@
 // parser; the environment and the file go through the same table, so they accept the
 // same values. Read once, on the first BLAS call, never at load time; a child of
 // fork() reads them itself when its parent was still reading them (once.hpp).
-#include "config.hpp"
+#include "support/config.hpp"
 
 #include <atomic>
 #include <cctype>
@@ -13,8 +13,8 @@
 #include <fstream>
 #include <new>
 
-#include "log.hpp"
-#include "once.hpp"
+#include "support/log.hpp"
+#include "support/once.hpp"
 
 namespace tiledmm::blas {
 namespace {
@@ -109,14 +109,11 @@ bool apply_devices(Config& c, const std::string& value) {
   return true;
 }
 
-bool is_math_mode(const std::string& v) {
-  return v == "fp32" || v == "tf32" || v == "fp32_accurate";
-}
-
 // A math mode of tiledmm (TMM_OPTION_MATH_MODE): strict fp32, tf32 or fp32_accurate.
 bool apply_math(Config& c, const std::string& value) {
   const std::string v = lower(value);
-  if (!is_math_mode(v)) return false;
+  tmm_math_mode mode;
+  if (!math_mode_of(v, mode)) return false;
   c.math = v;
   return true;
 }
@@ -216,9 +213,11 @@ void apply_key(Config& c, const Key& key, const char* value, const char* where,
     return;
   }
   if (key.apply == apply_math) {
+    std::string names;
+    for (const MathModeName& m : kMathModes)
+      names += (names.empty() ? "" : ", ") + std::string(m.name);
     notes.push_back(std::string(where) + ": " + key.env + "=" + v +
-                    " is not a math mode tiledmm has (fp32, tf32, fp32_accurate): keeping "
-                    "the default");
+                    " is not a math mode tiledmm has (" + names + "): keeping the default");
   } else {
     notes.push_back(std::string(where) + ": " + key.env + "=" + v +
                     " is not a valid value: keeping the default");
@@ -341,12 +340,20 @@ const Config& config() {
   });
 }
 
-std::string effective_math(const Config& c) {
-  if (!c.math.empty()) return c.math;
-  // As the library reads it at handle creation (lib/tiledmm_c.cpp): any case, untrimmed.
-  const char* env = std::getenv("TMM_MATH_MODE");
-  const std::string v = env != nullptr ? lower(env) : std::string();
-  return is_math_mode(v) ? v : "fp32";
+bool math_mode_of(const std::string& name, tmm_math_mode& mode) {
+  for (const MathModeName& m : kMathModes) {
+    if (name == m.name) {
+      mode = m.mode;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* math_mode_name(int64_t mode) {
+  for (const MathModeName& m : kMathModes)
+    if (mode == int64_t(m.mode)) return m.name;
+  return nullptr;
 }
 
 }  // namespace tiledmm::blas

@@ -17,6 +17,10 @@ template <class Int>
 using FortranSgemm = void (*)(const char*, const char*, const Int*, const Int*, const Int*,
                               const float*, const float*, const Int*, const float*, const Int*,
                               const float*, float*, const Int*, size_t, size_t) noexcept;
+// CBLAS enum values (CBLAS_LAYOUT, CBLAS_TRANSPOSE).
+constexpr int kRowMajor = 101, kColMajor = 102;
+constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
+
 // CBLAS sgemm: the enums are ints; Int is int, or int64_t for the *64_ names.
 template <class Int>
 using CblasSgemm = void (*)(int, int, int, Int, Int, Int, float, const float*, Int, const float*,
@@ -24,7 +28,7 @@ using CblasSgemm = void (*)(int, int, int, Int, Int, Int, float, const float*, I
 
 struct Fallback {
   FortranSgemm<int> sgemm = nullptr;
-  CblasSgemm<int> cblas_sgemm = nullptr;  // for CBLAS calls (router.cpp, shim.cpp)
+  CblasSgemm<int> cblas_sgemm = nullptr;  // for CBLAS calls (route/router.cpp, entry/shim.cpp)
   std::string path;                       // the library sgemm comes from; empty: none
   std::string refused;                    // candidates refused, and why
 };

@@ -25,7 +25,7 @@
 // With the defaults on a 16-CPU host and an H100 (132 SMs), square products go to
 // tiledmm from n ~ 330 (beta = 0); ScaLAPACK's default local update, m x n x 32 with
 // beta = 1, never does (about 8 bytes over the link per 64 flops), which is why the
-// library widens PBLAS's panel (pilaenv_ in shim.cpp).
+// library widens PBLAS's panel (pilaenv_ in entry/shim.cpp).
 #pragma once
 
 #include <cstdint>
@@ -81,5 +81,15 @@ CostModel make_cost_model(const Config& config, int cpus, int gpu_multiprocessor
 
 // CPUs this process may run on (its affinity mask), at least 1.
 int usable_cpus();
+
+// usable_cpus(), read once per process.
+int cpus();
+
+// The process's model: the settings, cpus(), and the GPU of the last handle made.
+const CostModel& current_model(const Config& cfg);
+
+// The flops the CPU computes within tiledmm's fixed overhead, with the CPU's rate
+// alone (before any GPU was read): the "auto" threshold's floor.
+double floor_flops(const Config& cfg);
 
 }  // namespace tiledmm::blas

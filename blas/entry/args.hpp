@@ -9,11 +9,9 @@
 #include <cstring>
 #include <type_traits>
 
-namespace tiledmm::blas {
+#include "support/fallback.hpp"  // the CBLAS enum values
 
-// CBLAS enum values.
-constexpr int kRowMajor = 101, kColMajor = 102;
-constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
+namespace tiledmm::blas {
 
 // LSAME's rule: ASCII letters, either case (no locale, no call).
 inline char upper(const char* c) { return *c >= 'a' && *c <= 'z' ? char(*c - 'a' + 'A') : *c; }
@@ -53,18 +51,6 @@ int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb
   return 0;
 }
 
-// Whether a column-major matrix of rows x cols with leading dimension ld (valid:
-// ld >= max(1, rows)) can be memory at all: its span, (cols - 1) * ld + rows floats,
-// within INT64_MAX bytes, computed without overflow. A larger one cannot exist in a
-// 64-bit address space (tiledmm rejects such a call); the front end checks C before
-// it copies C or fills it itself, where the offsets j * ldc would overflow.
-inline bool span_fits(int64_t rows, int64_t cols, int64_t ld) {
-  if (rows <= 0 || cols <= 0) return true;
-  int64_t span = 0;
-  return !__builtin_mul_overflow(cols - 1, ld, &span) &&
-         !__builtin_add_overflow(span, rows, &span) && span <= INT64_MAX / int64_t(sizeof(float));
-}
-
 // ---- The small calls' fast path ------------------------------------------------
 
 // The fast path takes products with 1 <= m, n, k <= 65536 only: then 2 m n k cannot
@@ -87,7 +73,7 @@ inline bool nonzero(float x) {
   return (bits << 1) != 0;
 }
 
-// flops_of (router.cpp) for fast_sizes and alpha != 0.
+// flops_of (route/router.cpp) for fast_sizes and alpha != 0.
 template <class Int>
 inline uint64_t fast_flops(Int m, Int n, Int k) {
   return 2 * uint64_t(m) * uint64_t(n) * uint64_t(k);

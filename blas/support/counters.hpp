@@ -45,7 +45,7 @@ struct alignas(64) CounterBlock {
 // This thread's block; nullptr until its first count (or after it was given back).
 // Initial-exec TLS: a plain load, no __tls_get_addr call, on every BLAS call (eight
 // bytes of the static TLS surplus glibc keeps for libraries loaded later).
-// (The fast path's assembly, trampolines.cpp, reads it by its asm name.)
+// (The fast path's assembly, entry/trampolines_x86_64.S, reads it by its asm name.)
 extern __thread CounterBlock* t_counter_block __asm__("tmm_blas_t_counter_block")
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 

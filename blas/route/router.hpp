@@ -1,10 +1,10 @@
 // Where a checked BLAS call runs: tiledmm or the fallback BLAS, and what happens
-// when tiledmm fails. shim.cpp turns each exported entry point into a GemmCall (in
+// when tiledmm fails. entry/shim.cpp turns each exported entry point into a GemmCall (in
 // column-major terms) after checking its arguments the reference way; everything
 // after that is here.
 //
 // Small products are most calls, and each must cost next to nothing on top of the
-// fallback BLAS. For them shim.cpp takes a fast path of its own: Route (below) says,
+// fallback BLAS. For them entry/shim.cpp takes a fast path of its own: Route (below) says,
 // from one pointer read, whether a call of so many flops goes straight to the
 // fallback; if so the entry point hands the caller's own arguments to the fallback's
 // routine of the same name, counts the call, and builds no GemmCall.
@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <string>
 
-#include "counters.hpp"
-#include "fallback.hpp"
+#include "support/counters.hpp"
+#include "support/fallback.hpp"
 
 namespace tiledmm::blas {
 
@@ -35,6 +35,18 @@ struct GemmCall {
   int64_t ldc = 1;
 };
 
+// Whether a column-major matrix of rows x cols with leading dimension ld (valid:
+// ld >= max(1, rows)) can be memory at all: its span, (cols - 1) * ld + rows floats,
+// within INT64_MAX bytes, computed without overflow. A larger one cannot exist in a
+// 64-bit address space (tiledmm rejects such a call); the front end checks C before
+// it copies C or fills it itself, where the offsets j * ldc would overflow.
+inline bool span_fits(int64_t rows, int64_t cols, int64_t ld) {
+  if (rows <= 0 || cols <= 0) return true;
+  int64_t span = 0;
+  return !__builtin_mul_overflow(cols - 1, ld, &span) &&
+         !__builtin_add_overflow(span, rows, &span) && span <= INT64_MAX / int64_t(sizeof(float));
+}
+
 // Runs the call: a quick return, tiledmm, or the fallback. Never throws.
 void run_gemm(const GemmCall& call) noexcept;
 
@@ -45,7 +57,7 @@ int pilaenv(const int* ictxt, const char* prec) noexcept;
 // While the library calls into the fallback, on this thread. A fallback whose
 // routines call sgemm_ through the PLT (the reference CBLAS does) reaches this
 // library again; such inner calls go straight back to the fallback.
-// (Initial-exec TLS, as in counters.hpp: read on every call.)
+// (Initial-exec TLS, as in support/counters.hpp: read on every call.)
 extern __thread int t_fallback_depth __asm__("tmm_blas_t_fallback_depth")
     __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
@@ -79,7 +91,7 @@ struct RouteOf {
   // The fallback's sgemm_ never calls back into this library (no SGEMM known does):
   // then the fast path jumps to it too, with the caller's arguments, the hidden
   // lengths of the two character arguments included. (Each of the *_direct flags
-  // implies its fast flag: the assembly fast paths, trampolines.cpp, read only them.)
+  // implies its fast flag: the assembly fast paths, entry/trampolines_x86_64.S, read only them.)
   bool sgemm_direct = false;
   // A call of at most this many flops (flops_of) goes to the fallback without a look
   // at tiledmm: the "auto" threshold's floor (calls the CPU finishes within tiledmm's
@@ -92,11 +104,15 @@ using Route = RouteOf<int>;
 using Route64 = RouteOf<int64_t>;
 
 // Never nullptr: the Route, or one without the fast path until it is made.
-// (The fast path's assembly, trampolines.cpp, reads g_route and t_fallback_depth by
+// (The fast path's assembly, entry/trampolines_x86_64.S, reads g_route and t_fallback_depth by
 // their asm names.)
 extern std::atomic<const Route*> g_route __asm__("tmm_blas_g_route")
     __attribute__((visibility("hidden")));
 extern std::atomic<const Route64*> g_route64 __attribute__((visibility("hidden")));
+// The Routes without the fast path that g_route and g_route64 point to until theirs
+// are made.
+extern const Route g_no_route __attribute__((visibility("hidden")));
+extern const Route64 g_no_route64 __attribute__((visibility("hidden")));
 
 // Makes the Route on the first call (lock-free: a thread that finds another making
 // it, or a call made while it is made, gets a Route without the fast path).

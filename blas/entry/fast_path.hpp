@@ -6,7 +6,7 @@
 // own arguments. In C++ that hand-over cost more than the rest together: GCC 12's
 // tail call keeps the register arguments in callee-saved registers and copies the
 // stack arguments out and back (117 instructions per sgemm_, counted by callgrind).
-// So on x86-64 the exported entry points are written in assembly (trampolines.cpp):
+// So on x86-64 the exported entry points are written in assembly (trampolines_x86_64.S):
 //   - sgemm_ and cblas_sgemm first make the fast path's tests themselves, in
 //     scratch registers only, and jump straight to the fallback's routine (about 55
 //     instructions). Any call they do not take goes to the C++ below, which makes
@@ -28,11 +28,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fallback.hpp"
+#include "support/fallback.hpp"
 
-#if defined(__x86_64__) && defined(__ELF__) && !defined(TMM_BLAS_PORTABLE_ENTRIES)
-#define TMM_BLAS_ASM_ENTRIES 1
-#else
+// 1 where blas/CMakeLists.txt builds entry/trampolines_x86_64.S (x86-64 ELF, unless
+// TILEDMM_BLAS_PORTABLE_ENTRIES), which then defines sgemm_, cblas_sgemm, sgemm_64_.
+#ifndef TMM_BLAS_ASM_ENTRIES
 #define TMM_BLAS_ASM_ENTRIES 0
 #endif
 
@@ -59,7 +59,7 @@ struct FortranFrame {
   const Int* ldc;
 };
 
-// The offsets trampolines.cpp relies on.
+// The offsets the trampolines rely on (checked here: the frame is the ABI's).
 static_assert(offsetof(FortranFrame<int>, return_address) == 48);
 static_assert(offsetof(FortranFrame<int>, ldc) == 104);
 static_assert(sizeof(int) == 4 && sizeof(void*) == 8);

@@ -20,6 +20,14 @@
 
 namespace tiledmm::blas {
 
+struct Config;
+
+// The math mode a handle of the library runs with these settings (a name of
+// kMathModes), asked of a handle made for the question: TILEDMM_BLAS_MATH, else the
+// library's default, which tmm_create reads from TMM_MATH_MODE (the library alone
+// parses that variable), else fp32. "unknown" when no handle can be made.
+std::string effective_math(const Config& cfg);
+
 struct Slot {
   tmm_handle handle = nullptr;
   bool cuda = false;

@@ -1,5 +1,5 @@
 // The log sink: a file descriptor written with one write(2) per line (log.hpp).
-#include "log.hpp"
+#include "support/log.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -10,7 +10,7 @@
 //
 // The other routines (cblas_sgemm for CBLAS calls, the ILP64 names) come from the
 // library that provides sgemm_, so that one BLAS answers for everything.
-#include "fallback.hpp"
+#include "support/fallback.hpp"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -19,9 +19,9 @@
 #include <atomic>
 #include <new>
 
-#include "config.hpp"
-#include "log.hpp"
-#include "once.hpp"
+#include "support/config.hpp"
+#include "support/log.hpp"
+#include "support/once.hpp"
 
 namespace tiledmm::blas {
 namespace {

@@ -3,7 +3,7 @@
 // tiledmm/tiledmm_blas.h. Each checks its arguments in the reference BLAS's order,
 // hands invalid ones to the fallback's own routine (so that xerbla reports them
 // exactly as the reference does, with the same routine name and parameter number),
-// and turns valid ones into a column-major GemmCall for router.cpp. No exception
+// and turns valid ones into a column-major GemmCall for route/router.cpp. No exception
 // leaves this file; nothing here prints, aborts or exits.
 //
 // The reference SGEMM's checks, in order (INFO = the parameter number):
@@ -15,10 +15,10 @@
 //
 // The checks themselves are in args.hpp. The four GEMM entry points start with the
 // small calls' fast path (fast_path.hpp): a valid call with work in it, below the
-// routing threshold (Route, router.hpp), goes straight to the fallback's routine of
+// routing threshold (Route, route/router.hpp), goes straight to the fallback's routine of
 // the same name with the caller's own arguments, and is counted; nothing else is
 // done for it. On x86-64 the entry points themselves are trampolines in assembly
-// (trampolines.cpp) that ask this file's decision functions where to jump.
+// (trampolines_x86_64.S) that ask this file's decision functions where to jump.
 // Everything else (invalid arguments, quick returns, the log, calls tiledmm may
 // take) goes the general way, out of line.
 #include <algorithm>
@@ -26,13 +26,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "args.hpp"
-#include "config.hpp"
-#include "counters.hpp"
-#include "fallback.hpp"
-#include "fast_path.hpp"
-#include "log.hpp"
-#include "router.hpp"
+#include "entry/args.hpp"
+#include "entry/fast_path.hpp"
+#include "route/router.hpp"
+#include "support/config.hpp"
+#include "support/counters.hpp"
+#include "support/fallback.hpp"
+#include "support/log.hpp"
 #include "tiledmm/tiledmm_blas.h"
 
 namespace {
@@ -427,7 +427,7 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
 // cblas_sgemm in C++: every way out is one jump with the caller's arguments (GCC 12
 // copies the six stack arguments out and back on the way; clang sees they are
 // unchanged). On x86-64 this is tmm_blas_cblas_sgemm_cxx, where the exported
-// cblas_sgemm's assembly fast path (trampolines.cpp) jumps for every call it does not
+// cblas_sgemm's assembly fast path (trampolines_x86_64.S) jumps for every call it does not
 // take; elsewhere it is cblas_sgemm itself.
 #if TMM_BLAS_ASM_ENTRIES
 __attribute__((hot)) void tmm_blas_cblas_sgemm_cxx

@@ -1,13 +1,13 @@
 // The pool of tiledmm handles and its fork handlers (engine.hpp).
-#include "engine.hpp"
+#include "route/engine.hpp"
 
 #include <pthread.h>
 
 #include <cstdlib>
 #include <new>
 
-#include "config.hpp"
-#include "log.hpp"
+#include "support/config.hpp"
+#include "support/log.hpp"
 
 namespace tiledmm::blas {
 namespace {
@@ -37,9 +37,29 @@ tmm_backend to_tmm(BackendChoice b) {
   return TMM_BACKEND_AUTO;
 }
 
+// The settings every handle of the library gets.
+void apply_settings(tmm_handle h, const Config& cfg) {
+  if (cfg.host_threads > 0) tmm_set_option(h, TMM_OPTION_HOST_THREADS, cfg.host_threads);
+  // TILEDMM_BLAS_MATH; unset, the handle keeps the library's default (TMM_MATH_MODE).
+  tmm_math_mode mode;
+  if (math_mode_of(cfg.math, mode)) tmm_set_option(h, TMM_OPTION_MATH_MODE, mode);
+}
+
 Engine* g_engine = nullptr;
 
 }  // namespace
+
+std::string effective_math(const Config& cfg) {
+  // A CPU handle: no device, no thread, nothing started; made and gone.
+  tmm_handle h = nullptr;
+  if (tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0) != TMM_SUCCESS) return "unknown";
+  apply_settings(h, cfg);
+  int64_t mode = -1;
+  const tmm_status st = tmm_get_option(h, TMM_OPTION_MATH_MODE, &mode);
+  tmm_destroy(h);
+  const char* name = st == TMM_SUCCESS ? math_mode_name(mode) : nullptr;
+  return name != nullptr ? name : "unknown";
+}
 
 Engine& Engine::instance() {
   // Never destroyed: calls may arrive from atexit handlers and other threads while
@@ -75,14 +95,7 @@ tmm_status Engine::create(Slot& slot, int index) {
   slot.handle = h;
   slot.cuda = actual == TMM_BACKEND_CUDA;
   slot.device = slot.cuda ? device : -1;
-  if (cfg.host_threads > 0) tmm_set_option(h, TMM_OPTION_HOST_THREADS, cfg.host_threads);
-  // TILEDMM_BLAS_MATH; unset, the handle keeps the library's default (TMM_MATH_MODE).
-  if (!cfg.math.empty()) {
-    const int64_t mode = cfg.math == "tf32"            ? TMM_MATH_TF32
-                         : cfg.math == "fp32_accurate" ? TMM_MATH_FP32_ACCURATE
-                                                       : TMM_MATH_FP32;
-    tmm_set_option(h, TMM_OPTION_MATH_MODE, mode);
-  }
+  apply_settings(h, cfg);
   if (slot.cuda) {
     tmm_device_info info{};
     if (tmm_get_device_info(h, &info) == TMM_SUCCESS) {

@@ -11,10 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "tiledmm/tiledmm.h"
+
 namespace tiledmm::blas {
 
 enum class ThresholdMode {
-  kAuto,   // the cost model decides per call (cost_model.hpp)
+  kAuto,   // the cost model decides per call (route/cost_model.hpp)
   kAll,    // every call with work in it goes to tiledmm (tests use this)
   kNever,  // every call goes to the fallback BLAS
   kFlops   // calls of at least threshold_flops go to tiledmm
@@ -27,15 +29,15 @@ struct Config {
   double threshold_flops = 0;  // kFlops only
   BackendChoice backend = BackendChoice::kAuto;
   std::vector<int> devices{0};  // CUDA device indices, picked by local MPI rank
-  std::string math;             // empty: the library's default (TMM_MATH_MODE, else fp32)
-  std::string fallback;         // empty: search (fallback.cpp)
+  std::string math;      // a name of kMathModes; empty: the library's default (TMM_MATH_MODE)
+  std::string fallback;  // empty: search (fallback.cpp)
   std::string fallback64 = "libblas64.so.3";  // ILP64 library, when the first has no *64_
   std::string log;                            // empty: off; "stderr" or a path (%p: pid)
   int64_t panel = 4096;  // pilaenv_ answer for single precision when tiledmm is on
   int max_handles = 0;   // tiledmm handles at once; 0: 2 per device in `devices`
   int host_threads = 0;  // TMM_OPTION_HOST_THREADS of each handle; 0: library default
   bool keep_c = true;    // copy C before a routed beta != 0 call, to recompute on a fault
-  // Cost model inputs; 0 (overhead: negative) means "derive it" (cost_model.hpp).
+  // Cost model inputs; 0 (overhead: negative) means "derive it" (route/cost_model.hpp).
   double link_gbps = 0;
   double gpu_tflops = 0;
   double cpu_gflops = 0;
@@ -64,8 +66,18 @@ const Config& config();
 const char* threshold_name(ThresholdMode mode);
 const char* backend_name(BackendChoice backend);
 
-// The math mode the handles run: c.math, else the library's default, TMM_MATH_MODE
-// (fp32, tf32 or fp32_accurate, any case), else fp32.
-std::string effective_math(const Config& c);
+// tiledmm's math modes (TMM_OPTION_MATH_MODE) by the names TILEDMM_BLAS_MATH takes,
+// the log and tmm_blas_describe print: the one table of them.
+struct MathModeName {
+  const char* name;
+  tmm_math_mode mode;
+};
+inline constexpr MathModeName kMathModes[] = {
+    {"fp32", TMM_MATH_FP32}, {"tf32", TMM_MATH_TF32}, {"fp32_accurate", TMM_MATH_FP32_ACCURATE}};
+
+// The mode of a name of kMathModes (lower case); false for any other name.
+bool math_mode_of(const std::string& name, tmm_math_mode& mode);
+// The name of a mode; nullptr for a value that is none.
+const char* math_mode_name(int64_t mode);
 
 }  // namespace tiledmm::blas

@@ -19,7 +19,7 @@
 // In a child of fork() the blocks of the parent's other threads stay owned (their
 // counts stay in the sums, as the parent's counts did before), and its one thread
 // keeps its block.
-#include "counters.hpp"
+#include "support/counters.hpp"
 
 #include <dlfcn.h>
 #include <pthread.h>
