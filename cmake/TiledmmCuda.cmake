@@ -9,10 +9,10 @@
 #              and later; built into the device code of each architecture >= 80
 #   wgmma      Hopper's TF32 tensor cores (wgmma, TMA, setmaxnreg): sm_90a, which
 #              runs on compute capability 9.0 alone; lib/CMakeLists.txt builds them
-#              (tiledmm_sm90a) when the list includes 9.0 in any form
+#              (tiledmm_cuda_sm90a) when the list includes 9.0 in any form
 
 # The oldest toolkit tiledmm builds with: the library finds driver functions through
-# cudaGetDriverEntryPointByVersion (lib/cuda/host_memory.cu, lib/cuda/tensor_map.hpp),
+# cudaGetDriverEntryPointByVersion (lib/cuda/runtime/host_memory.cu, lib/cuda/runtime/tensor_map.hpp),
 # which CUDA 12.5 introduced; the Hopper kernels need 12.0 (sm_90a, wgmma, TMA).
 set(TILEDMM_CUDA_MINIMUM 12.5)
 

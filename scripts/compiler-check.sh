@@ -5,7 +5,11 @@
 #      A standard library may bring one header with another, and the next release
 #      may not (GCC 13's libstdc++ no longer brings <system_error> with <mutex>);
 #      no compiler here can see that, so the script reads the sources.
-#   2. Clang 16 with LLVM's libc++ (Debian's clang-16, libc++-16-dev, libc++abi-16-dev),
+#   2. scripts/layering-check.sh: every include of lib/ goes to the file's own layer or
+#      one below it, and blas/ includes only its own files and the public headers
+#      (docs/ARCHITECTURE.md); the build refuses most back-includes too, but only in
+#      the configuration it builds.
+#   3. Clang 16 with LLVM's libc++ (Debian's clang-16, libc++-16-dev, libc++abi-16-dev),
 #      warnings as errors, libc++'s compatibility includes removed
 #      (_LIBCPP_REMOVE_TRANSITIVE_INCLUDES): the CPU backend, libtiledmm_blas, the
 #      tests and the examples built in build-libcxx/, then every test. GoogleTest is
@@ -24,6 +28,7 @@ scripts/deps.sh
 CI=false source scripts/env.sh
 
 check include_check scripts/include-check.py
+check layering_check scripts/layering-check.sh
 
 libcxx_build() {
   cmake -S . -B build-libcxx -G Ninja -DCMAKE_C_COMPILER=clang-16 \

@@ -39,15 +39,15 @@
 #include <cstdio>
 #include <string>
 
-#include "backend.hpp"
-#include "cuda/blocked_shapes.hpp"
-#include "cuda/tf32_shapes.hpp"
-#include "device_profile.hpp"
-#include "engine/stream_plan.hpp"
-#include "error.hpp"
-#include "gemm_problem.hpp"
-#include "kernel_registry.hpp"
-#include "planner.hpp"
+#include "core/device_profile.hpp"
+#include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/settings.hpp"
+#include "plan/blocked_shapes.hpp"
+#include "plan/planner.hpp"
+#include "plan/stream_plan.hpp"
+#include "plan/tf32_shapes.hpp"
+#include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
 namespace {

@@ -23,22 +23,23 @@
 #include <thread>
 #include <vector>
 
-#include "cuda/blocked_shapes.hpp"
-#include "cuda/tf32_shapes.hpp"
-#include "device_profile.hpp"
-#include "engine/host_copy.hpp"
+#include "core/device_profile.hpp"
+#include "core/host_copy.hpp"
+#include "plan/blocked_shapes.hpp"
+#include "plan/tf32_shapes.hpp"
 #if TILEDMM_WITH_CUDA
-#include "cuda/host_memory.hpp"
-#include "cuda/kernels.hpp"
-#include "engine/streamed_gemm.hpp"
+#include "cuda/kernels/kernels.hpp"
+#include "cuda/launch/dispatch.hpp"
+#include "cuda/runtime/host_memory.hpp"
+#include "cuda/streamed/streamed_gemm.hpp"
 #endif
-#include "engine/stream_plan.hpp"
-#include "error.hpp"
-#include "gemm_problem.hpp"
+#include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/worker_pool.hpp"
 #include "gemm_reference.hpp"
-#include "kernel_registry.hpp"
-#include "planner.hpp"
-#include "worker_pool.hpp"
+#include "plan/planner.hpp"
+#include "plan/stream_plan.hpp"
+#include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
 namespace {

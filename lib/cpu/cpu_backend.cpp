@@ -1,18 +1,18 @@
-#include "cpu_backend.hpp"
+#include "cpu/cpu_backend.hpp"
 
 #include <chrono>
 #include <cmath>
 
-#include "../error.hpp"
-#include "../host_io.hpp"
-#include "../kernel_registry.hpp"
-#include "cpu_kernels.hpp"
+#include "core/error.hpp"
+#include "core/host_io.hpp"
+#include "cpu/cpu_kernels.hpp"
+#include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
 
 namespace {
 
-// The CPU rows of the kernel registry (lib/kernel_registry.hpp). The CPU backend
+// The CPU rows of the kernel registry (lib/registry/kernel_registry.hpp). The CPU backend
 // calls its two kernels directly; the rows name them for the report, the tests and
 // tmm_get_kernel_info.
 // Both are strict FP32: the CPU accepts every math mode and runs these.

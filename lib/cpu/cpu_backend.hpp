@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "../backend.hpp"
-#include "../worker_pool.hpp"
-#include "cpu_kernels.hpp"
+#include "core/backend.hpp"
+#include "core/worker_pool.hpp"
+#include "cpu/cpu_kernels.hpp"
 
 namespace tiledmm {
 

@@ -13,8 +13,8 @@
 // start has its share run by the caller).
 #include <algorithm>
 
-#include "../worker_pool.hpp"
-#include "cpu_kernels.hpp"
+#include "core/worker_pool.hpp"
+#include "cpu/cpu_kernels.hpp"
 
 namespace tiledmm {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "../gemm_problem.hpp"
+#include "core/gemm_problem.hpp"
 
 namespace tiledmm {
 

@@ -1,6 +1,6 @@
 // The sequential baseline of the seed reports: for each element of C, one dot
 // product of a row of op(A) with a column of op(B), accumulated in float.
-#include "cpu_kernels.hpp"
+#include "cpu/cpu_kernels.hpp"
 
 namespace tiledmm {
 

@@ -1,0 +1,44 @@
+// The interface every backend implements (lib/cpu/, lib/cuda/backend/); the settings
+// and timing records it takes and gives are in settings.hpp. Plain C++: nothing here
+// knows about the C API.
+#pragma once
+
+#include <cstdint>
+
+#include "core/gemm_problem.hpp"
+#include "core/settings.hpp"
+
+namespace tiledmm {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual BackendKind kind() const = 0;
+
+  // Throws Error(NotSupported) if this backend cannot run `algorithm`.
+  virtual void check_algorithm(Algorithm algorithm) const = 0;
+
+  // Host pointers; returns when C holds the result. Records the timing.
+  virtual void gemm_host(const GemmProblem& problem, const Settings& settings) = 0;
+
+  // Device pointers, enqueued on the backend's stream.
+  virtual void gemm_device(const GemmProblem& problem, const Settings& settings) = 0;
+
+  // Timing of the last successful gemm; may wait for it to finish. Throws
+  // Error(InvalidValue) if none has succeeded.
+  virtual Timing last_timing() = 0;
+
+  // Allocates `bytes` of the host path's pinned staging now (CUDA); a no-op where
+  // there is none (the CPU).
+  virtual void reserve_host_staging(int64_t bytes) { (void)bytes; }
+
+  virtual void set_stream(void* stream) = 0;
+  virtual void* stream() const = 0;
+  virtual void synchronize() = 0;
+  virtual DeviceInfo device_info() const = 0;
+  // The CUDA device index, -1 for the CPU.
+  virtual int device() const = 0;
+};
+
+}  // namespace tiledmm

@@ -1,0 +1,31 @@
+// What the planner knows of a device: read once per device from the CUDA runtime
+// (lib/cuda/backend/cuda_backend.cu), or written by hand in tests for GPUs this machine does
+// not have. Plain data, no CUDA types.
+#pragma once
+
+#include <cstdint>
+
+namespace tiledmm {
+
+struct DeviceProfile {
+  int multiprocessors = 0;
+  int cc_major = 0, cc_minor = 0;    // compute capability
+  double clock_hz = 0;               // SM clock
+  double memory_bandwidth = 0;       // bytes/s, from memory clock and bus width
+  int64_t shared_memory_per_sm = 0;  // bytes
+  int64_t shared_memory_per_block_optin = 0;
+  int max_threads_per_sm = 0;
+  int registers_per_sm = 0;
+
+  int compute_capability() const { return cc_major * 10 + cc_minor; }
+  // FP32 lanes (FMA units) per SM: 64 on Volta, Turing and the A100 (sm_70-80),
+  // 128 on the other Ampere parts, Ada and Hopper (sm_86-90) and later.
+  int fp32_lanes_per_sm() const {
+    const int cc = compute_capability();
+    return cc >= 86 ? 128 : 64;
+  }
+  // Peak FP32 multiply-add rate of the whole device, FLOP/s.
+  double fp32_peak() const { return 2.0 * fp32_lanes_per_sm() * clock_hz * multiprocessors; }
+};
+
+}  // namespace tiledmm

@@ -1,0 +1,74 @@
+// The settings a handle holds and the records that travel back from a backend: what
+// the user asked for (Settings, one enum per setting), where the time went and what
+// ran (Timing), and the device (DeviceInfo). Plain C++: nothing here knows about the C
+// API (lib/api/ translates its options and reports) or about CUDA.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tiledmm {
+
+enum class BackendKind { Auto, Cuda, Cpu };
+
+enum class Algorithm { Auto, Naive, Tiled, Coarsened, Blocked };
+
+// What the user asked for; 0 means "choose for the shape" (or "one per core").
+enum class HostPath { Auto, Direct, Streamed };
+
+// The arithmetic a handle allows (tmm_math_mode, same order): a permission. The
+// strict FP32 kernels are always allowed; a kernel of another mode runs only where
+// the setting names its mode.
+enum class MathMode { Fp32, Tf32, Fp32Accurate };
+
+struct Settings {
+  Algorithm algorithm = Algorithm::Auto;
+  int tile_size = 0;
+  int coarsening = 0;
+  int host_threads = 0;
+  int64_t device_budget =
+      0;  // bytes the host path may allocate on the device; 0 = free less a margin
+  int64_t staging_bytes = 0;  // pinned staging of the streamed path; 0 = the default
+  HostPath host_path = HostPath::Auto;
+  bool poison_staging = false;          // fill staging with NaN between uses (tests)
+  int max_splits = 0;                   // split-K cap (0 = the planner's); the streamed path uses 1
+  MathMode math_mode = MathMode::Fp32;  // TMM_OPTION_MATH_MODE
+};
+
+// The pinned staging the streamed path may use: the setting, or 512 MiB.
+inline int64_t staging_budget(const Settings& s) {
+  return s.staging_bytes > 0 ? s.staging_bytes : int64_t(512) << 20;
+}
+
+// Where the time of one sgemm went, and what actually ran.
+struct Timing {
+  double upload_ms = 0;
+  double compute_ms = 0;
+  double download_ms = 0;
+  double total_ms = 0;
+  Algorithm algorithm = Algorithm::Naive;
+  int tile_size = 0;
+  int coarsening = 0;
+  int splits = 1;
+  int host_threads = 0;
+  const char* kernel = "none";          // static text
+  MathMode math_mode = MathMode::Fp32;  // the arithmetic of that kernel
+  HostPath host_path = HostPath::Auto;  // Direct or Streamed for host calls on CUDA
+  int64_t tiles = 0, k_chunks = 0;      // the streamed path's cut of the product
+  double pack_ms = 0;                   // host time packing into and out of staging
+  double link_ms = 0;                   // time copies kept the link busy
+};
+
+struct DeviceInfo {
+  std::string name;
+  int device = 0;
+  int major = 0;
+  int minor = 0;
+  int multiprocessors = 0;
+  uint64_t global_memory = 0;
+  uint64_t shared_memory_per_block = 0;
+  uint64_t shared_memory_per_multiprocessor = 0;
+  uint64_t l2_cache = 0;
+};
+
+}  // namespace tiledmm

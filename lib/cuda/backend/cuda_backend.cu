@@ -1,0 +1,481 @@
+// The CUDA backend: one device, a stream, CUDA events for timing, and the
+// grow-only device buffers that the host API copies through.
+//
+// Host API: A, B (and C when beta != 0) are copied into dense device buffers with
+// 2D copies (so leading dimensions cost no device memory), the kernel runs, and C
+// is copied back with a 2D copy that never writes the caller's padding. All
+// allocation happens before the first copy, so a failure leaves C untouched.
+//
+// Device API: the kernel is enqueued on the handle's stream with two events around
+// it; its time is read, waiting if needed, only when the caller asks for it.
+//
+// The handle's one device workspace (split-K partial sums, the Hopper kernels'
+// packed operands) is ordered across streams: every call that uses it records an
+// event after its last use, and the next call waits for that event on its own
+// stream before its first use (OrderedWorkspace). So a handle whose stream changes
+// between calls (tmm_set_stream) never lets two products share the workspace at
+// once, whatever either stream still has queued; growing it waits for the last
+// user on the host first. The warm path allocates nothing: one event record and
+// one stream wait per call that needs a workspace.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/host_copy.hpp"
+#include "core/host_io.hpp"
+#include "cuda/backend/cuda_backend.hpp"
+#include "cuda/kernels/kernels.hpp"
+#include "cuda/launch/dispatch.hpp"
+#include "cuda/runtime/cuda_objects.hpp"
+#include "cuda/runtime/device_buffer.hpp"
+#include "cuda/runtime/host_memory.hpp"
+#include "cuda/streamed/streamed_gemm.hpp"
+#include "plan/measured_rates.hpp"
+
+namespace tiledmm {
+namespace {
+
+// The four moments of one call: start, inputs uploaded, computed, result downloaded.
+struct EventSet {
+  Event start, uploaded, computed, stop;
+};
+
+// Everything the backend owns on its device. Built and destroyed with that device
+// current, under a DeviceGuard.
+// A device buffer shared by the calls of one handle, whichever stream each call
+// is enqueued on. acquire() orders the caller's stream after the buffer's last
+// user; release() marks the end of this call's use on that stream.
+class OrderedWorkspace {
+ public:
+  // At least `elements` floats, usable by work enqueued on `stream` from now on.
+  float* acquire(size_t elements, cudaStream_t stream) {
+    if (used_) {
+      if (elements > buffer_.capacity()) {
+        // Growing frees the old buffer: its last user must be done with it.
+        check_cuda(cudaEventSynchronize(last_use_.get()), "sgemm workspace");
+      } else {
+        // Always waited for, even on the same stream: a stream handle can be
+        // destroyed and its value handed out again for a new stream.
+        check_cuda(cudaStreamWaitEvent(stream, last_use_.get(), 0), "cudaStreamWaitEvent");
+      }
+    }
+    return buffer_.reserve(elements);
+  }
+  // After the last work using the buffer was enqueued on `stream` (or an attempt
+  // to enqueue it failed: what was enqueued before the failure still runs). A
+  // record that fails leaves the context broken, and every later call fails.
+  void release(cudaStream_t stream) noexcept {
+    if (cudaEventRecord(last_use_.get(), stream) == cudaSuccess) used_ = true;
+  }
+  // Waits on the host until the last user is done (before the buffer is freed).
+  void drain() noexcept {
+    if (used_) cudaEventSynchronize(last_use_.get());
+  }
+
+ private:
+  DeviceBuffer buffer_;
+  Event last_use_{cudaEventDisableTiming};
+  bool used_ = false;  // last_use_ has been recorded
+};
+
+// Marks the end of one call's use of the workspace when the call leaves its scope,
+// by return or by throw.
+class WorkspaceUse {
+ public:
+  WorkspaceUse(OrderedWorkspace* workspace, cudaStream_t stream)
+      : workspace_(workspace), stream_(stream) {}
+  ~WorkspaceUse() {
+    if (workspace_ != nullptr) workspace_->release(stream_);
+  }
+  WorkspaceUse(const WorkspaceUse&) = delete;
+  WorkspaceUse& operator=(const WorkspaceUse&) = delete;
+
+ private:
+  OrderedWorkspace* workspace_;
+  cudaStream_t stream_;
+};
+
+struct DeviceState {
+  Stream own_stream;
+  EventSet events[2];
+  DeviceBuffer a, b, c;
+  OrderedWorkspace workspace;  // split-K partial sums, packed operands
+};
+
+float elapsed_ms(const Event& from, const Event& to) {
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, from.get(), to.get()), "cudaEventElapsedTime");
+  return ms;
+}
+
+void check_device_pointer(const void* ptr, const char* name) {
+  if (ptr == nullptr) return;  // not needed by this call (checked before)
+  cudaPointerAttributes attr{};
+  const LastErrorScope scope;
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) scope.clear_if_ours();
+  require(err == cudaSuccess && attr.type != cudaMemoryTypeUnregistered, Status::InvalidValue, name,
+          " is not a device, managed or registered host pointer");
+}
+
+// A row of `cols` floats padded to 4 (saturated: a matrix that wide is never copied).
+int64_t padded_ld(int64_t cols) {
+  if (cols <= 0) return 4;
+  return cols > INT64_MAX - 3 ? INT64_MAX : (cols + 3) / 4 * 4;
+}
+
+// Floats the direct path copies to the device: dense A and B (when the call reads
+// them) and C, rows padded to 4 floats (not counting a kernel's workspace). In 128
+// bits, saturated at 2^60 floats (more than any device holds): the caller multiplies
+// it by 4 and adds a workspace.
+int64_t direct_floats(const GemmProblem& p) {
+  if (is_empty(p)) return 0;
+  const auto dense = [](int64_t rows, int64_t cols) { return __int128(rows) * padded_ld(cols); };
+  __int128 floats = dense(p.m, p.n);
+  if (!is_scale_only(p)) {
+    floats += dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
+  }
+  return int64_t(std::min<__int128>(floats, __int128(1) << 60));
+}
+
+int attribute(cudaDeviceAttr what, int device) {
+  int value = 0;
+  check_cuda(cudaDeviceGetAttribute(&value, what, device), "cudaDeviceGetAttribute");
+  return value;
+}
+
+// What the planner needs, read once per handle. CUDA 13 gives clocks and the memory
+// bus only as attributes (cudaDeviceProp lost them).
+DeviceProfile read_profile(int device) {
+  DeviceProfile d;
+  d.multiprocessors = attribute(cudaDevAttrMultiProcessorCount, device);
+  d.cc_major = attribute(cudaDevAttrComputeCapabilityMajor, device);
+  d.cc_minor = attribute(cudaDevAttrComputeCapabilityMinor, device);
+  d.clock_hz = 1e3 * attribute(cudaDevAttrClockRate, device);
+  d.memory_bandwidth = 2.0 * 1e3 * attribute(cudaDevAttrMemoryClockRate, device) *
+                       attribute(cudaDevAttrGlobalMemoryBusWidth, device) / 8.0;
+  d.shared_memory_per_sm = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  d.shared_memory_per_block_optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  d.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  d.registers_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device);
+  return d;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {
+    DeviceGuard guard(device_);
+    state_ = std::make_unique<DeviceState>();
+    stream_ = state_->own_stream.get();
+    cudaDeviceProp prop{};
+    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    info_.name = prop.name;
+    info_.device = device;
+    info_.major = prop.major;
+    info_.minor = prop.minor;
+    info_.multiprocessors = prop.multiProcessorCount;
+    info_.global_memory = prop.totalGlobalMem;
+    info_.shared_memory_per_block = prop.sharedMemPerBlock;
+    info_.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
+    info_.l2_cache = uint64_t(prop.l2CacheSize);
+    profile_ = read_profile(device);
+  }
+
+  ~CudaBackend() override {
+    try {
+      DeviceGuard guard(device_);
+      cudaStreamSynchronize(stream_);  // work this handle queued must finish first
+      state_->workspace.drain();       // also on the streams it used before
+      streamed_.reset();               // this handle's share of the device's engine
+      state_.reset();
+    } catch (const Error&) {
+      // No device can be made current: the context is gone, and its resources too.
+    }
+  }
+
+  BackendKind kind() const override { return BackendKind::Cuda; }
+
+  void check_algorithm(Algorithm algorithm) const override {
+    Settings s;
+    s.algorithm = algorithm;
+    GemmProblem p{};
+    p.m = p.n = p.k = 1;
+    choose_kernel(p, s, profile_);  // throws NotSupported if no kernel exists
+  }
+
+  void gemm_host(const GemmProblem& p, const Settings& settings) override {
+    check_context(device_);
+    DeviceGuard guard(device_);
+    if (!is_empty(p) && !is_scale_only(p)) {
+      if (const std::optional<StreamPlan> plan = streamed_plan(p, settings)) {
+        // Reads and writes through tmm_sgemm_io's functions too.
+        commit(engine().run(p, settings, profile_, *plan), /*pending=*/false);
+        return;
+      }
+    }
+    if (has_io(p)) {  // tmm_sgemm_io on the direct path: on whole operands read first
+      run_materialized(p, [&](const GemmProblem& q) { gemm_direct(q, settings); });
+      return;
+    }
+    gemm_direct(p, settings);
+  }
+
+  // Host pointers through the direct path (whole copies, one kernel).
+  void gemm_direct(const GemmProblem& p, const Settings& settings) {
+    KernelChoice config = choose_kernel(p, settings, profile_);
+    const bool uses_ab = !is_empty(p) && !is_scale_only(p);
+    const bool reads_c = !is_empty(p) && p.beta != 0.0f;
+    const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
+    const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
+
+    // Everything that can fail for lack of memory happens before any copy.
+    // Device copies are dense, with rows padded to a multiple of 4 floats so that
+    // kernels can always use 16-byte accesses.
+    GemmProblem d = p;
+    d.lda = padded_ld(a_cols);
+    d.ldb = padded_ld(b_cols);
+    d.ldc = padded_ld(p.n);
+    d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
+    d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
+    if (settings.device_budget > 0) {  // the budget bounds what this call may hold
+      const auto need = [&](const KernelChoice& c) {
+        return int64_t((size_t(direct_floats(p)) + workspace_elements(c, d)) * sizeof(float));
+      };
+      // A kernel whose workspace the budget cannot hold runs unsplit, or gives way to
+      // one needing none.
+      if (need(config) > settings.device_budget && workspace_elements(config, d) > 0) {
+        const KernelChoice unsplit = without_splits(config);
+        if (need(unsplit) <= settings.device_budget) {
+          config = unsplit;
+        } else {
+          const KernelChoice without = choose_kernel(p, settings, profile_, false);
+          if (need(without) <= settings.device_budget) config = without;
+        }
+      }
+      require(need(config) <= settings.device_budget, Status::OutOfMemory, "the direct path needs ",
+              uint64_t(need(config) >> 20), " MiB of device memory, over the budget of ",
+              settings.device_budget >> 20,
+              " MiB (TMM_OPTION_DEVICE_MEMORY_BUDGET); the streamed path fits any budget");
+    }
+    d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
+    float* workspace = reserve_workspace(config, d, settings);
+    const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
+    const DrainOnThrow drain(stream_);  // declared after `use`: the drain runs first
+
+    EventSet& ev = next_events();
+    check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
+    if (uses_ab) {
+      copy_2d(const_cast<float*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols, cudaMemcpyHostToDevice,
+              stream_);
+      copy_2d(const_cast<float*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols, cudaMemcpyHostToDevice,
+              stream_);
+    }
+    if (reads_c) copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, cudaMemcpyHostToDevice, stream_);
+    check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) launch_gemm(config, d, workspace, stream_);
+    check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) copy_2d(p.c, p.ldc, d.c, d.ldc, p.m, p.n, cudaMemcpyDeviceToHost, stream_);
+    check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
+
+    Timing t = describe(config, p);
+    t.host_path = HostPath::Direct;
+    t.upload_ms = elapsed_ms(ev.start, ev.uploaded);
+    t.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
+    t.download_ms = elapsed_ms(ev.computed, ev.stop);
+    t.total_ms = elapsed_ms(ev.start, ev.stop);
+    commit(t, /*pending=*/false);
+  }
+
+  void gemm_device(const GemmProblem& p, const Settings& settings) override {
+    check_no_alias(p);
+    check_context(device_);
+    DeviceGuard guard(device_);
+    KernelChoice config = choose_kernel(p, settings, profile_);
+    if (!is_empty(p)) {
+      if (!is_scale_only(p)) {
+        check_device_pointer(p.a, "A");
+        check_device_pointer(p.b, "B");
+      }
+      check_device_pointer(p.c, "C");
+    }
+    float* workspace = reserve_workspace(config, p, settings);
+    const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
+    EventSet& ev = next_events();
+    check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
+    if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
+    check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
+    commit(describe(config, p), /*pending=*/true);
+  }
+
+  Timing last_timing() override {
+    require(current_ >= 0, Status::InvalidValue, "no sgemm has succeeded on this handle yet");
+    if (pending_) {
+      check_context(device_);
+      DeviceGuard guard(device_);
+      EventSet& ev = state_->events[current_];
+      check_cuda(cudaEventSynchronize(ev.computed.get()), "sgemm");
+      timing_.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
+      timing_.total_ms = timing_.compute_ms;
+      pending_ = false;
+    }
+    return timing_;
+  }
+
+  void reserve_host_staging(int64_t bytes) override {
+    check_context(device_);
+    DeviceGuard guard(device_);
+    engine().reserve_staging(bytes);
+  }
+
+  void set_stream(void* stream) override {
+    if (stream != nullptr) {  // a destroyed or foreign handle must fail here, not later
+      check_context(device_);
+      DeviceGuard guard(device_);
+      unsigned flags = 0;
+      const LastErrorScope scope;
+      const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
+      if (err != cudaSuccess) scope.clear_if_ours();
+      require(err == cudaSuccess, Status::InvalidValue,
+              "stream is not a valid CUDA stream: ", cudaGetErrorName(err));
+    }
+    stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
+  }
+  void* stream() const override { return stream_; }
+
+  void synchronize() override {
+    check_context(device_);
+    DeviceGuard guard(device_);
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+
+  DeviceInfo device_info() const override { return info_; }
+  int device() const override { return device_; }
+
+ private:
+  // Device memory the host path may use: the budget option, or what is free now less
+  // a margin (a sixteenth of it and 64 MiB) for the CUDA runtime and other users.
+  int64_t device_budget(const Settings& s) const {
+    if (s.device_budget > 0) return s.device_budget;
+    size_t free = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    const int64_t margin = int64_t(free / 16) + (int64_t(64) << 20);
+    return std::max<int64_t>(0, int64_t(free) - margin);
+  }
+
+  // The streamed path's cut when it runs: when asked for, or (AUTO) when the direct
+  // path does not fit the budget or the model says streaming wins; nothing for the
+  // direct path. The plan is made once per call (the budget reads cudaMemGetInfo).
+  std::optional<StreamPlan> streamed_plan(const GemmProblem& p, const Settings& s) const {
+    if (s.host_path == HostPath::Direct) return std::nullopt;
+    const int64_t budget = device_budget(s);
+    const double rate = kernel_rate();
+    const int threads = packing_thread_count(s.host_threads);
+    const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
+    if (s.host_path == HostPath::Streamed || 4 * direct_floats(p) > budget) return plan;
+    const HostRates rates;
+    if (streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates))
+      return plan;
+    return std::nullopt;
+  }
+
+  // The device's streamed engine, shared with the process's other handles on it.
+  StreamedGemm& engine() {
+    if (!streamed_) streamed_ = shared_streamed_gemm(device_);
+    return *streamed_;
+  }
+
+  // BLOCKED's rate at large sizes, for the models: its widest shape's share of the
+  // FP32 peak (plan/measured_rates.hpp).
+  double kernel_rate() const { return kBlockedEfficiency128x256 * profile_.fp32_peak(); }
+
+  static Timing describe(const KernelChoice& choice, const GemmProblem& p) {
+    Timing t;
+    t.algorithm = choice.kernel->algorithm;
+    t.tile_size = choice.kernel->tile;
+    t.coarsening = choice.kernel->outputs_per_thread;
+    t.splits = choice.plan.splits;
+    t.kernel = kernel_name(choice, p);
+    t.math_mode = math_mode_of(choice, p);
+    return t;
+  }
+
+  // The chosen kernel's workspace. Where the device cannot hold it (the Hopper
+  // tensor-core rows split or pack their operands there: 2 (m + n) k floats for
+  // FP32_ACCURATE), the kernel gives way to the planner's choice among those needing
+  // none (the mma.sync row of the mode, or strict FP32): the call runs, somewhat
+  // slower, instead of failing, and the report names the kernel that ran.
+  float* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings) {
+    const size_t elements = workspace_elements(config, p);
+    if (elements == 0) return nullptr;
+    try {
+      return state_->workspace.acquire(elements, stream_);
+    } catch (const Error& e) {
+      if (e.status() != Status::OutOfMemory) throw;
+    }
+    // The same kernel without its split of k (partial sums), if it needs less.
+    const KernelChoice unsplit = without_splits(config);
+    const size_t unsplit_elements = workspace_elements(unsplit, p);
+    if (unsplit_elements < elements) {
+      try {
+        float* w =
+            unsplit_elements > 0 ? state_->workspace.acquire(unsplit_elements, stream_) : nullptr;
+        config = unsplit;
+        return w;
+      } catch (const Error& e) {
+        if (e.status() != Status::OutOfMemory) throw;
+      }
+    }
+    KernelChoice without = choose_kernel(p, settings, profile_, false);
+    require(workspace_elements(without, p) == 0, Status::OutOfMemory,
+            "cannot allocate the kernel's workspace");
+    config = without;
+    return nullptr;
+  }
+
+  // The event set not holding the last successful call's timing, so a failed call
+  // cannot clobber it.
+  EventSet& next_events() { return state_->events[current_ == 0 ? 1 : 0]; }
+
+  void commit(const Timing& t, bool pending) {
+    current_ = current_ == 0 ? 1 : 0;
+    timing_ = t;
+    pending_ = pending;
+  }
+
+  int device_;
+  std::unique_ptr<DeviceState> state_;
+  cudaStream_t stream_ = nullptr;           // the own stream, or one the caller set
+  DeviceProfile profile_;                   // read once, for the planner
+  std::shared_ptr<StreamedGemm> streamed_;  // the device's streamed engine, on first use
+  int current_ = -1;                        // event set of the last successful call
+  bool pending_ = false;                    // its compute time is not read yet
+  Timing timing_;
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+int cuda_device_count() {
+  int count = 0;
+  const LastErrorScope scope;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    scope.clear_if_ours();
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+  const int count = cuda_device_count();
+  require(count > 0, Status::NoDevice, "no usable CUDA device or driver");
+  require(device >= 0 && device < count, Status::NoDevice, "CUDA device ", device,
+          " does not exist (", count, " device(s))");
+  check_context(device);
+  return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace tiledmm

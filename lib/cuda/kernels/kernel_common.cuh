@@ -1,0 +1,149 @@
+// What every SGEMM kernel shares: reading op(A) and op(B) in the canonical
+// row-major form, the BLAS epilogue, launching over grids taller than CUDA's
+// 65535-block limit on gridDim.y, and the grouped order of tiles that the fast
+// kernels share.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "core/gemm_problem.hpp"
+#include "cuda/kernels/kernels.hpp"
+
+namespace tiledmm {
+
+// op(A)[i][q]: A is stored m x k, or k x m when transposed.
+template <bool TransA>
+__device__ __forceinline__ float load_a(const GemmProblem& p, int64_t i, int64_t q) {
+  return TransA ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
+}
+
+// op(B)[q][j]: B is stored k x n, or n x k when transposed.
+template <bool TransB>
+__device__ __forceinline__ float load_b(const GemmProblem& p, int64_t q, int64_t j) {
+  return TransB ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
+}
+
+// C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
+// there cannot leak into the result.
+__device__ __forceinline__ void store_c(const GemmProblem& p, int64_t i, int64_t j, float acc) {
+  float* c = p.c + i * p.ldc + j;
+  *c = p.beta == 0.0f ? p.alpha * acc : p.alpha * acc + p.beta * *c;
+}
+
+// C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte
+// accesses where both columns exist and C is aligned for them.
+__device__ __forceinline__ void store_pair(const GemmProblem& p, int64_t row, int64_t col, float v0,
+                                           float v1) {
+  if (row >= p.m || col >= p.n) return;
+  float* c = p.c + row * p.ldc + col;
+  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 7) == 0) {
+    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
+    if (p.beta != 0.0f) {
+      const float2 old = *reinterpret_cast<const float2*>(c);
+      out.x += p.beta * old.x;
+      out.y += p.beta * old.y;
+    }
+    *reinterpret_cast<float2*>(c) = out;
+  } else {
+    store_c(p, row, col, v0);
+    if (col + 1 < p.n) store_c(p, row, col + 1, v1);
+  }
+}
+
+// kernel<<<grid, block, shared_bytes, stream>>>(args...), throwing its launch error
+// named by `what`. The error comes from the launch itself (cudaLaunchKernelEx), not
+// from the thread's last-error state: an error the caller left pending there is not
+// taken for this launch's, nor cleared.
+template <class... Params, class... Args>
+void launch_kernel(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block,
+                   size_t shared_bytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  const LastErrorScope scope;
+  const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) {
+    scope.clear_if_ours();
+    check_cuda(err, what);
+  }
+}
+
+// Launches `launch(first_block_row, grid)` once per slice of at most 65535 rows of
+// blocks; kernels add first_block_row to blockIdx.y.
+template <class Launch>
+void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch) {
+  constexpr int64_t kMaxGridY = 65535;
+  for (int64_t first = 0; first < block_rows; first += kMaxGridY) {
+    const unsigned rows = unsigned(std::min(kMaxGridY, block_rows - first));
+    launch(first, dim3(block_cols, rows));
+  }
+}
+
+// a >= 0, b > 0; exact up to INT64_MAX (no a + b - 1).
+__host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// The tile of C a block owns: its first row and column.
+struct TileOrigin {
+  int64_t row0, col0;
+};
+
+// Tile `id` of BM x BN tiles, numbered down groups of GROUP_M tile rows, then
+// across, so that blocks running at the same time share rows of A and columns of B
+// in L2.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ TileOrigin grouped_tile(int64_t id, int64_t m, int64_t n) {
+  const int64_t tiles_m = ceil_div(m, BM), tiles_n = ceil_div(n, BN);
+  const int64_t group = id / (GROUP_M * tiles_n);
+  const int64_t first_m = group * GROUP_M;
+  const int64_t group_rows = min(tiles_m - first_m, int64_t(GROUP_M));
+  return {(first_m + id % group_rows) * BM, ((id % (GROUP_M * tiles_n)) / group_rows) * BN};
+}
+
+// The tile of block blockIdx.x in that order.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ TileOrigin grouped_tile_of_block(int64_t m, int64_t n) {
+  return grouped_tile<BM, BN, GROUP_M>(blockIdx.x, m, n);
+}
+
+// True when every row of a matrix at `ptr` with leading dimension `ld` starts on a
+// 16-byte boundary: 16-byte vector accesses along the rows are then aligned.
+inline bool rows_16_byte_aligned(const float* ptr, int64_t ld) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % 4 == 0;
+}
+
+// Threads of a square block of edge `edge` (for __launch_bounds__, which
+// clang-format would otherwise print as "T* T").
+constexpr int square_block_threads(int edge) { return edge * edge; }
+
+// Calls f(TransA, TransB) with the problem's transposes as compile-time constants
+// (std::true_type / std::false_type), so a kernel file instantiates its four
+// variants in one place: f(ta, tb) uses decltype(ta)::value as a template argument.
+template <class F>
+void with_transposes(const GemmProblem& p, F&& f) {
+  if (p.trans_a) {
+    p.trans_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
+  } else {
+    p.trans_b ? f(std::false_type{}, std::true_type{}) : f(std::false_type{}, std::false_type{});
+  }
+}
+
+// Calls f(VecA, VecB) with whether each operand's rows are all 16-byte aligned (so that
+// 16-byte copies can read them) as compile-time constants, as with_transposes does.
+template <class F>
+void with_alignment(const GemmProblem& p, F&& f) {
+  const bool vec_a = rows_16_byte_aligned(p.a, p.lda), vec_b = rows_16_byte_aligned(p.b, p.ldb);
+  if (vec_a) {
+    vec_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
+  } else {
+    vec_b ? f(std::false_type{}, std::true_type{}) : f(std::false_type{}, std::false_type{});
+  }
+}
+
+}  // namespace tiledmm

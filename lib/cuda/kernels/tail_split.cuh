@@ -1,0 +1,140 @@
+// Splitting the partial last wave along k, for kernels that run one block per SM and
+// one tile of C per block (the Hopper tensor-core kernels).
+//
+// 8192^3 in 128 x 128 tiles is 4096 tiles on 132 SMs: 31 full waves and a 32nd of 4
+// tiles, during which 128 SMs idle (3% of the time). The planner (plan_tail_split,
+// lib/plan/planner.cpp) may split the last r tiles (r = tiles % SMs) into `slices` blocks
+// each, every block summing one slice of k (`slice_steps` steps of the kernel's depth;
+// the last slice shorter) into a partial tile in the workspace. Those blocks are the
+// launch's last (blocks run roughly in order, so they fill the last wave), and a
+// second kernel, tail_reduce_kernel, adds each tile's partials in slice order (the
+// result does not depend on which block finished first) and writes C through the
+// BLAS epilogue. 4 tiles in 13 slices run in 52 blocks at 1/13 of a tile's time.
+//
+// A slice's steps past its end are copied from past k, so the copy engine fills them
+// with zeros, as it does past k for an unsplit tile (the kernels copy whole groups of
+// steps).
+#pragma once
+
+#include <cfloat>
+#include <cstdint>
+
+#include "cuda/kernels/kernel_common.cuh"
+#include "cuda/kernels/kernels.hpp"
+#include "registry/kernel_registry.hpp"
+
+namespace tiledmm {
+
+// Which blocks of a launch own a whole tile and which a slice of one.
+struct TailSplit {
+  int64_t whole_tiles;  // blocks [0, whole_tiles): tile b, every step of k
+  int64_t tail_tiles;   // then per tail tile `slices` blocks, one slice each
+  int slices;
+  int slice_steps;  // steps of k per slice (the last slice: what is left)
+  int steps;        // steps of k in all
+  float* partials;  // per split block, its partial tile(s) of BM x BN floats
+};
+
+// The split `plan` asks for (plan_tail hooks in the kernel files), for `tiles` tiles of
+// `steps` steps of k; none when the plan has none.
+inline TailSplit make_tail_split(int64_t tiles, int steps, const KernelPlan& plan,
+                                 float* partials) {
+  TailSplit t{tiles, 0, 1, steps, steps, nullptr};
+  if (plan.splits < 2 || plan.tail_tiles <= 0 || plan.tail_tiles >= tiles || partials == nullptr)
+    return t;
+  const int slice = int(ceil_div(steps, plan.splits));
+  const int slices = int(ceil_div(steps, slice));
+  if (slices < 2) return t;
+  return {tiles - plan.tail_tiles, plan.tail_tiles, slices, slice, steps, partials};
+}
+
+inline int64_t tail_split_blocks(const TailSplit& t) {
+  return t.whole_tiles + t.tail_tiles * t.slices;
+}
+
+// Floats of partials the plan needs, `tile_floats` per split block (at most
+// plan.splits blocks per tail tile).
+inline size_t tail_partial_floats(const KernelPlan& plan, size_t tile_floats) {
+  if (plan.splits < 2 || plan.tail_tiles <= 0) return 0;
+  return size_t(plan.tail_tiles) * size_t(plan.splits) * tile_floats;
+}
+
+// What this block computes: tile `tile` (in the kernel's grouped order) over steps
+// [first_step, first_step + steps) of k; split >= 0 numbers its partial tile, -1 for a
+// whole tile.
+struct BlockWork {
+  int64_t tile;
+  int first_step, steps;
+  int64_t split;
+};
+
+__device__ __forceinline__ BlockWork block_work(const TailSplit& t) {
+  const int64_t b = blockIdx.x;
+  if (b < t.whole_tiles) return {b, 0, t.steps, -1};
+  const int64_t split = b - t.whole_tiles;
+  const int slice = int(split % t.slices);
+  const int first = slice * t.slice_steps;
+  return {t.whole_tiles + split / t.slices, first, min(t.slice_steps, t.steps - first), split};
+}
+
+// Partial tile `index` of split block `split`, BM x BN floats row-major; `per_block`
+// tiles per block (2: a 3xTF32 sum and its correction).
+template <int BM, int BN>
+__device__ __forceinline__ float* partial_tile(const TailSplit& t, int64_t split, int per_block,
+                                               int index) {
+  return t.partials + (split * per_block + index) * int64_t(BM * BN);
+}
+
+__device__ __forceinline__ void store_partial_pair(float* tile, int bn, int row, int col, float v0,
+                                                   float v1) {
+  *reinterpret_cast<float2*>(tile + row * bn + col) = make_float2(v0, v1);
+}
+
+// C from the partials of the tail tiles: blockIdx.y is the tail tile, threads take its
+// elements. D (rows x cols) is C, or C^T when kTransposed. With kCorrected a block's
+// partials are a 3xTF32 pair (sum, correction scaled by 2^11, tf32x3_wgmma_kernel.cu):
+// the sums are added with TwoSum, their rounding errors into the correction, and the
+// value is sum + 2^-11 correction, or the sum alone where the correction is not finite.
+template <int BM, int BN, int GROUP_M, bool kTransposed, bool kCorrected>
+__global__ void tail_reduce_kernel(GemmProblem p, TailSplit t, int64_t rows, int64_t cols) {
+  const int i = int(blockIdx.x) * blockDim.x + threadIdx.x;  // element of the tile
+  if (i >= BM * BN) return;
+  const TileOrigin origin = grouped_tile<BM, BN, GROUP_M>(t.whole_tiles + blockIdx.y, rows, cols);
+  const int64_t row = origin.row0 + i / BN, col = origin.col0 + i % BN;
+  if (row >= rows || col >= cols) return;
+  constexpr int kPer = kCorrected ? 2 : 1;
+  const int64_t first = int64_t(blockIdx.y) * t.slices;
+  const float* part = t.partials + first * kPer * int64_t(BM * BN) + i;
+  constexpr int64_t kStride = kPer * int64_t(BM * BN);  // from one split block to the next
+  float sum = part[0], corr = kCorrected ? part[BM * BN] : 0.0f;
+  for (int j = 1; j < t.slices; ++j) {
+    const float x = part[j * kStride];
+    const float s = __fadd_rn(sum, x);
+    if (kCorrected) {  // TwoSum: s + e = sum + x exactly
+      const float xs = __fsub_rn(s, sum);
+      const float e = __fadd_rn(__fsub_rn(sum, __fsub_rn(s, xs)), __fsub_rn(x, xs));
+      corr = __fadd_rn(corr, __fmaf_rn(e, 2048.0f, part[j * kStride + BM * BN]));
+    }
+    sum = s;
+  }
+  const float v = kCorrected && fabsf(corr) <= FLT_MAX ? __fmaf_rn(corr, 1.0f / 2048.0f, sum) : sum;
+  if (kTransposed) {
+    store_c(p, col, row, v);
+  } else {
+    store_c(p, row, col, v);
+  }
+}
+
+// Enqueues tail_reduce_kernel when `t` splits any tile; throws Error on a launch failure.
+template <int BM, int BN, int GROUP_M, bool kTransposed, bool kCorrected>
+void launch_tail_reduce(const GemmProblem& p, const TailSplit& t, int64_t rows, int64_t cols,
+                        cudaStream_t stream) {
+  if (t.tail_tiles == 0) return;
+  constexpr int kThreads = 256;
+  const dim3 grid(unsigned(ceil_div(BM * BN, kThreads)), unsigned(t.tail_tiles));
+  launch_kernel("tail reduction kernel launch",
+                tail_reduce_kernel<BM, BN, GROUP_M, kTransposed, kCorrected>, grid, kThreads, 0,
+                stream, p, t, rows, cols);
+}
+
+}  // namespace tiledmm

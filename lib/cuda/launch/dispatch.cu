@@ -1,0 +1,142 @@
+// Choosing a kernel for a call from the registry's CUDA rows, and running it.
+//
+// AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
+// BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
+// the shape and the device's profile.
+//
+// The math mode is a permission, as cuBLAS's is: with TF32 allowed, AUTO and
+// BLOCKED (tile 0, or a tile a TF32 row has) run a TF32 tensor-core row where the
+// device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
+// row (plan_tf32x3(): tiles 128 and 64); everything else runs the strict FP32 rows,
+// always an allowed answer.
+#include <string>
+
+#include "core/error.hpp"
+#include "cuda/kernels/kernel_common.cuh"
+#include "cuda/kernels/kernels.hpp"
+#include "cuda/launch/dispatch.hpp"
+#include "plan/planner.hpp"
+
+namespace tiledmm {
+namespace {
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Naive:
+      return "NAIVE";
+    case Algorithm::Tiled:
+      return "TILED";
+    case Algorithm::Coarsened:
+      return "COARSENED";
+    case Algorithm::Blocked:
+      return "BLOCKED";
+    default:
+      return "AUTO";
+  }
+}
+
+[[noreturn]] void no_such_tile(Algorithm a, int tile) {
+  fail(Status::NotSupported, "tile size ", tile, " is not available for ", algorithm_name(a), " (",
+       tiles_of(BackendKind::Cuda, a), ")");
+}
+
+// Whether a Hopper TF32 row (the wgmma kernel, cc 9.0 only) runs here: then the
+// planner gives TF32 its wide tile at every size.
+bool hopper_tf32_runs(const DeviceProfile& device) {
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (k.math_mode == MathMode::Tf32 && k.min_cc >= 90 &&
+        runs_here(k, device.compute_capability()))
+      return true;
+  return false;
+}
+
+// The tensor-core row the settings allow for BLOCKED (the planner's tile for tile 0),
+// if the device runs it; nullptr sends the call to the strict rows. No split-K over
+// every tile: a row with a plan_tail hook may split its last wave's tiles (choose_kernel).
+const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
+                                   const DeviceProfile& device, bool with_workspace) {
+  if (s.math_mode == MathMode::Fp32) return nullptr;
+  // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
+  const int chosen = s.math_mode == MathMode::Tf32
+                         ? plan_tf32(p, device, tile, hopper_tf32_runs(device))
+                         : plan_tf32x3(p, device, tile);
+  if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
+  // The first row of that tile whose code runs here (the Hopper row before mma.sync).
+  for (const KernelEntry& k : cuda_kernel_table()) {
+    if (k.algorithm != Algorithm::Blocked || k.math_mode != s.math_mode || k.tile != chosen ||
+        !runs_here(k, device.compute_capability()))
+      continue;
+    if (!with_workspace && k.workspace != nullptr && k.workspace(p, KernelPlan{k.tile, 0, 1}) > 0)
+      continue;  // the next row of the tile (mma.sync) needs none
+    return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device,
+                           bool with_workspace) {
+  // AUTO runs BLOCKED with the planner's tile; the tile and coarsening settings are
+  // ignored.
+  const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
+  const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
+  KernelChoice choice{nullptr, KernelPlan{}};
+  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
+                                        ? tensor_core_row(p, s, tile, device, with_workspace)
+                                        : nullptr;
+  if (tensor_cores != nullptr) {
+    choice.kernel = tensor_cores;
+    if (with_workspace && tensor_cores->plan_tail != nullptr)
+      tensor_cores->plan_tail(p, device, choice.plan);
+  } else if (algorithm == Algorithm::Blocked) {
+    if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
+      no_such_tile(algorithm, tile);
+    const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits > 0 ? s.max_splits : 32);
+    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, plan.tile, 0);
+    choice.plan.splits = plan.splits;
+  } else {
+    const int coarsening = algorithm == Algorithm::Coarsened ? s.coarsening : 0;
+    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, tile, coarsening);
+    if (choice.kernel == nullptr) no_such_tile(algorithm, tile);
+  }
+  require(choice.kernel != nullptr, Status::Internal, "planner chose a kernel not in the registry");
+  require(runs_on(*choice.kernel, device.compute_capability()), Status::NotSupported, "kernel ",
+          choice.kernel->name, " does not run on compute capability ", device.cc_major, ".",
+          device.cc_minor);
+  choice.plan.tile = choice.kernel->tile;
+  choice.plan.coarsening = choice.kernel->coarsening;
+  return choice;
+}
+
+KernelChoice without_splits(KernelChoice choice) {
+  choice.plan.splits = 1;
+  choice.plan.tail_tiles = 0;
+  return choice;
+}
+
+size_t workspace_elements(const KernelChoice& c, const GemmProblem& p) {
+  if (is_empty(p) || is_scale_only(p) || c.kernel->workspace == nullptr) return 0;
+  return c.kernel->workspace(p, c.plan);
+}
+
+void launch_gemm(const KernelChoice& c, const GemmProblem& p, float* workspace,
+                 cudaStream_t stream) {
+  if (is_scale_only(p)) {
+    launch_scale(p, stream);
+    return;
+  }
+  c.kernel->launch(p, c.plan, workspace, stream);
+}
+
+const char* kernel_name(const KernelChoice& c, const GemmProblem& p) {
+  if (is_empty(p)) return "none";
+  if (is_scale_only(p)) return "scale";
+  return c.kernel->name;
+}
+
+MathMode math_mode_of(const KernelChoice& c, const GemmProblem& p) {
+  return is_empty(p) || is_scale_only(p) ? MathMode::Fp32 : c.kernel->math_mode;
+}
+
+}  // namespace tiledmm

@@ -1,0 +1,38 @@
+// The CUDA error rules of the library: every runtime call and launch is checked, and a
+// failure becomes an Error (core/error.hpp) with the runtime's name for it; a sticky
+// error (one that destroys the device's context) is remembered, so that later calls on
+// that device fail at once with a clear message. Definitions: cuda_check.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace tiledmm {
+
+// Throws Error(Cuda) naming `what` if `err` is not cudaSuccess
+// (Error(OutOfMemory) for allocation failures). A sticky error (one that destroys
+// the context) is also remembered for the current device: see check_context().
+void check_cuda(cudaError_t err, const char* what);
+
+// The calling thread's CUDA error state around a runtime call of ours that may fail.
+// Made before the call: it notes whether the caller had left an error pending
+// (cudaPeekAtLastError, which clears nothing). After our call failed,
+// clear_if_ours() takes our error out of the thread's state, so that it does not
+// show in the caller's next cudaGetLastError; an error the caller had left pending
+// is never cleared by a call that succeeds, nor taken for ours. (Launches use
+// launch_kernel, which gets its own error from the launch itself.)
+class LastErrorScope {
+ public:
+  LastErrorScope() noexcept : caller_pending_(cudaPeekAtLastError() != cudaSuccess) {}
+  void clear_if_ours() const noexcept {
+    if (!caller_pending_) (void)cudaGetLastError();
+  }
+
+ private:
+  bool caller_pending_;
+};
+
+// Throws Error(Cuda) if an earlier sticky error destroyed `device`'s context in this
+// process: every call on that device would fail anyway, with less clear messages.
+void check_context(int device);
+
+}  // namespace tiledmm

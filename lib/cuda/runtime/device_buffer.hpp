@@ -1,0 +1,64 @@
+// A grow-only device buffer managed by Thrust. The host API keeps one per operand
+// in the handle, so once sizes stop growing a call allocates nothing and runs no
+// fill kernel (thrust::device_vector would value-initialise on every growth).
+#pragma once
+
+#include <thrust/device_free.h>
+#include <thrust/device_malloc.h>
+#include <thrust/device_ptr.h>
+
+#include <cstddef>
+#include <new>
+#include <string>
+
+#include "core/error.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+
+namespace tiledmm {
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+
+  // A buffer of at least `elements` floats; contents are undefined after growth.
+  float* reserve(size_t elements) {
+    if (elements <= capacity_) return ptr_.get();
+    release();
+    const LastErrorScope scope;
+    try {
+      ptr_ = thrust::device_malloc<float>(elements);
+    } catch (const std::bad_alloc&) {
+      scope.clear_if_ours();  // the failed cudaMalloc must not poison later calls
+      throw Error(Status::OutOfMemory, "cannot allocate " +
+                                           std::to_string(elements * sizeof(float) >> 20) +
+                                           " MiB of device memory");
+    } catch (const std::exception& e) {
+      scope.clear_if_ours();
+      throw Error(Status::Cuda, std::string("device allocation failed: ") + e.what());
+    }
+    capacity_ = elements;
+    return ptr_.get();
+  }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  void release() noexcept {
+    if (capacity_ == 0) return;
+    try {
+      thrust::device_free(ptr_);
+    } catch (...) {
+      // Freeing after a sticky CUDA error can throw; the memory is gone with the
+      // context anyway.
+    }
+    ptr_ = thrust::device_ptr<float>();
+    capacity_ = 0;
+  }
+
+  thrust::device_ptr<float> ptr_;
+  size_t capacity_ = 0;
+};
+
+}  // namespace tiledmm

@@ -1,0 +1,53 @@
+// Tensor maps for the Hopper kernels' copy engine (TMA): the driver's encoder, reached
+// through the runtime (the library links no libcuda), and the map of one operand.
+// Host code; included by the sm_90a kernel files.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/error.hpp"
+
+namespace tiledmm::sm90 {
+
+// The driver's cuTensorMapEncodeTiled, through the runtime (the library links no
+// libcuda); nullptr if the driver lacks it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// An operand of `rows` rows of k floats, `ld` apart, read as boxes of 32 (k) x
+// box_rows (K-major) or, for an MN-major operand (stored k rows of `rows` floats),
+// as boxes of 32 rows x 32 k; rounded to TF32 and swizzled as they land.
+inline CUtensorMap operand_map(const float* ptr, bool k_major, int64_t rows, int64_t k, int64_t ld,
+                               int box_rows) {
+  const auto encode = tensor_map_encoder();
+  require(encode != nullptr, Status::NotSupported,
+          "wgmma kernels: the driver has no cuTensorMapEncodeTiled");
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cuuint64_t(k_major ? k : rows), cuuint64_t(k_major ? rows : k)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};
+  const cuuint32_t box[2] = {32, k_major ? cuuint32_t(box_rows) : 32};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 2, const_cast<float*>(ptr), dims, strides, box,
+             element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  require(r == CUDA_SUCCESS, Status::Internal, "wgmma kernels: cuTensorMapEncodeTiled failed (",
+          int(r), ")");
+  return map;
+}
+
+}  // namespace tiledmm::sm90

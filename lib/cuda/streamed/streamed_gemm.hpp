@@ -1,0 +1,67 @@
+// The streamed host path: a product on host memory cut into tiles (stream_plan.hpp)
+// that flow through one device, copies overlapped with compute, so that any
+// product whose matrices fit in host memory runs, whatever the device has.
+//
+// Per step the host packs the next chunk of op(A) (or op(B), or a tile of C) from
+// the caller's memory into pinned staging with the engine's packing threads
+// (host_copy.hpp), in the layout the operand is stored in (so each row is one copy,
+// whatever the transposes and leading dimensions), while the device uploads the
+// previous chunk on one stream and multiplies the one before on another; finished
+// tiles of C come back on a third stream and are unpacked into the caller's C, m x n
+// part only. An operand the caller already pinned (cudaHostAlloc, cudaHostRegister)
+// over its whole range skips staging: the DMA engines read or write it in place.
+// kASlots slots for chunks of A, two for chunks of B, group + 1 for tiles of C
+// (stream_plan.hpp), ordered by events; the host waits only for the copy that last
+// used the staging slot it is about to refill. Every allocation happens before the
+// first write to C.
+//
+// One engine per device and process (shared_streamed_gemm): every handle on that
+// device shares its pinned staging, device buffers and packing threads, so many
+// handles (a handle per thread, several ranks through the BLAS front end) do not
+// multiply them. Its products run one at a time: the host's memory bus and the link,
+// not the GPU, bound this path, so two at once would only split them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "core/device_profile.hpp"
+#include "core/settings.hpp"
+#include "core/worker_pool.hpp"
+#include "plan/stream_plan.hpp"
+
+namespace tiledmm {
+
+class StreamedGemm {
+ public:
+  StreamedGemm();  // with the device current: its streams and events
+  ~StreamedGemm();
+  StreamedGemm(const StreamedGemm&) = delete;
+  StreamedGemm& operator=(const StreamedGemm&) = delete;
+
+  // Runs `p` (host pointers; a call that reads A and B) as `plan` cuts it, with the
+  // device current. Throws Error(OutOfMemory) before writing C if a buffer cannot be
+  // had; a later failure (a CUDA error, OUT_OF_MEMORY from the runtime, a caller's
+  // function) may leave tiles of C written (documented in the header). Whichever way
+  // it returns, none of its copies or kernels is still in flight: a failure waits for
+  // the engine's three streams first. Thread-safe: products run one at a time.
+  Timing run(const GemmProblem& p, const Settings& settings, const DeviceProfile& device,
+             const StreamPlan& plan);
+
+  // Grows the pinned staging to at least `bytes` now (cudaHostAlloc is slow: the
+  // first product need not pay for it). Thread-safe.
+  void reserve_staging(int64_t bytes);
+  int64_t staging_bytes();
+
+ private:
+  struct State;
+  std::mutex mutex_;  // one product (or reservation) at a time
+  std::unique_ptr<State> state_;
+};
+
+// The engine of `device` (current), shared by every holder of the pointer; made on
+// first use, freed with its last holder.
+std::shared_ptr<StreamedGemm> shared_streamed_gemm(int device);
+
+}  // namespace tiledmm

@@ -1,0 +1,152 @@
+#include "plan/planner.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "plan/blocked_shapes.hpp"
+#include "plan/measured_rates.hpp"
+#include "plan/tf32_shapes.hpp"
+
+namespace tiledmm {
+namespace {
+
+// a >= 0, b > 0; a + b - 1 would overflow for the sizes up to INT64_MAX that a call
+// may pass where it does not use them (m with n = 0, k with alpha = 0).
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+const BlockedShapeInfo* shape_of(int tile) {
+  for (const BlockedShapeInfo& s : kBlockedShapes)
+    if (s.tile == tile) return &s;
+  return nullptr;
+}
+
+// The CUDA driver keeps 1 KiB of each block's shared memory for itself.
+constexpr int64_t kReservedSharedPerBlock = 1024;
+constexpr int kMaxSplits = 32;
+constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
+
+}  // namespace
+
+int resident_blocks(int tile, const DeviceProfile& d) {
+  const BlockedShapeInfo* s = shape_of(tile);
+  if (s == nullptr) return 0;
+  if (s->shared_bytes > d.shared_memory_per_block_optin) return 0;
+  const int64_t by_threads = d.max_threads_per_sm / s->threads;
+  const int64_t by_shared = d.shared_memory_per_sm / (s->shared_bytes + kReservedSharedPerBlock);
+  return int(std::min<int64_t>({s->min_blocks_per_sm, by_threads, by_shared}));
+}
+
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                         int max_splits) {
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  if (forced_tile == 0 && flops < kLatencyBoundSeconds * d.fp32_peak() &&
+      resident_blocks(64, d) > 0)
+    forced_tile = 64;
+  const double peak_per_sm = d.fp32_peak() / std::max(1, d.multiprocessors);
+  const double split_bandwidth = kSplitReductionBandwidth * d.memory_bandwidth;
+  BlockedPlan best{0, 1};
+  double best_time = 1e300;
+  for (const BlockedShapeInfo& s : kBlockedShapes) {
+    if (forced_tile != 0 && s.tile != forced_tile) continue;
+    const int resident = resident_blocks(s.tile, d);
+    if (resident == 0) continue;
+    const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
+    const int64_t slots = int64_t(d.multiprocessors) * resident;
+    const double per_block_rate = s.efficiency * peak_per_sm / resident;
+    for (int splits = 1; splits <= std::min(kMaxSplits, std::max(1, max_splits)); ++splits) {
+      const int64_t depth = ceil_div(p.k, splits);
+      if (splits > 1 && depth < kMinDepthPerSplit) break;
+      const int64_t waves = ceil_div(blocks * splits, slots);
+      double t = double(waves) * 2.0 * s.rows * s.cols * double(depth) / per_block_rate;
+      if (splits > 1)
+        t +=
+            kLaunchSeconds + double(splits + 2) * 4.0 * double(p.m) * double(p.n) / split_bandwidth;
+      if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
+        best_time = t;
+        best = {s.tile, splits};
+      }
+    }
+  }
+  require(best.tile != 0, Status::NotSupported, "no BLOCKED tile",
+          forced_tile ? " of the size asked for" : "", " fits this device's shared memory");
+  return best;
+}
+
+namespace {
+
+// A tensor-core kernel's tile among its shapes (widest first), as plan_tf32 describes.
+template <size_t N>
+int plan_tensor_core_tile(const Tf32ShapeInfo (&shapes)[N], const GemmProblem& p,
+                          const DeviceProfile& d, int forced_tile) {
+  auto fits = [&](const Tf32ShapeInfo& s) {
+    return s.shared_bytes <= d.shared_memory_per_block_optin;
+  };
+  if (forced_tile != 0) {
+    for (const Tf32ShapeInfo& s : shapes)
+      if (s.tile == forced_tile) return fits(s) ? s.tile : 0;
+    return 0;
+  }
+  // The rows go widest first: the first that fits with a full wave of tiles, else
+  // the narrowest that fits (small products want more blocks, not wider ones).
+  const Tf32ShapeInfo* chosen = nullptr;
+  for (const Tf32ShapeInfo& s : shapes) {
+    if (!fits(s)) continue;
+    chosen = &s;
+    if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) >= d.multiprocessors) break;
+  }
+  return chosen ? chosen->tile : 0;
+}
+
+}  // namespace
+
+int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, bool wide_everywhere) {
+  // On Hopper the wide tile runs the wgmma kernel (tf32_wgmma_kernel.cu), faster than
+  // the narrower mma.sync tile even with a fraction of a wave of blocks: on the H100,
+  // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
+  // change on Hopper").
+  if (forced_tile == 0 && wide_everywhere) {
+    for (const Tf32ShapeInfo& s : kTf32Shapes)
+      if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
+  }
+  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
+}
+
+// 3xTF32 runs three TF32 products for each FP32 one, so it pays only where the tensor
+// cores' TF32 rate is several times the FP32 rate: the A100 (sm_80) and Hopper and later
+// (8x). On consumer Ampere and Ada (sm_86, sm_89) dense TF32 runs at about the FP32
+// rate: there strict FP32, always an allowed answer, is the faster one.
+bool tf32x3_pays(const DeviceProfile& d) {
+  const int cc = d.compute_capability();
+  return cc == 80 || cc >= 90;
+}
+
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  if (!tf32x3_pays(d)) return 0;
+  return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
+}
+
+TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& d,
+                              int64_t partial_bytes) {
+  constexpr int kMaxTailSplits = 32;
+  constexpr int64_t kMinSliceSteps = 8;
+  constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+  const int64_t sms = d.multiprocessors;
+  if (sms <= 0 || tiles <= sms || partial_bytes <= 0) return {1, 0};  // no partial last wave
+  const int64_t tail = tiles % sms;
+  if (tail == 0) return {1, 0};
+  // s slices of ceil(tiles_k / s) steps (the last one shorter) in rounds over the SMs.
+  const auto time = [&](int64_t s) {
+    const int64_t slice = ceil_div(tiles_k, s), blocks = tail * ceil_div(tiles_k, slice);
+    return double(ceil_div(blocks, sms)) * double(slice) / double(tiles_k);
+  };
+  const int64_t most = std::min<int64_t>(
+      {kMaxTailSplits, tiles_k / kMinSliceSteps, kMaxPartialBytes / (tail * partial_bytes)});
+  double best = 1.0;
+  for (int64_t s = 2; s <= most; ++s) best = std::min(best, time(s));
+  if (best > 0.75) return {1, 0};  // saves less than a quarter of a tile
+  for (int64_t s = 2; s <= most; ++s)
+    if (time(s) <= best + 0.05) return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tail};
+  return {1, 0};
+}
+
+}  // namespace tiledmm

@@ -1,0 +1,64 @@
+// The planner of BLOCKED: which tile of C a block owns, and into how many slices
+// k is split (split-K), for a shape on a device described by its DeviceProfile; and
+// the tile of BLOCKED's tensor-core kernels (TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE).
+// Host C++ with no CUDA, so tests/test_internals.cpp checks it on device profiles
+// this machine does not have.
+#pragma once
+
+#include "core/device_profile.hpp"
+#include "core/gemm_problem.hpp"
+
+namespace tiledmm {
+
+// How BLOCKED runs a shape: its tile of C per block, and how many slices of k run
+// as separate blocks (1 = none).
+struct BlockedPlan {
+  int tile;
+  int splits;
+};
+
+// Blocks of `tile` one SM of `device` holds at once: the least of what the shape's
+// register cap, the SM's threads and its shared memory allow (0: it does not fit).
+int resident_blocks(int tile, const DeviceProfile& device);
+
+// The plan for `p` on `device`; forced_tile != 0 fixes the tile (split-K is still
+// chosen); k is split into at most max_splits slices. Models time as waves of blocks at each
+// shape's measured efficiency of the device's FP32 peak, plus the traffic and launch of the split-K
+// reduction. Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
+                         int max_splits = 32);
+
+// The tile setting of the TF32 tensor-core kernel for `p` on `device` (its rows in
+// lib/plan/tf32_shapes.hpp), 0 when none fits the device's shared memory.
+// forced_tile != 0 asks for that tile: it, or 0 when the kernel lacks it or the
+// device cannot hold it. Otherwise the wide 128 x 256 tile where it fits and the
+// product has at least one such tile per SM, else 128 x 128; with wide_everywhere
+// (dispatch's: on Hopper, where the wide tile runs the wgmma kernel) the wide tile
+// wherever it fits. No split-K.
+int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
+              bool wide_everywhere = false);
+
+// The same for the FP32_ACCURATE (3xTF32) kernel (kTf32x3Shapes): 128 x 64 where the
+// product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64. 0 on
+// devices where 3xTF32 is slower than strict FP32 (sm_86, sm_89: TF32 at the FP32
+// rate; only sm_80 and sm_90 and later run it).
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
+
+// The last wave of a kernel that runs one block per SM and one tile per block: where
+// `tiles` leave a last wave only partly full (r = tiles % SMs tiles), those r tiles can
+// run as r x splits blocks, each summing one slice of k into a partial tile, which a
+// second kernel adds up (lib/cuda/kernels/tail_split.cuh). tail_tiles = 0 (or splits 1): no split.
+struct TailSplitPlan {
+  int splits;
+  int64_t tail_tiles;
+};
+
+// The split for `tiles` tiles of `tiles_k` steps of k each on `device`, each split
+// block's partial tile `partial_bytes` bytes. Counts time in tiles' worth of work: the
+// r tiles take one tile's time whole, and ceil(r s / SMs) / s split in s. Takes the
+// fewest splits within 1/20 of a tile of the best, if that saves at least a quarter of a
+// tile; a slice keeps at least 8 steps of k, s <= 32, the partials at most 64 MiB.
+TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& device,
+                              int64_t partial_bytes);
+
+}  // namespace tiledmm

@@ -1,0 +1,184 @@
+#include "plan/stream_plan.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace tiledmm {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0
+int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
+
+StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1,
+                bool b_resident = true) {
+  StreamPlan s;
+  s.b_resident = b_resident;
+  s.tile_m = std::min(tm, p.m);
+  s.tile_n = std::min(tn, p.n);
+  s.chunk_k = std::max<int64_t>(1, std::min(tk, p.k));
+  s.tiles_m = ceil_div(p.m, s.tile_m);
+  s.tiles_n = ceil_div(p.n, s.tile_n);
+  s.chunks = ceil_div(std::max<int64_t>(p.k, 1), s.chunk_k);
+  s.group = std::max<int64_t>(1, std::min(group, s.tiles_m));
+  return s;
+}
+
+// True when a panel of all of k by `tile_n` columns (as stream_buffers lays it out)
+// fits `device` bytes on its own. Checked in 128 bits before any buffer size is
+// computed, since k may be up to 2^61: once it holds, the panel's floats fit 64 bits
+// (the byte totals are summed in 128 bits and saturated).
+bool panel_can_fit(const GemmProblem& p, int64_t tile_n, int64_t device) {
+  const int64_t k = std::max<int64_t>(p.k, 1);
+  const __int128 rows = p.trans_b ? tile_n : k;
+  const __int128 ld = p.trans_b ? round_up4(k) : round_up4(tile_n);
+  return rows * ld * 4 <= __int128(device);
+}
+
+bool fits(const GemmProblem& p, const StreamPlan& s, int64_t device, int64_t staging) {
+  if (s.b_resident && !panel_can_fit(p, s.tile_n, device)) return false;
+  return stream_device_bytes(p, s) <= device && stream_staging_bytes(p, s) <= staging;
+}
+
+}  // namespace
+
+// Device rows are padded to 4 floats (16-byte accesses); staging is dense.
+StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
+  StreamBuffers b;
+  // Each operand keeps the orientation it is stored in (op(A) chunk: tile_m x chunk_k,
+  // or chunk_k x tile_m when A is transposed; the panel: k x tile_n, or tile_n x k).
+  // Streaming B, the panel is one chunk deep.
+  const int64_t k = s.b_resident ? std::max<int64_t>(p.k, 1) : s.chunk_k;
+  b.a_ld = round_up4(p.trans_a ? s.tile_m : s.chunk_k);
+  b.b_ld = round_up4(p.trans_b ? k : s.tile_n);
+  b.c_ld = round_up4(s.tile_n);
+  b.a_slot = (p.trans_a ? s.chunk_k : s.tile_m) * b.a_ld;
+  b.b_panel = (p.trans_b ? s.tile_n : k) * b.b_ld;
+  b.b_slot = s.chunk_k * s.tile_n;
+  b.c_tile = s.tile_m * b.c_ld;
+  return b;
+}
+
+namespace {
+
+// Byte counts in 128 bits, saturated at INT64_MAX (more than any budget): a panel of
+// B is up to tile_n x k floats (up to 2^63 - 4 of them; aligned_floats would
+// overflow), and two panels with the rest pass 2^63 bytes for operands near the
+// 2^63-byte limit of make_problem.
+using i128 = __int128;
+i128 aligned(i128 floats) { return (floats + 63) / 64 * 64; }
+int64_t saturated_bytes(i128 floats) {
+  return 4 * floats > INT64_MAX ? INT64_MAX : int64_t(4 * floats);
+}
+
+}  // namespace
+
+int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
+  const StreamBuffers b = stream_buffers(p, s);
+  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();
+  return saturated_bytes(kASlots * aligned(b.a_slot) + s.panels() * aligned(b.b_panel) +
+                         c_buffers * aligned(b.c_tile));
+}
+
+// Staging is dense: no padding inside a buffer.
+int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
+  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();  // down, and up
+  return saturated_bytes(kASlots * aligned(i128(s.tile_m) * s.chunk_k) +
+                         2 * aligned(i128(s.chunk_k) * s.tile_n) +
+                         c_buffers * aligned(i128(s.tile_m) * s.tile_n));
+}
+
+namespace {
+
+// Candidate edges: powers of two from 16 below `full`, and `full` itself.
+int edges(int64_t full, int64_t cap, int64_t* out) {
+  int n = 0;
+  if (full <= cap) out[n++] = full;
+  for (int64_t e = 16; e < full && e <= cap; e *= 2) out[n++] = e;
+  return n;
+}
+
+}  // namespace
+
+StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
+                       double flops_per_s, int threads, const HostRates& rates) {
+  int64_t ms[64], ns[64], ks[64];
+  const int nm = edges(p.m, int64_t(1) << 20, ms), nn = edges(p.n, int64_t(1) << 20, ns);
+  const int nk = edges(std::max<int64_t>(p.k, 1), 4096, ks);
+  StreamPlan best;
+  double best_time = 1e300;
+  // A panel of all of k where one fits (B uploaded once); streaming B's chunks only
+  // where none does.
+  for (bool resident : {true, false}) {
+    for (int a = 0; a < nm; ++a) {
+      for (int b = 0; b < nn; ++b) {
+        for (int c = 0; c < nk; ++c) {
+          for (int64_t g = 1; g <= 8; g *= 2) {
+            const StreamPlan s = make(p, ms[a], ns[b], ks[c], g, resident);
+            if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
+            // Ties go to the smaller group and the cut found first (less memory).
+            const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
+            if (t < best_time * (1 - 1e-9)) {
+              best_time = t;
+              best = s;
+            }
+          }
+        }
+      }
+    }
+    if (best.tile_m > 0) return best;
+  }
+  const StreamPlan s = make(p, 16, 16, 16, 1, false);
+  fail(Status::OutOfMemory, "the streamed host path needs at least ",
+       stream_device_bytes(p, s) >> 10, " KiB of device memory and ",
+       stream_staging_bytes(p, s) >> 10,
+       " KiB of pinned staging for this shape (budget: ", device_bytes >> 10, " KiB and ",
+       staging_bytes >> 10, " KiB)");
+}
+
+double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates& r) {
+  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
+  const double c = 4.0 * double(p.m) * double(p.n);
+  const double up = (a + b + (p.beta != 0.0f ? c : 0.0)) / r.pageable_h2d;
+  return up + 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s + c / r.pageable_d2h;
+}
+
+double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s, int threads,
+                        const HostRates& r) {
+  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
+  const double c = 4.0 * double(p.m) * double(p.n);
+  const double c_moves = p.beta != 0.0f ? 2.0 : 1.0;
+  const double moved =
+      a * double(s.tiles_n) + b * double(s.b_uploads()) + c * c_moves;  // each way once
+  const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
+  const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
+  const double steady = std::max({moved / r.pinned_link, moved / pack, kernel});
+  // Fill: the first chunks packed and uploaded before the first kernel; drain: the
+  // last tile of C downloaded and unpacked after the last kernel.
+  const double first = 4.0 * double(s.chunk_k) * double(s.tile_m + s.tile_n);
+  const double last = 4.0 * double(s.tile_m) * double(s.tile_n);
+  const double fill = first / pack + first / r.pinned_link;
+  const double drain = last / r.pinned_link + last / pack;
+  // Each panel: the host packs it and the group's chunks of A while the device
+  // multiplies the group; what the device cannot cover is lost, once per panel.
+  const double panel = 4.0 * double(p.k) * double(s.tile_n);
+  const double group_a = 4.0 * double(s.group) * double(s.tile_m) * double(p.k);
+  const double group_flops =
+      2.0 * double(s.group) * double(s.tile_m) * double(s.tile_n) * double(p.k);
+  const double panel_wait =
+      s.b_resident
+          ? std::max(0.0, std::max((panel + group_a) / pack, (panel + group_a) / r.pinned_link) -
+                              group_flops / flops_per_s)
+          : 0.0;
+  // And the group's tiles finish together: the host unpacks them while the device
+  // multiplies the later row tiles of the panel; what those cannot cover is lost too.
+  const double tile_flops = 2.0 * double(s.tile_m) * double(s.tile_n) * double(p.k);
+  const double bunch = std::max(0.0, double(s.group - 1) * last / pack -
+                                         double(s.tiles_m - s.group) * tile_flops / flops_per_s);
+  const double steps = double(s.tiles()) * double(s.chunks) +
+                       double(s.tiles_n) * double(s.b_uploads()) * double(s.chunks);
+  return steady + fill + drain + double(s.tiles_n) * (panel_wait + bunch) +
+         steps * r.step_overhead_s;
+}
+
+}  // namespace tiledmm

@@ -1,0 +1,99 @@
+// The kernel registry: every kernel tiledmm has, as one table per backend, each row
+// saying what selects the kernel, where it runs and how to launch it. The C
+// boundary (valid tile sizes, tmm_get_kernel_info), dispatch, the report and the
+// tests all read it, so a new kernel is its own file plus one row (and, for a new
+// user-selectable algorithm, its enum value).
+//
+//   CPU rows:  lib/cpu/cpu_backend.cpp (cpu_kernel_table)
+//   CUDA rows: lib/cuda/kernels/kernel_table.cu (cuda_kernel_table)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/device_profile.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/settings.hpp"
+
+namespace tiledmm {
+
+// A resolved choice: the variant's tile and coarsening, and how k is split: for
+// BLOCKED, every tile in `splits` slices (split-K); for the rows with a plan_tail hook,
+// only the last `tail_tiles` tiles (the partial last wave, planner.hpp's TailSplitPlan).
+struct KernelPlan {
+  int tile = 0;
+  int coarsening = 0;
+  int splits = 1;
+  int64_t tail_tiles = 0;
+};
+
+// Enqueues the kernel on a CUDA stream (a cudaStream_t; void* keeps this header
+// free of CUDA). `workspace` holds at least `workspace(p, plan)` floats.
+using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+                                void* stream);
+using WorkspaceFloats = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
+
+struct KernelEntry {
+  const char* name;         // reported in tmm_report.kernel; unique
+  const char* description;  // one line
+  BackendKind backend;
+  Algorithm algorithm;
+  MathMode math_mode;      // its arithmetic; other than Fp32, it runs only where the setting allows
+  int tile;                // the tile_size setting that selects it (0: none)
+  int coarsening;          // the coarsening setting that selects it (0: none)
+  int outputs_per_thread;  // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc, max_cc;      // compute capabilities it runs on, major * 10 + minor
+  bool is_default;         // what tile_size (and coarsening) 0 select
+  KernelLauncher launch;   // CUDA rows; nullptr on the CPU
+  WorkspaceFloats workspace;  // nullptr: needs none
+  // Whether the current device can run it beyond its cc range (its code loaded);
+  // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
+  // in where they run: dispatch takes the first that runs on the device.
+  bool (*available)() = nullptr;
+  // How it splits k in its last wave for p on the device (plan.splits, plan.tail_tiles);
+  // nullptr: it never splits. Dispatch asks only where a workspace may be used.
+  void (*plan_tail)(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) = nullptr;
+};
+
+struct KernelTable {
+  const KernelEntry* rows;
+  size_t count;
+  const KernelEntry* begin() const { return rows; }
+  const KernelEntry* end() const { return rows + count; }
+};
+
+KernelTable cpu_kernel_table();
+KernelTable cuda_kernel_table();  // empty in a build without CUDA
+
+// Row `index` of the CPU rows followed by the CUDA rows; nullptr past the end.
+const KernelEntry* kernel_at(size_t index);
+
+// The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
+// algorithm's default row. Rows are unique by (algorithm, math mode, tile,
+// coarsening), a tensor-core row may share a tile size with a strict FP32 row, and
+// rows for different architectures may share all four (the first row wins here;
+// dispatch asks runs_here() of each).
+const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
+                               MathMode math_mode = MathMode::Fp32);
+
+// The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
+// Builds a string: only on failure paths.
+std::string tiles_of(BackendKind backend, Algorithm algorithm);
+
+// The tile_size option's valid values: 0, 1.0's sizes (valid in every build) and any
+// a row takes.
+bool is_known_tile(int tile);
+
+// The coarsening option's valid values: 0, 1.0's (1, 2, 4) and any a row takes.
+bool is_known_coarsening(int coarsening);
+
+inline bool runs_on(const KernelEntry& k, int compute_capability) {
+  return compute_capability >= k.min_cc && compute_capability <= k.max_cc;
+}
+
+// runs_on, and its code is there for the current device.
+inline bool runs_here(const KernelEntry& k, int compute_capability) {
+  return runs_on(k, compute_capability) && (k.available == nullptr || k.available());
+}
+
+}  // namespace tiledmm
