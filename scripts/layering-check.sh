@@ -9,7 +9,8 @@
 # must name a header of lib/ from lib/'s root ("core/error.hpp", never "../error.hpp"
 # or "error.hpp"), in the file's own layer or one LOWER lists for it (directly or
 # through another); only api/ includes the public headers (tiledmm/...).
-# blas/: includes blas/'s own files and the public headers, nothing from lib/.
+# blas/: entry/ -> route/ -> support/ the same way (BLAS_REACH below), and nothing
+# from lib/.
 #
 #   scripts/layering-check.sh          every tracked source under lib/ and blas/
 #   scripts/layering-check.sh FILE...  those files
@@ -95,18 +96,34 @@ check_lib() {  # file (lib/...) line include
   fi
 }
 
+# blas/: entry/ (the exported entry points) -> route/ (where a call goes, recovery,
+# the cost model) -> support/ (config, log, counters, the fallback loader). Includes
+# name blas/'s files from blas/'s root ("support/log.hpp"); public headers are fine
+# anywhere; lib/ never (the BLAS sees the library through its C API only).
+declare -A BLAS_REACH=(
+  [support]="support"
+  [route]="route support"
+  [entry]="entry route support"
+)
 check_blas() {  # file (blas/...) line include
-  local file=$1 line=$2 inc=$3
+  local file=$1 line=$2 inc=$3 rel=${1#blas/} own target
   if [[ $inc == tiledmm/* ]]; then
     [ -f "include/$inc" ] || [ -f "include/$inc.in" ] ||
       report "$file" "$line" "$inc" "no such public header in include/"
     return
   fi
-  local resolved
-  resolved=$(realpath -m --relative-to=. "$(dirname "$file")/$inc")
-  if [[ $resolved != blas/* || ! -f $resolved ]]; then
+  if [[ $inc == *..* || ! -f blas/$inc ]]; then
     report "$file" "$line" "$inc" \
-      "blas/ includes only its own files and the public headers (tiledmm/...), never lib/"
+      "blas/ includes only its own files, by their path from blas/ (\"support/log.hpp\"), and the public headers (tiledmm/...), never lib/"
+    return
+  fi
+  own=${rel%%/*}
+  target=${inc%%/*}
+  if [ -z "${BLAS_REACH[$own]+x}" ] || [ -z "${BLAS_REACH[$target]+x}" ]; then
+    report "$file" "$line" "$inc" "blas/ sources and headers live in entry/, route/ or support/"
+  elif [[ " ${BLAS_REACH[$own]} " != *" $target "* ]]; then
+    report "$file" "$line" "$inc" \
+      "blas/$own/ may include only $(echo ${BLAS_REACH[$own]} | sed 's| |, |g') (blas/$target/ is above it)"
   fi
 }
 
