@@ -6,21 +6,18 @@
 // and turns valid ones into a column-major GemmCall for route/router.cpp. No exception
 // leaves this file; nothing here prints, aborts or exits.
 //
-// The reference SGEMM's checks, in order (INFO = the parameter number):
-//   TRANSA not N/T/C: 1; TRANSB: 2; M < 0: 3; N < 0: 4; K < 0: 5;
-//   LDA < max(1, rows of A as stored): 8; LDB: 10; LDC < max(1, M): 13.
-// CBLAS adds the layout in front: layout 1, TransA 2, TransB 3, M 4, N 5, K 6,
-// lda 9, ldb 11, ldc 14 (what the fallback's cblas_sgemm reports is its own affair:
-// the reference reports the Fortran routine's numbers for the sizes).
+// The rule, in the reference's order with its parameter numbers, is stated once in
+// args.hpp (what the fallback's cblas_sgemm reports is its own affair: the reference
+// reports the Fortran routine's numbers for the sizes).
 //
-// The checks themselves are in args.hpp. The four GEMM entry points start with the
-// small calls' fast path (fast_path.hpp): a valid call with work in it, below the
-// routing threshold (Route, route/router.hpp), goes straight to the fallback's routine of
-// the same name with the caller's own arguments, and is counted; nothing else is
-// done for it. On x86-64 the entry points themselves are trampolines in assembly
-// (trampolines_x86_64.S) that ask this file's decision functions where to jump.
-// Everything else (invalid arguments, quick returns, the log, calls tiledmm may
-// take) goes the general way, out of line.
+// The four GEMM entry points start with the small calls' fast path (fast_path.hpp):
+// a valid call with work in it, below the routing threshold (Route,
+// route/router.hpp), goes straight to the fallback's routine of the same name with
+// the caller's own arguments, and is counted; nothing else is done for it. On x86-64
+// the entry points themselves are trampolines in assembly (trampolines_x86_64.S)
+// that ask this file's decision functions where to jump. Everything else (invalid
+// arguments, quick returns, the log, calls tiledmm may take) goes the general way,
+// out of line.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
