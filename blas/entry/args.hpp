@@ -1,7 +1,18 @@
-// The checks of a call's arguments, as the reference BLAS makes them (shim.cpp
-// says in which order and why), and the small calls' fast versions of them: one
-// test whether everything is valid, for the sizes the fast path takes. Kept
-// together, so that tests/blas/test_blas_internals.cpp checks that both agree.
+// The argument rules of sgemm_ and cblas_sgemm (and of their ILP64 twins), stated
+// once: which calls are valid, and for an invalid one the parameter number the
+// reference BLAS's xerbla reports. Everything that checks arguments derives from
+// gemm_info below:
+//   fortran_info, cblas_info    the number, for the general way (entry/shim.cpp);
+//   fortran_valid, cblas_valid  whether it is 0, for the small calls' fast path, on
+//                               the sizes it takes (fast_sizes);
+//   trampolines_x86_64.S        a conservative subset of fortran_valid and
+//                               cblas_valid: it takes a call only where they say
+//                               valid, and leaves every other to the C++, which
+//                               decides again (fast_path.hpp).
+// tests/blas/test_blas_internals.cpp checks these against the reference's rules as
+// the tests state them independently (tests/blas/reference_checks.hpp), and
+// test_blas_conformance that the exported entry points, the assembly included, count
+// each call as those rules say.
 #pragma once
 
 #include <algorithm>
@@ -16,39 +27,113 @@ namespace tiledmm::blas {
 // LSAME's rule: ASCII letters, either case (no locale, no call).
 inline char upper(const char* c) { return *c >= 'a' && *c <= 'z' ? char(*c - 'a' + 'A') : *c; }
 
-// The reference SGEMM's INFO for upper-cased TRANSA and TRANSB; 0: valid.
+// LSAME's classes of a transpose character, by its byte: 0 invalid, 1 N or n (no
+// transpose), 2 T, t, C or c. One load instead of a chain of tests.
+struct TransClasses {
+  unsigned char of[256];
+};
+constexpr TransClasses make_trans_classes() {
+  TransClasses t{};
+  for (unsigned char c : {'N', 'n'}) t.of[c] = 1;
+  for (unsigned char c : {'T', 't', 'C', 'c'}) t.of[c] = 2;
+  return t;
+}
+inline constexpr TransClasses kTransClasses = make_trans_classes();
+constexpr unsigned trans_class(char c) { return kTransClasses.of[static_cast<unsigned char>(c)]; }
+
+// CblasNoTrans, CblasTrans, CblasConjTrans, tested as one range.
+static_assert(kTrans == kNoTrans + 1 && kConjTrans == kNoTrans + 2);
+constexpr bool cblas_trans_valid(int t) { return unsigned(t) - unsigned(kNoTrans) <= 2u; }
+
+// ---- The rule --------------------------------------------------------------------
+
+// The reference BLAS checks a GEMM's arguments in this order and reports the first
+// that fails (xerbla's INFO):
+//   layout (CBLAS only), transa, transb   one of the values the routine knows;
+//   m, n, k                               >= 0;
+//   lda, ldb, ldc                         >= max(1, rows), the rows of A, B and C as
+//                                         stored (in row-major order, their columns).
+// sgemm_ and cblas_sgemm number these parameters each its own way; sgemm_ has no
+// layout (its GemmArgs::layout_valid is always true). The ILP64 twins number them
+// alike.
+struct ParameterNumbers {
+  int layout, transa, transb, m, n, k, lda, ldb, ldc;
+};
+inline constexpr ParameterNumbers kSgemmNumbers{0, 1, 2, 3, 4, 5, 8, 10, 13};
+inline constexpr ParameterNumbers kCblasNumbers{1, 2, 3, 4, 5, 6, 9, 11, 14};
+
+// A call's arguments as the rule reads them: the routine's own spellings of the
+// layout and the transposes already judged (fortran_args, cblas_args), and for each
+// leading dimension the rows it must cover. Int is int, or int64_t for the ILP64
+// entry points.
 template <class Int>
-int fortran_info(char ta, char tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
-  const bool nota = ta == 'N', notb = tb == 'N';
-  const Int rows_a = nota ? m : k, rows_b = notb ? k : n;
-  if (!nota && ta != 'C' && ta != 'T') return 1;
-  if (!notb && tb != 'C' && tb != 'T') return 2;
-  if (m < 0) return 3;
-  if (n < 0) return 4;
-  if (k < 0) return 5;
-  if (lda < std::max<Int>(1, rows_a)) return 8;
-  if (ldb < std::max<Int>(1, rows_b)) return 10;
-  if (ldc < std::max<Int>(1, m)) return 13;
+struct GemmArgs {
+  bool layout_valid, transa_valid, transb_valid;
+  Int m, n, k;
+  Int lda, ldb, ldc;
+  Int rows_a, rows_b, rows_c;
+};
+
+// What a caller already knows of the sizes: nothing, or that they pass fast_sizes
+// (1 <= m, n, k <= 65536). Then m, n, k >= 0 hold and max(1, rows) is rows, and the
+// small calls' fast path tests neither.
+enum class SizesKnown { kNothing, kFast };
+
+// The parameter number of the first argument the rule refuses; 0: valid.
+template <SizesKnown kKnown = SizesKnown::kNothing, class Int>
+constexpr int gemm_info(const ParameterNumbers& number, const GemmArgs<Int>& x) {
+  if (!x.layout_valid) return number.layout;
+  if (!x.transa_valid) return number.transa;
+  if (!x.transb_valid) return number.transb;
+  if constexpr (kKnown == SizesKnown::kNothing) {
+    if (x.m < 0) return number.m;
+    if (x.n < 0) return number.n;
+    if (x.k < 0) return number.k;
+  }
+  const auto least = [](Int rows) {
+    return kKnown == SizesKnown::kFast ? rows : std::max<Int>(1, rows);
+  };
+  if (x.lda < least(x.rows_a)) return number.lda;
+  if (x.ldb < least(x.rows_b)) return number.ldb;
+  if (x.ldc < least(x.rows_c)) return number.ldc;
   return 0;
+}
+
+// sgemm_'s arguments (TRANSA and TRANSB in either case): column-major, A m x k (k x m
+// transposed), B k x n (n x k).
+template <class Int>
+constexpr GemmArgs<Int> fortran_args(char transa, char transb, Int m, Int n, Int k, Int lda,
+                                     Int ldb, Int ldc) {
+  const unsigned ta = trans_class(transa), tb = trans_class(transb);
+  return {true, ta != 0, tb != 0, m, n, k, lda, ldb, ldc, ta == 1 ? m : k, tb == 1 ? k : n, m};
+}
+
+// cblas_sgemm's arguments: in row-major order a matrix's leading dimension covers its
+// columns.
+template <class Int>
+constexpr GemmArgs<Int> cblas_args(int layout, int ta, int tb, Int m, Int n, Int k, Int lda,
+                                   Int ldb, Int ldc) {
+  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
+  const bool layout_valid = row || layout == kColMajor;
+  // Row-major A (B) is column-major A^T (B^T): the transpose flips with the layout.
+  const Int rows_a = nota != row ? m : k;
+  const Int rows_b = notb != row ? k : n;
+  const Int rows_c = row ? n : m;
+  const bool ta_valid = cblas_trans_valid(ta), tb_valid = cblas_trans_valid(tb);
+  return {layout_valid, ta_valid, tb_valid, m, n, k, lda, ldb, ldc, rows_a, rows_b, rows_c};
+}
+
+// The reference SGEMM's INFO; 0: valid.
+template <class Int>
+constexpr int fortran_info(char ta, char tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
+  return gemm_info(kSgemmNumbers, fortran_args(ta, tb, m, n, k, lda, ldb, ldc));
 }
 
 // The reference CBLAS's parameter number; 0: valid.
 template <class Int>
-int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb, Int ldc) {
-  auto valid_trans = [](int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; };
-  if (layout != kRowMajor && layout != kColMajor) return 1;
-  if (!valid_trans(ta)) return 2;
-  if (!valid_trans(tb)) return 3;
-  if (m < 0) return 4;
-  if (n < 0) return 5;
-  if (k < 0) return 6;
-  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
-  const Int a_min = row ? (nota ? k : m) : (nota ? m : k);
-  const Int b_min = row ? (notb ? n : k) : (notb ? k : n);
-  if (lda < std::max<Int>(1, a_min)) return 9;
-  if (ldb < std::max<Int>(1, b_min)) return 11;
-  if (ldc < std::max<Int>(1, row ? n : m)) return 14;
-  return 0;
+constexpr int cblas_info(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb,
+                         Int ldc) {
+  return gemm_info(kCblasNumbers, cblas_args(layout, ta, tb, m, n, k, lda, ldb, ldc));
 }
 
 // ---- The small calls' fast path ------------------------------------------------
@@ -79,39 +164,26 @@ inline uint64_t fast_flops(Int m, Int n, Int k) {
   return 2 * uint64_t(m) * uint64_t(n) * uint64_t(k);
 }
 
-// LSAME's classes of a transpose character, by its byte: 0 invalid, 1 N or n (no
-// transpose), 2 T, t, C or c. One load instead of a chain of tests.
-struct TransClasses {
-  unsigned char of[256];
-};
-constexpr TransClasses make_trans_classes() {
-  TransClasses t{};
-  for (unsigned char c : {'N', 'n'}) t.of[c] = 1;
-  for (unsigned char c : {'T', 't', 'C', 'c'}) t.of[c] = 2;
-  return t;
-}
-inline constexpr TransClasses kTransClasses = make_trans_classes();
-
-// fortran_info(upper(transa), upper(transb), ...) == 0, for sizes that pass
-// fast_sizes (then max(1, x) is x).
+// fortran_info(...) == 0, for sizes that pass fast_sizes.
 template <class Int>
 inline bool fortran_valid(const char* transa, const char* transb, Int m, Int n, Int k, Int lda,
                           Int ldb, Int ldc) {
-  const unsigned ta = kTransClasses.of[static_cast<unsigned char>(*transa)];
-  const unsigned tb = kTransClasses.of[static_cast<unsigned char>(*transb)];
-  const bool nota = ta == 1, notb = tb == 1;
-  return ta != 0 && tb != 0 && lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
+  return gemm_info<SizesKnown::kFast>(kSgemmNumbers,
+                                      fortran_args(*transa, *transb, m, n, k, lda, ldb, ldc)) == 0;
 }
 
-// cblas_info(...) == 0, for sizes that pass fast_sizes.
+// cblas_info(...) == 0, for sizes that pass fast_sizes. The rule once per layout, so
+// that each folds its layout's choices of rows (GCC otherwise computes both and
+// spills: 12 more instructions a call).
 template <class Int>
 inline bool cblas_valid(int layout, int ta, int tb, Int m, Int n, Int k, Int lda, Int ldb,
                         Int ldc) {
-  if (unsigned(ta) - unsigned(kNoTrans) > 2u || unsigned(tb) - unsigned(kNoTrans) > 2u)
-    return false;
-  const bool nota = ta == kNoTrans, notb = tb == kNoTrans;
-  if (layout == kRowMajor) return lda >= (nota ? k : m) && ldb >= (notb ? n : k) && ldc >= n;
-  if (layout == kColMajor) return lda >= (nota ? m : k) && ldb >= (notb ? k : n) && ldc >= m;
+  const auto valid_as = [&](int known_layout) {
+    return gemm_info<SizesKnown::kFast>(
+               kCblasNumbers, cblas_args(known_layout, ta, tb, m, n, k, lda, ldb, ldc)) == 0;
+  };
+  if (layout == kRowMajor) return valid_as(kRowMajor);
+  if (layout == kColMajor) return valid_as(kColMajor);
   return false;
 }
 

@@ -38,9 +38,12 @@
 
 namespace tiledmm::blas {
 
-// sgemm_ and sgemm_64_: the six register arguments as the trampoline pushed them,
-// the return address, then the caller's stack arguments (the hidden lengths of the
-// character arguments, which C callers mostly do not pass, are not read).
+// The arguments of sgemm_ and sgemm_64_, the one description of them in C++: as
+// the trampoline lays them out, the six register arguments it pushed, the return
+// address, then the caller's stack arguments (the hidden lengths of the character
+// arguments, which C callers mostly do not pass, are not read). Where C++ fills one
+// (the portable entry points, the general way in shim.cpp) return_address is
+// nullptr; nothing reads it, it only keeps the stack arguments at their offsets.
 template <class Int>
 struct FortranFrame {
   const char* transa;  // %rdi

@@ -6,21 +6,18 @@
 // and turns valid ones into a column-major GemmCall for route/router.cpp. No exception
 // leaves this file; nothing here prints, aborts or exits.
 //
-// The reference SGEMM's checks, in order (INFO = the parameter number):
-//   TRANSA not N/T/C: 1; TRANSB: 2; M < 0: 3; N < 0: 4; K < 0: 5;
-//   LDA < max(1, rows of A as stored): 8; LDB: 10; LDC < max(1, M): 13.
-// CBLAS adds the layout in front: layout 1, TransA 2, TransB 3, M 4, N 5, K 6,
-// lda 9, ldb 11, ldc 14 (what the fallback's cblas_sgemm reports is its own affair:
-// the reference reports the Fortran routine's numbers for the sizes).
+// The rule, in the reference's order with its parameter numbers, is stated once in
+// args.hpp (what the fallback's cblas_sgemm reports is its own affair: the reference
+// reports the Fortran routine's numbers for the sizes).
 //
-// The checks themselves are in args.hpp. The four GEMM entry points start with the
-// small calls' fast path (fast_path.hpp): a valid call with work in it, below the
-// routing threshold (Route, route/router.hpp), goes straight to the fallback's routine of
-// the same name with the caller's own arguments, and is counted; nothing else is
-// done for it. On x86-64 the entry points themselves are trampolines in assembly
-// (trampolines_x86_64.S) that ask this file's decision functions where to jump.
-// Everything else (invalid arguments, quick returns, the log, calls tiledmm may
-// take) goes the general way, out of line.
+// The four GEMM entry points start with the small calls' fast path (fast_path.hpp):
+// a valid call with work in it, below the routing threshold (Route,
+// route/router.hpp), goes straight to the fallback's routine of the same name with
+// the caller's own arguments, and is counted; nothing else is done for it. On x86-64
+// the entry points themselves are trampolines in assembly (trampolines_x86_64.S)
+// that ask this file's decision functions where to jump. Everything else (invalid
+// arguments, quick returns, the log, calls tiledmm may take) goes the general way,
+// out of line.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -88,75 +85,64 @@ void log_invalid(Routine r, int info) {
 
 // ---- Fortran ------------------------------------------------------------------
 
-template <class Int>
-struct FortranArgs {
-  const char *ta, *tb;
-  const Int *m, *n, *k;
-  const float* alpha;
-  const float* a;
-  const Int* lda;
-  const float* b;
-  const Int* ldb;
-  const float* beta;
-  float* c;
-  const Int* ldc;
-};
+using tiledmm::blas::FortranFrame;
 
-// The LP64 fallback's SGEMM on the same arguments (the hidden lengths: 1).
-void lp64_sgemm(const FortranArgs<int>& x) {
+// The fallback's SGEMM `f` on the same arguments (the hidden lengths: 1), as an inner
+// call: a call back into this library goes straight to the fallback.
+template <class Int>
+void call_sgemm(tiledmm::blas::FortranSgemm<Int> f, const FortranFrame<Int>& x) {
   FallbackScope scope;
-  fallback().sgemm(x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc,
-                   1, 1);
+  f(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc, 1, 1);
+}
+
+// The fallback's SGEMM of the entry point's width; nullptr if it has none.
+template <class Int>
+tiledmm::blas::FortranSgemm<Int> fallback_sgemm() {
+  if constexpr (sizeof(Int) == sizeof(int)) {
+    return fallback().sgemm;
+  } else {
+    return fallback64().sgemm;
+  }
 }
 
 // Invalid arguments: the fallback's own SGEMM reports them through xerbla.
-void report_fortran(const FortranArgs<int>& x, int info) {
+void report_fortran(const FortranFrame<int>& x, int info) {
   if (fallback().sgemm != nullptr) {
-    lp64_sgemm(x);
+    call_sgemm(fallback().sgemm, x);
   } else {
     report_xerbla("SGEMM ", info);
   }
 }
 
-void report_fortran(const FortranArgs<int64_t>& x, int info) {
+void report_fortran(const FortranFrame<int64_t>& x, int info) {
   if (fallback64().sgemm != nullptr) {
-    FallbackScope scope;
-    fallback64().sgemm(x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
-                       x.ldc, 1, 1);
+    call_sgemm(fallback64().sgemm, x);
     return;
   }
   if (fallback().sgemm != nullptr && fits_int(*x.m) && fits_int(*x.n) && fits_int(*x.k) &&
       fits_int(*x.lda) && fits_int(*x.ldb) && fits_int(*x.ldc)) {
     const int m = int(*x.m), n = int(*x.n), k = int(*x.k), lda = int(*x.lda), ldb = int(*x.ldb),
               ldc = int(*x.ldc);
-    lp64_sgemm({x.ta, x.tb, &m, &n, &k, x.alpha, x.a, &lda, x.b, &ldb, x.beta, x.c, &ldc});
+    call_sgemm<int>(fallback().sgemm, {x.transa, x.transb, &m, &n, &k, x.alpha, nullptr, x.a, &lda,
+                                       x.b, &ldb, x.beta, x.c, &ldc});
     return;
   }
   report_xerbla("SGEMM ", info);
 }
 
 template <class Int>
-void fortran_entry(Routine r, const FortranArgs<Int>& x) noexcept {
+void fortran_entry(Routine r, const FortranFrame<Int>& x) noexcept {
   try {
     // An inner call from the fallback itself (its CBLAS calling its SGEMM): what the
     // Route's probes ask.
     if (FallbackScope::active()) {
       ++tiledmm::blas::t_inner_calls;
-      if constexpr (sizeof(Int) == sizeof(int)) {
-        if (fallback().sgemm != nullptr) {
-          lp64_sgemm(x);
-          return;
-        }
-      } else {
-        if (fallback64().sgemm != nullptr) {
-          FallbackScope scope;
-          fallback64().sgemm(x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta,
-                             x.c, x.ldc, 1, 1);
-          return;
-        }
+      if (const auto own = fallback_sgemm<Int>()) {
+        call_sgemm(own, x);
+        return;
       }
     }
-    const char ta = upper(x.ta), tb = upper(x.tb);
+    const char ta = upper(x.transa), tb = upper(x.transb);
     const int info = fortran_info<Int>(ta, tb, *x.m, *x.n, *x.k, *x.lda, *x.ldb, *x.ldc);
     if (info != 0) {
       log_invalid(r, info);
@@ -212,8 +198,9 @@ void report_cblas(const CblasArgs<int>& x, int info) {
     const bool row = x.layout == kRowMajor;
     const char ta = trans_char(row ? x.tb : x.ta), tb = trans_char(row ? x.ta : x.tb);
     const int m = row ? x.n : x.m, n = row ? x.m : x.n;
-    lp64_sgemm({&ta, &tb, &m, &n, &x.k, &x.alpha, row ? x.b : x.a, row ? &x.ldb : &x.lda,
-                row ? x.a : x.b, row ? &x.lda : &x.ldb, &x.beta, x.c, &x.ldc});
+    call_sgemm<int>(fallback().sgemm, {&ta, &tb, &m, &n, &x.k, &x.alpha, nullptr, row ? x.b : x.a,
+                                       row ? &x.ldb : &x.lda, row ? x.a : x.b,
+                                       row ? &x.lda : &x.ldb, &x.beta, x.c, &x.ldc});
   } else {
     report_cblas_xerbla(info);
   }
@@ -283,7 +270,7 @@ __attribute__((noinline, cold)) void sgemm_general(const char* transa, const cha
                                                    const float* beta, float* c, const Int* ldc,
                                                    size_t, size_t) noexcept {
   fortran_entry<Int>(sizeof(Int) == sizeof(int) ? Routine::kSgemm : Routine::kSgemm64,
-                     {transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+                     {transa, transb, m, n, k, alpha, nullptr, a, lda, b, ldb, beta, c, ldc});
 }
 
 template <class Int>

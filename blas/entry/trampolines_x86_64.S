@@ -23,13 +23,20 @@
  * registers only (%rax, %r10, %r11; no call, nothing on the stack): the test of
  * sgemm_target / cblas_target (entry/shim.cpp) for a call the Route sends straight to
  * the fallback's routine (RouteOf::sgemm_direct, cblas_direct), the counts, the jump.
- * Any other call, or any test it is not sure of, leaves it for the C++ decision,
- * which makes every test again:
+ * Its argument check is a conservative subset of the rule entry/args.hpp states
+ * once (gemm_info): it proves a call valid cheaply, and only where that is easy, for
+ * the sizes fast_sizes takes (1 <= m, n, k <= 65536, where the rule's tests of the
+ * sizes and its max(1, .) fall away: fortran_valid, cblas_valid). It never
+ * decides that a call is invalid: every call it does not take (invalid or not, a
+ * quick return, a size it does not handle, anything it is not sure of) goes to the
+ * C++ decision, which makes every test again by the whole rule:
  *   sgemm_      falls through to the trampoline below;
  *   cblas_sgemm jumps to tmm_blas_cblas_sgemm_cxx, its arguments in place.
  * So the assembly only ever takes calls the C++ would take, and counts them as it
  * would: BlasConformance.EveryFortranAndCblasCallCountedAsTheReferenceChecksSay checks
- * each call's counters over a grid of valid and invalid arguments, and
+ * each call's counters over a grid of valid and invalid arguments against the tests'
+ * own statement of the reference's rule (tests/blas/reference_checks.hpp, which
+ * BlasArgs.InfoIsTheReferencesNumber shows is args.hpp's), and
  * BlasThreshold.BothSidesOfTheBound the flop bound, through the exported entry points.
  *
  * The Fortran trampoline (all of sgemm_64_; sgemm_ after its fast path), at its first
@@ -129,7 +136,7 @@
         jmpq *\slot(%rax)
         .endm
 
-/* sgemm_'s checks, in fortran_valid's terms (entry/args.hpp): 1 <= m, n, k <= 65536;
+/* sgemm_'s checks, fortran_valid (entry/args.hpp) for fast_sizes: 1 <= m, n, k <= 65536;
  * TRANSA and TRANSB N, T or C in either case (bit 5 set maps exactly each letter's
  * two cases onto the lower one); lda >= rows of A, ldb >= rows of B, ldc >= m;
  * alpha's bits but the sign not all zero; 2 m n k within the bound. */
@@ -158,7 +165,9 @@
         jl .Lsgemm_decide
         .endm
 
-/* cblas_sgemm's checks, in cblas_valid's terms (entry/args.hpp). */
+/* cblas_sgemm's checks, cblas_valid (entry/args.hpp) for fast_sizes: the sizes; the
+ * transposes 111 to 113; alpha nonzero; the layout 101 or 102, each with its own
+ * leading-dimension tests. */
         .macro TMM_CBLAS_SIZE reg
         leal -1(\reg), %r11d
         cmpl $0xffff, %r11d

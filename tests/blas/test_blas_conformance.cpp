@@ -21,6 +21,7 @@
 
 #include "blas_test_util.hpp"
 #include "gemm_reference.hpp"
+#include "reference_checks.hpp"
 
 namespace {
 
@@ -482,48 +483,17 @@ TEST(BlasConformance, FastPathOfFortranAndCblasEntriesAsTheSettingsSay) {
   }
 }
 
-// The reference's own checks, written out here as an oracle independent of the
-// library: SGEMM's INFO (0: valid) for TRANSA, TRANSB as given (either case).
-int reference_sgemm_info(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
-  auto up = [](char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; };
-  const char a = up(ta), b = up(tb);
-  const bool nota = a == 'N', notb = b == 'N';
-  if (!nota && a != 'T' && a != 'C') return 1;
-  if (!notb && b != 'T' && b != 'C') return 2;
-  if (m < 0) return 3;
-  if (n < 0) return 4;
-  if (k < 0) return 5;
-  if (lda < std::max(1, nota ? m : k)) return 8;
-  if (ldb < std::max(1, notb ? k : n)) return 10;
-  if (ldc < std::max(1, m)) return 13;
-  return 0;
-}
-
-// The reference CBLAS's parameter number (0: valid).
-int reference_cblas_info(int layout, int ta, int tb, int m, int n, int k, int lda, int ldb,
-                         int ldc) {
-  auto trans_ok = [](int t) { return t == kNoTrans || t == kTrans || t == kConjTrans; };
-  if (layout != kRowMajor && layout != kColMajor) return 1;
-  if (!trans_ok(ta)) return 2;
-  if (!trans_ok(tb)) return 3;
-  if (m < 0) return 4;
-  if (n < 0) return 5;
-  if (k < 0) return 6;
-  const bool row = layout == kRowMajor, nota = ta == kNoTrans, notb = tb == kNoTrans;
-  if (lda < std::max(1, row ? (nota ? k : m) : (nota ? m : k))) return 9;
-  if (ldb < std::max(1, row ? (notb ? n : k) : (notb ? k : n))) return 11;
-  if (ldc < std::max(1, row ? n : m)) return 14;
-  return 0;
-}
-
-// What one call must do to a routine's counters, as the reference's checks say:
-// invalid (reported), a quick return (m, n or k = 0 or alpha = +-0, whatever beta:
-// the library scales C itself), or a product of 2 m n k flops on tiledmm or the
-// fallback. Every call of the grids below starts in the entry points' fast path when
-// the routing leaves small calls to the fallback (the assembly's on x86-64, and the
-// C++ decision behind it), so any call it takes that it should not (invalid,
-// alpha = +-0, a quick return), or counts otherwise, fails here. (Which way a valid
-// call went is not visible: both count alike. BlasThreshold checks the flop bound.)
+// What one call must do to a routine's counters, as the reference's checks say
+// (reference_checks.hpp, the tests' own statement of them): invalid (reported), a
+// quick return (m, n or k = 0 or alpha = +-0, whatever beta: the library scales C
+// itself), or a product of 2 m n k flops on tiledmm or the fallback. Every call of
+// the grids below starts in the entry points' fast path when the routing leaves
+// small calls to the fallback (the assembly's on x86-64, and the C++ decision behind
+// it), so any call it takes that it should not (invalid, alpha = +-0, a quick
+// return), or counts otherwise, fails here: every call the assembly takes is valid
+// by the reference's rule, which test_blas_internals shows is entry/args.hpp's.
+// (Which way a valid call went is not visible: both count alike. BlasThreshold
+// checks the flop bound.)
 CallCount expected_count(bool invalid, int m, int n, int k, float alpha) {
   if (invalid) return {1, 0, 0, 0};
   if (m == 0 || n == 0 || alpha == 0.0f || k == 0) return {0, 1, 0, 0};
@@ -552,7 +522,7 @@ TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
                     sgemm_(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda, b.data(), &ldb, &beta,
                            c.data(), &ldc);
                     const CallCount got = delta(tmm_blas_test::counters(TMM_BLAS_SGEMM), before);
-                    const int info = reference_sgemm_info(ta, tb, m, n, k, lda, ldb, ldc);
+                    const int info = tmm_blas_reference::sgemm_info(ta, tb, m, n, k, lda, ldb, ldc);
                     ++checked;
                     if (!(got == expected_count(info != 0, m, n, k, alpha)) && failures++ < 10)
                       ADD_FAILURE()
@@ -578,7 +548,8 @@ TEST(BlasConformance, EveryFortranAndCblasCallCountedAsTheReferenceChecksSay) {
                                   beta, c.data(), ldc);
                       const CallCount got =
                           delta(tmm_blas_test::counters(TMM_BLAS_CBLAS_SGEMM), before);
-                      const int info = reference_cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc);
+                      const int info = tmm_blas_reference::cblas_sgemm_info(layout, ta, tb, m, n, k,
+                                                                            lda, ldb, ldc);
                       ++checked;
                       if (!(got == expected_count(info != 0, m, n, k, alpha)) && failures++ < 10)
                         ADD_FAILURE() << "cblas_sgemm " << layout << " " << ta << " " << tb

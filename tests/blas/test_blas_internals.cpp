@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "entry/args.hpp"
+#include "reference_checks.hpp"
 #include "route/cost_model.hpp"
 #include "route/engine.hpp"
 #include "route/router.hpp"
@@ -349,8 +350,11 @@ TEST(BlasFastPath, NonzeroAgreesWithTheComparison) {
   EXPECT_EQ(zeros, 2);  // +0 and -0
 }
 
-// For every size the fast path takes, its one test agrees with the reference's
-// checks: same calls valid, same calls invalid.
+// For every size the fast path takes, its one test agrees with the rule's number
+// (args.hpp; BlasArgs.InfoIsTheReferencesNumber checks that against the reference):
+// same calls valid, same calls invalid. The x86-64 assembly's fast path makes a
+// conservative subset of these tests (trampolines_x86_64.S); test_blas_conformance
+// checks through the counters that it takes only calls the reference calls valid.
 TEST(BlasFastPath, ChecksAgreeWithTheReference) {
   const int sizes[] = {1, 2, 3};
   const int lds[] = {INT_MIN, -1, 0, 1, 2, 3, 4};
@@ -401,6 +405,82 @@ TEST(BlasFastPath, ChecksAgreeWithTheReference) {
                       << ta << tb << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda
                       << " ldb=" << ldb << " ldc=" << ldc;
                 }
+}
+
+// args.hpp's rule gives the reference's parameter number for every call
+// (reference_checks.hpp: the tests' own statement of the reference's checks), for
+// sgemm_ and both CBLAS layouts, with every byte as a transpose character, negative
+// sizes and leading dimensions, and for the ILP64 entry points values past 32 bits.
+TEST(BlasArgs, InfoIsTheReferencesNumber) {
+  namespace ref = tmm_blas_reference;
+  using tiledmm::blas::cblas_info;
+  using tiledmm::blas::fortran_info;
+  for (int x = 0; x < 256; ++x) {
+    const char c = char(x);
+    ASSERT_EQ(fortran_info<int>(c, 'n', 2, 2, 2, 2, 2, 2),
+              ref::sgemm_info<int>(c, 'n', 2, 2, 2, 2, 2, 2))
+        << x;
+    ASSERT_EQ(fortran_info<int>('t', c, 2, 2, 2, 2, 2, 2),
+              ref::sgemm_info<int>('t', c, 2, 2, 2, 2, 2, 2))
+        << x;
+  }
+  const int sizes[] = {-1, 0, 1, 2, 3};
+  const int lds[] = {INT_MIN, -1, 0, 1, 2, 3, 4};
+  int64_t cases = 0, valid = 0;
+  for (char ta : {'N', 'n', 'T', 't', 'C', 'c', 'X'})
+    for (char tb : {'N', 'n', 'T', 't', 'C', 'c', '?'})
+      for (int m : sizes)
+        for (int n : sizes)
+          for (int k : sizes)
+            for (int lda : lds)
+              for (int ldb : lds)
+                for (int ldc : lds) {
+                  const int want = ref::sgemm_info(ta, tb, m, n, k, lda, ldb, ldc);
+                  ASSERT_EQ(fortran_info(ta, tb, m, n, k, lda, ldb, ldc), want)
+                      << ta << tb << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda
+                      << " ldb=" << ldb << " ldc=" << ldc;
+                  ++cases;
+                  valid += want == 0;
+                }
+  for (int layout = 100; layout <= 103; ++layout)
+    for (int ta = 110; ta <= 114; ++ta)
+      for (int tb = 110; tb <= 114; ++tb)
+        for (int m : sizes)
+          for (int n : sizes)
+            for (int k : sizes)
+              for (int lda : lds)
+                for (int ldb : lds)
+                  for (int ldc : lds) {
+                    const int want = ref::cblas_sgemm_info(layout, ta, tb, m, n, k, lda, ldb, ldc);
+                    ASSERT_EQ(cblas_info(layout, ta, tb, m, n, k, lda, ldb, ldc), want)
+                        << layout << " " << ta << " " << tb << " m=" << m << " n=" << n
+                        << " k=" << k << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc;
+                    ++cases;
+                    valid += want == 0;
+                  }
+  EXPECT_GT(valid, 0);
+  EXPECT_LT(valid, cases);
+  const int64_t wide[] = {INT64_MIN, -(int64_t(1) << 32), INT_MIN,          -1,       0, 1,
+                          2,         int64_t(1) << 31,    int64_t(1) << 32, INT64_MAX};
+  for (int64_t m : wide)
+    for (int64_t n : wide)
+      for (int64_t k : wide)
+        for (int64_t lda : wide)
+          for (int64_t ldb : wide)
+            for (int64_t ldc : wide) {
+              for (char ta : {'N', 't'})
+                ASSERT_EQ(fortran_info<int64_t>(ta, 'C', m, n, k, lda, ldb, ldc),
+                          ref::sgemm_info<int64_t>(ta, 'C', m, n, k, lda, ldb, ldc))
+                    << ta << " m=" << m << " n=" << n << " k=" << k << " lda=" << lda
+                    << " ldb=" << ldb << " ldc=" << ldc;
+              for (int layout : {ref::kRowMajor, ref::kColMajor})
+                for (int ta : {ref::kNoTrans, ref::kConjTrans})
+                  ASSERT_EQ(cblas_info<int64_t>(layout, ta, ref::kTrans, m, n, k, lda, ldb, ldc),
+                            ref::cblas_sgemm_info<int64_t>(layout, ta, ref::kTrans, m, n, k, lda,
+                                                           ldb, ldc))
+                      << layout << " " << ta << " m=" << m << " n=" << n << " k=" << k
+                      << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc;
+            }
 }
 
 // ---- Counters ---------------------------------------------------------------------
