@@ -26,18 +26,20 @@
 #    time-limited machine: the build directory is reused;
 # 3. compute-sanitizer: memcheck, initcheck and synccheck over every GPU program (each
 #    ctest test that runs a program of the build, with its settings, but the BLAS runs
-#    on the CPU backend and test_cuda_sticky, whose kernel faults on purpose), and
-#    racecheck over the unit tests of tests/ (test_internals included). Faults the
-#    tests provoke on purpose (allocation failure, a destroyed stream) are CUDA API
-#    errors by design, so API error reports are off; memory, race, initialisation and
-#    synchronisation errors must be zero. TMM_TEST_SANITIZER=1 shortens the largest
-#    shapes. TMM_SANITIZERS picks the tools (default: all four); TMM_SKIP_SANITIZERS=1
-#    skips them. On the H100 memcheck, initcheck and synccheck take about 3 minutes
-#    together over the kernel tests, racecheck about 15 (test_correctness about 12):
-#    run it on its own with TMM_SANITIZERS=racecheck TMM_SKIP_TESTS=1 TMM_SKIP_DEMO=1
-#    TMM_SKIP_BENCH=1. TMM_PROGRAMS (an extended regular expression) keeps the
-#    programs whose test name matches, and GoogleTest's own GTEST_TOTAL_SHARDS and
-#    GTEST_SHARD_INDEX split each program, to fit a run into a time limit;
+#    on the CPU backend, test_cuda_sticky, whose kernel faults on purpose, and the
+#    programs labelled "host", which test a unit of lib/ without a GPU), and racecheck
+#    over the unit tests of tests/ (test_streamed_gemm and test_kernel_table
+#    included). Faults the tests provoke on purpose (allocation failure, a destroyed
+#    stream) are CUDA API errors by design, so API error reports are off; memory,
+#    race, initialisation and synchronisation errors must be zero.
+#    TMM_TEST_SANITIZER=1 shortens the largest shapes. TMM_SANITIZERS picks the tools
+#    (default: all four); TMM_SKIP_SANITIZERS=1 skips them. On the H100 memcheck,
+#    initcheck and synccheck take about 3 minutes together over the kernel tests,
+#    racecheck about 15 (test_correctness about 12): run it on its own with
+#    TMM_SANITIZERS=racecheck TMM_SKIP_TESTS=1 TMM_SKIP_DEMO=1 TMM_SKIP_BENCH=1.
+#    TMM_PROGRAMS (an extended regular expression) keeps the programs whose test name
+#    matches, and GoogleTest's own GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX split each
+#    program, to fit a run into a time limit;
 # 4. the demo (the seed reports' experiment) and, if built, the benchmark against
 #    cuBLAS (TMM_SKIP_DEMO=1, TMM_SKIP_BENCH=1 skip them).
 # Logs go to $OUT (or /tmp/tmm-gpu-check); a summary table is printed last, and the
@@ -155,7 +157,9 @@ fi
 
 # ---- 3. compute-sanitizer -----------------------------------------------------
 # The ctest tests that run a program of the build, with their settings, one per line:
-# NAME<TAB>a shell command line (env SETTINGS... PROGRAM ARGUMENTS...).
+# NAME<TAB>a shell command line (env SETTINGS... PROGRAM ARGUMENTS...). Tests labelled
+# "host" (tests/CMakeLists.txt: units of lib/ tested without a GPU) are left out:
+# compute-sanitizer fails a program that never calls CUDA.
 list_programs() {
   ctest --test-dir "$build" --show-only=json-v1 | python3 -c '
 import json, os, shlex, sys
@@ -164,10 +168,14 @@ for t in json.load(sys.stdin)["tests"]:
     cmd = t.get("command") or []
     if not cmd or not os.path.realpath(cmd[0]).startswith(build + os.sep):
         continue
-    env = []
+    env, labels = [], []
     for p in t.get("properties", []):
         if p["name"] == "ENVIRONMENT":
             env = p["value"]
+        elif p["name"] == "LABELS":
+            labels = p["value"]
+    if "host" in labels:
+        continue
     print(t["name"] + "\t" + shlex.join(["env"] + env + cmd))
 ' "$build"
 }

@@ -4,7 +4,7 @@
 //
 // What it prints, one line each, with integers only (no modelled times, so that a
 // rounding difference cannot change a line unless it changes a choice):
-//  - "auto": for the H100, A100 and 80-SM profiles of tests/test_internals.cpp, every
+//  - "auto": for the H100, A100 and 80-SM profiles of tests/plan_fixtures.hpp, every
 //    math mode, both layouts, all four transposes and 80 shapes (thin, small, mid,
 //    deep k, odd, large, and those of the open issues), what AUTO runs on the device:
 //    the kernel, its tile and its split of k (BLOCKED's split-K, or the Hopper rows'
@@ -47,55 +47,18 @@
 #include "plan/planner.hpp"
 #include "plan/stream_plan.hpp"
 #include "plan/tf32_shapes.hpp"
+#include "plan_fixtures.hpp"
 #include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
 namespace {
 
-// ---- Device profiles: those of tests/test_internals.cpp ------------------------
+// ---- Device profiles: those of the planner's tests (tests/plan_fixtures.hpp) ------
 
-DeviceProfile h100() {  // H100 SXM: 132 SMs, 1.98 GHz, 3.35 TB/s, 228 KiB per SM
-  DeviceProfile d;
-  d.multiprocessors = 132;
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.clock_hz = 1.98e9;
-  d.memory_bandwidth = 3.35e12;
-  d.shared_memory_per_sm = 233472;
-  d.shared_memory_per_block_optin = 232448;
-  d.max_threads_per_sm = 2048;
-  d.registers_per_sm = 65536;
-  return d;
-}
-
-DeviceProfile a100() {  // A100 SXM: 108 SMs, 1.41 GHz, 64 FP32 lanes per SM
-  DeviceProfile d = h100();
-  d.multiprocessors = 108;
-  d.cc_major = 8;
-  d.clock_hz = 1.41e9;
-  d.memory_bandwidth = 2.04e12;
-  d.shared_memory_per_sm = 167936;
-  d.shared_memory_per_block_optin = 166912;
-  return d;
-}
-
-DeviceProfile consumer80() {  // an 80-SM Ampere consumer part (RTX 3080 Ti class)
-  DeviceProfile d = h100();
-  d.multiprocessors = 80;
-  d.cc_major = 8;
-  d.cc_minor = 6;
-  d.clock_hz = 1.67e9;
-  d.memory_bandwidth = 0.91e12;
-  d.shared_memory_per_sm = 102400;
-  d.shared_memory_per_block_optin = 101376;
-  d.max_threads_per_sm = 1536;
-  return d;
-}
-
-struct Profile {
-  const char* name;
-  DeviceProfile device;
-};
+using tmm_test::a100;
+using tmm_test::consumer80;
+using tmm_test::h100;
+using tmm_test::Profile;
 
 // ---- The rows dispatch picks among -----------------------------------------------
 

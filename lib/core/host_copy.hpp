@@ -1,5 +1,5 @@
 // Host copies between the caller's memory and pinned staging, the streamed path's
-// packing step (host C++, no CUDA; unit-tested in tests/test_internals.cpp).
+// packing step (host C++, no CUDA; unit-tested in tests/core/test_host_copy.cpp).
 //
 // A block of `rows` runs of `cols` floats is copied by the pool's threads, each taking
 // whole rows. The stores are non-temporal on x86-64 (SSE2, in every x86-64 CPU): the

@@ -1,7 +1,7 @@
 // The planner of BLOCKED: which tile of C a block owns, and into how many slices
 // k is split (split-K), for a shape on a device described by its DeviceProfile; and
 // the tile of BLOCKED's tensor-core kernels (TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE).
-// Host C++ with no CUDA, so tests/test_internals.cpp checks it on device profiles
+// Host C++ with no CUDA, so tests/plan/test_planner.cpp checks it on device profiles
 // this machine does not have.
 #pragma once
 

@@ -1,5 +1,5 @@
 // How the streamed host path cuts a product (host C++, no CUDA; unit-tested in
-// tests/test_internals.cpp).
+// tests/plan/test_stream_plan.cpp).
 //
 // B-stationary: C is cut into column tiles of tile_n columns; for each, the panel of
 // op(B) it needs (all of k by tile_n) is uploaded once, in chunks of chunk_k rows, and
@@ -98,7 +98,7 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& plan, double flo
 // m, n and k.
 // Budgets (device memory, and pinned staging) at or above which every product runs on
 // the streamed path, whatever m, n and k (the smallest cut needs under 64 KiB of each;
-// tests/test_internals.cpp checks extreme shapes at this budget).
+// tests/plan/test_stream_plan.cpp checks extreme shapes at this budget).
 constexpr int64_t kMinStreamBudget = int64_t(1) << 20;
 
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,

@@ -21,13 +21,13 @@ bool is_pinned_range(const void* p, size_t bytes) noexcept;
 void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
              int64_t cols, cudaMemcpyKind kind, cudaStream_t stream);
 
-// Fault injection for the tests of internals (tests/test_internals.cpp links these
-// objects; nothing exports it): the `nth` copy_2d from now on (1: the next) fails as if
-// the CUDA runtime had returned `error` (cudaErrorMemoryAllocation gives
-// OUT_OF_MEMORY, as a real late failure would), before it enqueues anything. 0
-// disarms. Returns the countdown it replaced, so arming a large one, running, and
-// disarming counts the copies of a call. The library never arms it; an unarmed copy
-// pays one relaxed atomic load.
+// Fault injection for the test of the streamed engine
+// (tests/cuda/streamed/test_streamed_gemm.cpp links these objects; nothing exports
+// it): the `nth` copy_2d from now on (1: the next) fails as if the CUDA runtime had
+// returned `error` (cudaErrorMemoryAllocation gives OUT_OF_MEMORY, as a real late
+// failure would), before it enqueues anything. 0 disarms. Returns the countdown it
+// replaced, so arming a large one, running, and disarming counts the copies of a
+// call. The library never arms it; an unarmed copy pays one relaxed atomic load.
 int64_t inject_copy_failure(int64_t nth, cudaError_t error) noexcept;
 
 }  // namespace tiledmm

@@ -1,0 +1,190 @@
+// Dispatch's choice of row (lib/cuda/launch/dispatch.hpp) for each math mode, on
+// device profiles this machine need not have: host logic, no GPU needed (CUDA builds
+// only, where dispatch is built).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/device_profile.hpp"
+#include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/settings.hpp"
+#include "cuda/launch/dispatch.hpp"
+#include "plan/planner.hpp"
+#include "plan_fixtures.hpp"
+#include "registry/kernel_registry.hpp"
+
+namespace tiledmm {
+namespace {
+
+using tmm_test::a100;
+using tmm_test::consumer80;
+using tmm_test::h100;
+using tmm_test::Profile;
+using tmm_test::profiles;
+using tmm_test::shape;
+using tmm_test::shapes;
+using tmm_test::t4;
+
+// ---- The math mode in kernel choice (host logic: no GPU needed) ---------------------
+
+struct ChoiceCase {
+  Algorithm algorithm;
+  int tile;
+  MathMode mode;
+};
+
+std::string describe(const ChoiceCase& c) {
+  return "algorithm " + std::to_string(int(c.algorithm)) + " tile " + std::to_string(c.tile) +
+         " mode " + std::to_string(int(c.mode));
+}
+
+KernelChoice choose(const ChoiceCase& c, const DeviceProfile& device, int64_t n = 4096) {
+  Settings s;
+  s.algorithm = c.algorithm;
+  s.tile_size = c.tile;
+  s.math_mode = c.mode;
+  return choose_kernel(shape(n, n, n), s, device);
+}
+
+TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
+  // On cc 9.0 the Hopper row runs where its sm_90a code loaded for this machine's GPU.
+  const KernelEntry* hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
+  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
+  for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Tf32},
+                              ChoiceCase{Algorithm::Blocked, 0, MathMode::Tf32},
+                              ChoiceCase{Algorithm::Blocked, 128, MathMode::Tf32}}) {
+    SCOPED_TRACE(describe(c));
+    for (const Profile& prof : profiles()) {
+      for (int64_t n : {1, 100, 4096}) {
+        const KernelChoice k = choose(c, prof.device, n);
+        EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
+        EXPECT_EQ(k.plan.splits, 1) << "no split of k at these sizes";
+        // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
+        // Ampere part) and the product has one per SM, at every size where it runs
+        // the Hopper kernel; 128 asks for 128.
+        const int cc = prof.device.compute_capability();
+        const bool wide = c.tile == 0 && cc != 86 && (n == 4096 || (cc == 90 && hopper_here));
+        EXPECT_EQ(k.plan.tile, wide ? 256 : 128) << prof.name << " n " << n;
+      }
+    }
+    // A T4 (compute capability 7.5) has no TF32: the strict kernel, always allowed.
+    const KernelChoice strict = choose(c, t4());
+    EXPECT_EQ(strict.kernel->math_mode, MathMode::Fp32) << strict.kernel->name;
+    EXPECT_EQ(std::string(strict.kernel->name).rfind("blocked_", 0), 0u) << strict.kernel->name;
+  }
+  // The wide tile asked for: TF32 where the device holds it, else the strict one.
+  const ChoiceCase wide{Algorithm::Blocked, 256, MathMode::Tf32};
+  EXPECT_STREQ(choose(wide, h100()).kernel->name,
+               hopper_here ? "tf32_wgmma_128x256" : "tf32_mma_128x256");
+  EXPECT_STREQ(choose(wide, a100()).kernel->name, "tf32_mma_128x256");
+  EXPECT_STREQ(choose(wide, consumer80()).kernel->name, "blocked_128x256");
+  EXPECT_STREQ(choose(wide, t4()).kernel->name, "blocked_128x256");
+}
+
+// FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu) for AUTO and BLOCKED with
+// tile 0, 128 or 64 where the device has TF32 tensor cores; the strict rows elsewhere.
+TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
+  const KernelEntry* x3_hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32x3_wgmma_128x128") x3_hopper = &k;
+  const bool x3_hopper_here = x3_hopper != nullptr && runs_here(*x3_hopper, 90);
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const int tile = plan_tf32x3(p, prof.device, 0);
+      if (prof.device.compute_capability() == 86) {  // TF32 at the FP32 rate: strict
+        EXPECT_EQ(tile, 0) << prof.name;
+        continue;
+      }
+      ASSERT_TRUE(tile == 128 || tile == 64) << prof.name;
+      const int64_t wide_tiles = ((p.m + 127) / 128) * ((p.n + 63) / 64);
+      EXPECT_EQ(tile, wide_tiles >= prof.device.multiprocessors ? 128 : 64) << prof.name;
+    }
+  }
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 256), 0) << "no 3xTF32 tile of 256";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), a100(), 128), 128);
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), consumer80(), 128), 0) << "slower than FP32 there";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 64), h100(), 64), 64);
+  for (const ChoiceCase& c : {ChoiceCase{Algorithm::Auto, 0, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 0, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 128, MathMode::Fp32Accurate},
+                              ChoiceCase{Algorithm::Blocked, 64, MathMode::Fp32Accurate}}) {
+    SCOPED_TRACE(describe(c));
+    for (const Profile& prof : profiles()) {
+      for (int64_t n : {1, 100, 4096}) {
+        const KernelChoice k = choose(c, prof.device, n);
+        if (prof.device.compute_capability() == 86) {  // strict FP32 is faster there
+          EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32) << prof.name << " " << k.kernel->name;
+          continue;
+        }
+        EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32Accurate)
+            << prof.name << " " << k.kernel->name;
+        EXPECT_EQ(k.plan.splits, 1) << "no split of k at these sizes";
+        const bool wide = c.tile == 128 || (c.tile == 0 && n == 4096);
+        // Tile 128 on cc 9.0 is the Hopper row where its code loaded on this machine.
+        const bool hopper = wide && prof.device.compute_capability() == 90 && x3_hopper_here;
+        EXPECT_STREQ(k.kernel->name, hopper ? "tf32x3_wgmma_128x128"
+                                     : wide ? "tf32x3_mma_128x64"
+                                            : "tf32x3_mma_64x64")
+            << prof.name << " n " << n;
+        EXPECT_EQ(k.plan.tile, wide ? 128 : 64);
+        EXPECT_EQ(k.kernel->outputs_per_thread, hopper ? 64 : 32);
+      }
+    }
+    const KernelChoice strict = choose(c, t4());
+    EXPECT_EQ(strict.kernel->math_mode, MathMode::Fp32) << strict.kernel->name;
+    EXPECT_EQ(std::string(strict.kernel->name).rfind("blocked_", 0), 0u) << strict.kernel->name;
+  }
+  // TF32 is not FP32_ACCURATE, nor the other way round.
+  EXPECT_EQ(choose({Algorithm::Auto, 0, MathMode::Tf32}, h100()).kernel->math_mode, MathMode::Tf32);
+  EXPECT_STREQ(choose({Algorithm::Blocked, 64, MathMode::Tf32}, h100()).kernel->name,
+               "blocked_64x64");
+  EXPECT_STREQ(choose({Algorithm::Blocked, 256, MathMode::Fp32Accurate}, h100()).kernel->name,
+               "blocked_128x256");
+  EXPECT_STREQ(choose({Algorithm::Tiled, 32, MathMode::Fp32Accurate}, h100()).kernel->name,
+               "tiled_32");
+}
+
+TEST(MathMode, ModesWithoutAKernelRunTheStrictOne) {
+  const ChoiceCase cases[] = {
+      {Algorithm::Auto, 0, MathMode::Fp32},               // the default
+      {Algorithm::Blocked, 256, MathMode::Fp32Accurate},  // no 3xTF32 row of 256
+      {Algorithm::Blocked, 64, MathMode::Tf32},           // no TF32 row of that tile
+      {Algorithm::Tiled, 32, MathMode::Tf32},             // the ladder is strict FP32
+      {Algorithm::Naive, 0, MathMode::Tf32},
+      {Algorithm::Coarsened, 16, MathMode::Fp32Accurate},
+  };
+  for (const ChoiceCase& c : cases) {
+    for (const DeviceProfile& device : {h100(), t4()}) {
+      const KernelChoice k = choose(c, device);
+      EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32) << describe(c) << ": " << k.kernel->name;
+      if (c.algorithm != Algorithm::Auto) {
+        EXPECT_EQ(k.kernel->algorithm, c.algorithm) << describe(c);
+      }
+      if (c.tile != 0) {
+        EXPECT_EQ(k.kernel->tile, c.tile) << describe(c);
+      }
+    }
+  }
+  // A tile no row has is still an error, whatever the mode.
+  EXPECT_THROW(choose({Algorithm::Blocked, 32, MathMode::Tf32}, h100()), Error);
+}
+
+TEST(MathMode, ReportedModeFollowsTheKernelThatRan) {
+  Settings s;
+  s.math_mode = MathMode::Tf32;
+  GemmProblem p = shape(300, 200, 100);
+  KernelChoice k = choose_kernel(p, s, h100());
+  EXPECT_EQ(math_mode_of(k, p), MathMode::Tf32);
+  p.alpha = 0.0f;  // C = beta * C: no product ran
+  EXPECT_STREQ(kernel_name(k, p), "scale");
+  EXPECT_EQ(math_mode_of(k, p), MathMode::Fp32);
+  k = choose_kernel(shape(300, 200, 100), s, t4());
+  EXPECT_EQ(math_mode_of(k, shape(300, 200, 100)), MathMode::Fp32);
+}
+
+}  // namespace
+}  // namespace tiledmm

@@ -1,0 +1,210 @@
+// The planner (lib/plan/planner.hpp) on device profiles this machine need not have:
+// BLOCKED's tile and split of k, the TF32 tiles and the split of the last wave, and
+// every problem make_problem accepts planned without overflow.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "core/device_profile.hpp"
+#include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "plan/blocked_shapes.hpp"
+#include "plan/planner.hpp"
+#include "plan/tf32_shapes.hpp"
+#include "plan_fixtures.hpp"
+
+namespace tiledmm {
+namespace {
+
+using tmm_test::consumer80;
+using tmm_test::extreme_problems;
+using tmm_test::h100;
+using tmm_test::Profile;
+using tmm_test::profiles;
+using tmm_test::shape;
+using tmm_test::shapes;
+using tmm_test::t4;
+
+// ---- The planner, on device profiles this machine need not have --------------
+
+const BlockedShapeInfo& info(int tile) {
+  for (const BlockedShapeInfo& s : kBlockedShapes)
+    if (s.tile == tile) return s;
+  throw std::runtime_error("no such tile");
+}
+
+int64_t blocks_of(const GemmProblem& p, const BlockedPlan& plan) {
+  const BlockedShapeInfo& s = info(plan.tile);
+  return ((p.m + s.rows - 1) / s.rows) * ((p.n + s.cols - 1) / s.cols) * plan.splits;
+}
+
+TEST(Planner, FillsTheSmsWhenTheShapeHasTheWork) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const BlockedPlan plan = plan_blocked(p, prof.device, 0);
+      // Work that could occupy every SM (enough 64 x 64 tiles, or k to split) must
+      // not leave more than half of them idle.
+      const int64_t tiles64 = ((p.m + 63) / 64) * ((p.n + 63) / 64);
+      const int64_t could =
+          std::min<int64_t>(prof.device.multiprocessors, tiles64 * std::max<int64_t>(1, p.k / 512));
+      EXPECT_GE(2 * blocks_of(p, plan), could)
+          << prof.name << " " << p.m << "x" << p.n << "x" << p.k << ": tile " << plan.tile
+          << " splits " << plan.splits;
+    }
+  }
+}
+
+TEST(Planner, SplitsKWhenTilesAreFewerThanSms) {
+  for (const Profile& prof : profiles()) {
+    const GemmProblem few_tiles = shape(256, 256, 16384);  // 2 to 16 tiles, deep k
+    const BlockedPlan plan = plan_blocked(few_tiles, prof.device, 0);
+    EXPECT_GT(plan.splits, 1) << prof.name;
+    EXPECT_GE((few_tiles.k + plan.splits - 1) / plan.splits, 512) << "each slice keeps work";
+    const BlockedPlan big = plan_blocked(shape(8192, 8192, 8192), prof.device, 0);
+    EXPECT_EQ(big.splits, 1) << prof.name << ": thousands of tiles need no split";
+    const BlockedPlan shallow = plan_blocked(shape(256, 256, 600), prof.device, 0);
+    EXPECT_EQ(shallow.splits, 1) << prof.name << ": k too short to split";
+  }
+}
+
+TEST(Planner, ChosenShapeFitsTheDevicesSharedMemory) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      for (int forced : {0, 64, 128, 256}) {
+        const BlockedPlan plan = plan_blocked(p, prof.device, forced);
+        if (forced) {
+          EXPECT_EQ(plan.tile, forced);
+        }
+        const BlockedShapeInfo& s = info(plan.tile);
+        EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin);
+        EXPECT_GE(resident_blocks(plan.tile, prof.device), 1);
+        EXPECT_LE(int64_t(resident_blocks(plan.tile, prof.device)) * (s.shared_bytes + 1024),
+                  prof.device.shared_memory_per_sm);
+      }
+    }
+  }
+}
+
+TEST(Planner, NeverPicksAShapeTheDeviceCannotHold) {
+  DeviceProfile tiny = consumer80();
+  tiny.shared_memory_per_sm = 20 * 1024;  // room for the 64 x 64 (17 KiB) tile only
+  tiny.shared_memory_per_block_optin = 20 * 1024;
+  for (const GemmProblem& p : shapes()) EXPECT_EQ(plan_blocked(p, tiny, 0).tile, 64);
+  EXPECT_THROW(plan_blocked(shape(4096, 4096, 4096), tiny, 256), Error);
+  tiny.shared_memory_per_sm = tiny.shared_memory_per_block_optin = 8 * 1024;
+  EXPECT_THROW(plan_blocked(shape(4096, 4096, 4096), tiny, 0), Error);
+}
+
+TEST(Planner, SlowerDevicesMoveTheLatencyBoundLimitDown) {
+  // 2048^3 (17 GFLOP) is far above the latency-bound limit everywhere: the wide tile.
+  for (const Profile& prof : profiles())
+    EXPECT_EQ(plan_blocked(shape(4096, 4096, 4096), prof.device, 0).tile, 256) << prof.name;
+  // 512^3 (0.27 GFLOP) is latency-bound everywhere: the small tile, no split.
+  for (const Profile& prof : profiles()) {
+    const BlockedPlan plan = plan_blocked(shape(512, 512, 512), prof.device, 0);
+    EXPECT_EQ(plan.tile, 64) << prof.name;
+  }
+}
+
+TEST(ExtremeSizes, PlannersTakeEveryValidProblem) {
+  for (const GemmProblem& p : extreme_problems()) {
+    for (const Profile& prof : profiles()) {
+      for (int forced : {0, 64, 128, 256}) {
+        const BlockedPlan plan = plan_blocked(p, prof.device, forced);
+        EXPECT_GE(plan.splits, 1);
+        EXPECT_GE(plan_tf32(p, prof.device, forced), 0);
+        EXPECT_GE(plan_tf32(p, prof.device, forced, true), 0);
+        EXPECT_GE(plan_tf32x3(p, prof.device, forced == 256 ? 0 : forced), 0);
+      }
+    }
+  }
+  for (int64_t tiles : {int64_t(133), INT64_MAX / 2, INT64_MAX})
+    for (int64_t steps : {int64_t(16), INT64_MAX / 2, INT64_MAX})
+      EXPECT_GE(plan_tail_split(tiles, steps, h100(), 2 * 128 * 128 * 4).splits, 1);
+}
+
+// ---- The TF32 planner (host logic) ------------------------------------------------
+
+TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& p : shapes()) {
+      const int tile = plan_tf32(p, prof.device, 0);
+      ASSERT_TRUE(tile == 128 || tile == 256) << prof.name;
+      for (const Tf32ShapeInfo& s : kTf32Shapes) {
+        if (s.tile == tile) {
+          EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin) << prof.name;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 64), 0) << "no TF32 tile of 64";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), consumer80(), 256), 0) << "162 KiB do not fit";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 256), 256);
+  EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), t4(), 0), 0) << "64 KiB per block: no shape fits";
+  // 16 x 2 wide tiles, under a wave: the narrow tile, except where the wide tile runs
+  // the wgmma kernel (dispatch's wide_everywhere: Hopper), the faster at every size.
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 128);
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 128, true), 128) << "a tile asked for stays";
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), consumer80(), 0, true), 128) << "162 KiB do not fit";
+}
+
+// ---- Splitting the partial last wave along k (plan_tail_split) -----------------------
+
+TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {
+  const DeviceProfile d = h100();                                    // 132 SMs
+  constexpr int64_t kX3 = 2 * 128 * 128 * 4, kTf32 = 128 * 256 * 4;  // partial bytes per block
+  // 8192^3 in 128 x 128 tiles: 4096 tiles, 31 waves and 4 tiles; 256 steps of 32 in k.
+  // 4 tiles x 13 slices of 20 steps (the last 16) run in one round: 0.08 of a tile.
+  TailSplitPlan t = plan_tail_split(4096, 256, d, kX3);
+  EXPECT_EQ(t.tail_tiles, 4);
+  EXPECT_EQ(t.splits, 13);
+  // 8192^3 in 128 x 256 tiles: 2048 tiles, 68 in the last wave: 5 slices, 340 blocks in
+  // three rounds of 52 steps, 0.61 of a tile against 1 (with 7 or more, 0.57 at best).
+  t = plan_tail_split(2048, 256, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 68);
+  EXPECT_EQ(t.splits, 5);
+  // 16384^3: 16384 tiles, 16 left over, 6 slices; in 128 x 256, 8 left over, 9 slices.
+  t = plan_tail_split(16384, 512, d, kX3);
+  EXPECT_EQ(t.tail_tiles, 16);
+  EXPECT_EQ(t.splits, 6);
+  t = plan_tail_split(8192, 512, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 8);
+  EXPECT_EQ(t.splits, 9);
+
+  const auto none = [](int64_t tiles, int64_t steps, int64_t bytes,
+                       const DeviceProfile& device = h100()) {
+    const TailSplitPlan n = plan_tail_split(tiles, steps, device, bytes);
+    return n.splits == 1 && n.tail_tiles == 0;
+  };
+  EXPECT_TRUE(none(132 * 31, 256, kX3)) << "full waves only";
+  EXPECT_TRUE(none(100, 256, kX3)) << "a single wave: nothing to gain";
+  EXPECT_TRUE(none(132, 256, kX3)) << "one full wave";
+  EXPECT_TRUE(none(4096, 15, kX3)) << "under 8 steps of k a slice";
+  EXPECT_TRUE(none(512, 128, kTf32)) << "4096^3 wide: 116 left over, no split gains a quarter";
+  // 4096^3 in 128 x 128: 100 left over; 5 slices would need 64 MiB of partials (the cap)
+  // and save less than a quarter of a tile.
+  EXPECT_TRUE(none(1024, 128, kX3));
+  DeviceProfile unknown = d;
+  unknown.multiprocessors = 0;
+  EXPECT_TRUE(none(4096, 256, kX3, unknown)) << "no SM count: no split";
+  EXPECT_TRUE(none(4096, 256, 0));
+  // Every plan keeps whole slices of at least 8 steps and its partials under 64 MiB.
+  for (int64_t tiles : {133, 150, 264 + 7, 1000, 4096, 9999})
+    for (int64_t steps : {16, 31, 64, 257, 4096})
+      for (int64_t bytes : {kX3, kTf32}) {
+        const TailSplitPlan p = plan_tail_split(tiles, steps, d, bytes);
+        if (p.splits == 1) continue;
+        EXPECT_EQ(p.tail_tiles, tiles % 132);
+        EXPECT_LE(p.splits, 32);
+        EXPECT_GE((steps + p.splits - 1) / p.splits, 8) << tiles << " " << steps;
+        EXPECT_LE(p.tail_tiles * p.splits * bytes, int64_t(64) << 20);
+      }
+}
+
+}  // namespace
+}  // namespace tiledmm

@@ -1,0 +1,166 @@
+// The streamed path's cut and its model (lib/plan/stream_plan.hpp), host C++: every
+// plan fits its budgets and covers the product, down to the minimum budget and up to
+// the extreme sizes, and the model keeps small products direct.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "plan/measured_rates.hpp"
+#include "plan/stream_plan.hpp"
+#include "plan_fixtures.hpp"
+
+namespace tiledmm {
+namespace {
+
+using tmm_test::extreme_problems;
+using tmm_test::h100;
+using tmm_test::shape;
+using tmm_test::shapes;
+
+// ---- The streamed path's cut and model -----------------------------------------
+
+TEST(StreamPlan, FitsItsBudgetsAndCoversTheProduct) {
+  for (const GemmProblem& base : shapes()) {
+    if (base.k < 16) continue;
+    for (bool trans : {false, true}) {
+      for (float beta : {0.0f, 1.0f}) {
+        GemmProblem p = base;
+        p.trans_a = p.trans_b = trans;
+        p.beta = beta;
+        for (int64_t device : {int64_t(1) << 20, int64_t(64) << 20, int64_t(8) << 30}) {
+          const int64_t staging = std::min<int64_t>(device, int64_t(512) << 20);
+          // Every shape plans at every budget from the minimum up (streaming B's chunks
+          // where a k x 16 panel of B exceeds it).
+          const StreamPlan s = plan_stream(p, device, staging, 0.74 * h100().fp32_peak(), 16);
+          EXPECT_LE(stream_device_bytes(p, s), device);
+          EXPECT_LE(stream_staging_bytes(p, s), staging);
+          EXPECT_GE(s.tiles_m * s.tile_m, p.m);
+          EXPECT_GE(s.tiles_n * s.tile_n, p.n);
+          EXPECT_GE(s.chunks * s.chunk_k, p.k);
+          EXPECT_LT((s.tiles_m - 1) * s.tile_m, p.m) << "no empty row tile";
+        }
+      }
+    }
+  }
+}
+
+// Any k, at the stated minimum budgets: the plan streams B's chunks where no panel of
+// all of k fits, fits both budgets, covers the product, and no size computed on the
+// way overflows (UBSan runs this in CI), up to k = 2^60 and m = 2^40.
+TEST(StreamPlan, AnyShapeFitsTheMinimumBudget) {
+  const int64_t min = kMinStreamBudget;
+  const double rate = 0.74 * h100().fp32_peak();
+  struct Case {
+    int64_t m, n, k;
+    bool resident;  // a panel of all of k fits the minimum
+  };
+  const Case cases[] = {{64, 64, int64_t(1) << 23, false}, {8192, 8192, int64_t(1) << 20, false},
+                        {1, 1, int64_t(1) << 60, false},   {int64_t(1) << 40, 1, 1, true},
+                        {1, int64_t(1) << 40, 1, true},    {300, 200, 4096, true}};
+  for (const Case& c : cases) {
+    for (bool trans : {false, true}) {
+      for (float beta : {0.0f, 1.0f}) {
+        GemmProblem p = shape(c.m, c.n, c.k);
+        p.trans_a = p.trans_b = trans;
+        p.beta = beta;
+        SCOPED_TRACE(std::to_string(c.m) + " x " + std::to_string(c.n) + " x " +
+                     std::to_string(c.k) + (trans ? " TT" : " NN") + " beta " +
+                     std::to_string(beta));
+        const StreamPlan s = plan_stream(p, min, min, rate, 16);
+        EXPECT_EQ(s.b_resident, c.resident);
+        EXPECT_LE(stream_device_bytes(p, s), min);
+        EXPECT_LE(stream_staging_bytes(p, s), min);
+        EXPECT_GE(s.tiles_m * s.tile_m, p.m);
+        EXPECT_GE(s.tiles_n * s.tile_n, p.n);
+        EXPECT_GE(s.chunks * s.chunk_k, p.k);
+        EXPECT_GE(s.tile_m, 1);
+        EXPECT_GE(s.chunk_k, 1);
+        if (!s.b_resident) {
+          EXPECT_EQ(s.panels(), 2);
+          EXPECT_EQ(s.b_uploads(), (s.tiles_m + s.group - 1) / s.group);
+          EXPECT_EQ(s.next_row_tile(s.group), std::min(2 * s.group, s.tiles_m))
+              << "streaming B, groups all the way down";
+        }
+      }
+    }
+  }
+  // Below the minimum of 16 x 16 tiles, 16-deep chunks and groups of one: refused,
+  // whatever the shape.
+  EXPECT_THROW(plan_stream(shape(64, 64, 1 << 20), 4 << 10, min, rate, 16), Error);
+}
+
+TEST(StreamPlan, UploadsAOnceWhenThePanelFits) {
+  const double rate = 0.74 * h100().fp32_peak();
+  GemmProblem p = shape(8192, 8192, 8192);
+  const StreamPlan s = plan_stream(p, int64_t(70) << 30, int64_t(512) << 20, rate, 16);
+  EXPECT_EQ(s.tiles_n, 1) << "B's panel of 256 MiB fits: A is uploaded once";
+  EXPECT_GE(s.tiles_m, 2) << "two row tiles at least, so downloads overlap compute";
+  EXPECT_GT(s.group, 1) << "packing the 256 MiB panel takes longer than one row tile's "
+                           "products: several row tiles meet each chunk of it";
+  EXPECT_LE(s.group, s.tiles_m);
+  std::printf("8192^3 plan: %lld x %lld tiles of %lld x %lld, %lld chunks of %lld, group %lld\n",
+              (long long)s.tiles_m, (long long)s.tiles_n, (long long)s.tile_m, (long long)s.tile_n,
+              (long long)s.chunks, (long long)s.chunk_k, (long long)s.group);
+}
+
+TEST(StreamPlan, ModelKeepsSmallProductsDirectAndStreamsLargeOnes) {
+  const HostRates rates;
+  const double rate = 0.74 * h100().fp32_peak();
+  for (int64_t n : {64, 256}) {
+    GemmProblem p = shape(n, n, n);
+    const StreamPlan s = plan_stream(p, int64_t(70) << 30, int64_t(512) << 20, rate, 16);
+    EXPECT_GT(streamed_seconds(p, s, rate, 16, rates), direct_seconds(p, rate, rates)) << n;
+  }
+  for (int64_t n : {8192, 16384}) {
+    GemmProblem p = shape(n, n, n);
+    const StreamPlan s = plan_stream(p, int64_t(70) << 30, int64_t(512) << 20, rate, 16);
+    const double streamed = streamed_seconds(p, s, rate, 16, rates);
+    EXPECT_LT(streamed, 0.5 * direct_seconds(p, rate, rates)) << n;
+    // Streaming hides most of the copies: within 2x of the kernel alone.
+    EXPECT_LT(streamed, 2.0 * (2.0 * double(n) * n * n / rate)) << n;
+  }
+}
+
+// The streamed path plans every product it may be given (A and B used): a cut that
+// fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
+// candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".
+TEST(ExtremeSizes, StreamPlanFitsOrSaysOutOfMemory) {
+  const double rate = 0.74 * h100().fp32_peak();
+  for (const GemmProblem& p : extreme_problems()) {
+    if (is_empty(p) || is_scale_only(p)) continue;  // never planned: no A or B to stream
+    for (int64_t budget : {int64_t(8) << 30, INT64_MAX}) {
+      StreamPlan s;
+      try {
+        s = plan_stream(p, budget, std::min<int64_t>(budget, int64_t(512) << 20), rate, 16);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.status(), Status::OutOfMemory) << e.what();
+        continue;
+      }
+      EXPECT_LE(stream_device_bytes(p, s), budget);
+      EXPECT_GE(s.tiles_m * s.tile_m, p.m);
+      EXPECT_GE(s.tiles_n * s.tile_n, p.n);
+      EXPECT_GE(s.chunks * s.chunk_k, p.k);
+      EXPECT_GT(streamed_seconds(p, s, rate, 16, HostRates()), 0.0);
+      EXPECT_GT(direct_seconds(p, rate, HostRates()), 0.0);
+    }
+  }
+  // A panel of 2^20 columns of B by 2^40 of k: 2^62 bytes each, two of them (B has a
+  // second column tile), 2^63 bytes in all: more than any budget.
+  GemmProblem p = extreme_problems()[8];
+  StreamPlan wide;
+  wide.tile_m = 1;
+  wide.tile_n = int64_t(1) << 20;
+  wide.chunk_k = 4096;
+  wide.tiles_m = 1;
+  wide.tiles_n = 2;
+  wide.chunks = p.k / 4096;
+  EXPECT_EQ(stream_device_bytes(p, wide), INT64_MAX) << "saturates";
+}
+
+}  // namespace
+}  // namespace tiledmm
