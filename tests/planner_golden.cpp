@@ -14,10 +14,10 @@
 //    beta and budgets, whether its model beats the direct path's, and the strict
 //    chunk kernel's tile.
 //
-// The choice for a device call is made by choose_kernel (lib/cuda/dispatch.cu), CUDA
+// The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
 // host parts it calls: plan_blocked, plan_tf32, plan_tf32x3 and plan_tail_split
-// (lib/planner.cpp), the shape tables (lib/cuda/blocked_shapes.hpp, tf32_shapes.hpp)
+// (lib/plan/planner.cpp), the shape tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp)
 // and, for the Hopper rows' last-wave split, the geometry of their plan_tail hooks
 // (kHopperTf32, kHopperTf32x3 below, copied from tf32_wgmma_kernel.cu and
 // tf32x3_wgmma_kernel.cu, which are CUDA). It takes the device as one running a build
