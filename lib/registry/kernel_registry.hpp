@@ -78,6 +78,12 @@ class KernelRow {
   constexpr KernelRow outputs_per_thread(int v) const {
     return with(&KernelEntry::outputs_per_thread, v);
   }
+  // A shape of plan/ (blocked_shapes.hpp, tf32_shapes.hpp): its tile setting and the
+  // outputs per thread, stated there once.
+  template <class Shape>
+  constexpr KernelRow shape(const Shape& s) const {
+    return tile(s.tile).outputs_per_thread(s.outputs_per_thread);
+  }
   constexpr KernelRow min_cc(int v) const { return with(&KernelEntry::min_cc, v); }
   constexpr KernelRow max_cc(int v) const { return with(&KernelEntry::max_cc, v); }
   constexpr KernelRow is_default() const { return with(&KernelEntry::is_default, true); }

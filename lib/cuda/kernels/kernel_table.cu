@@ -2,6 +2,8 @@
 // what selects it, the compute capabilities it runs on and its launcher. A new
 // kernel is its own file, its launcher's declaration and one row here.
 #include "cuda/kernels/kernels.hpp"
+#include "plan/blocked_shapes.hpp"
+#include "plan/tf32_shapes.hpp"
 #include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
@@ -118,22 +120,19 @@ constexpr KernelEntry kCudaKernels[] = {
     cuda_row("blocked_64x64",
              "register-blocked strict FP32, 64 x 64 tile, 8 x 8 per thread, split-K")
         .algorithm(Algorithm::Blocked)
-        .tile(64)
-        .outputs_per_thread(64)
+        .shape(kBlocked64x64)
         .launch(launch_blocked)
         .workspace(blocked_workspace),
     cuda_row("blocked_128x128",
              "register-blocked strict FP32, 128 x 128 tile, 8 x 8 per thread, split-K")
         .algorithm(Algorithm::Blocked)
-        .tile(128)
-        .outputs_per_thread(64)
+        .shape(kBlocked128x128)
         .launch(launch_blocked)
         .workspace(blocked_workspace),
     cuda_row("blocked_128x256",
              "register-blocked strict FP32, 128 x 256 tile, 16 x 8 per thread, split-K")
         .algorithm(Algorithm::Blocked)
-        .tile(256)
-        .outputs_per_thread(128)
+        .shape(kBlocked128x256)
         .launch(launch_blocked)
         .workspace(blocked_workspace),
 // Tensor cores: AUTO and BLOCKED (tile 0: plan_tf32's choice, or the row's tile) when
@@ -145,8 +144,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "TMA 4-stage pipeline, warp-specialised, 197 KiB shared memory")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Tf32)
-        .tile(256)
-        .outputs_per_thread(128)
+        .shape(kTf32Wgmma128x256)
         .min_cc(90)
         .max_cc(90)
         .launch(launch_tf32_wgmma)
@@ -159,8 +157,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "3-stage cp.async, 162 KiB shared memory, no split-K")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Tf32)
-        .tile(256)
-        .outputs_per_thread(128)
+        .shape(kTf32Mma128x256)
         .min_cc(80)
         .launch(launch_tf32_mma),
     cuda_row("tf32_mma_128x128",
@@ -168,8 +165,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "4-stage cp.async, 80 KiB shared memory, no split-K")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Tf32)
-        .tile(128)
-        .outputs_per_thread(128)
+        .shape(kTf32Mma128x128)
         .min_cc(80)
         .launch(launch_tf32_mma),
 // FP32 accuracy on tensor cores: AUTO and BLOCKED (tile 0: plan_tf32x3's choice, or the
@@ -182,8 +178,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "shared memory")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Fp32Accurate)
-        .tile(128)
-        .outputs_per_thread(64)
+        .shape(kTf32x3Wgmma128x128)
         .min_cc(90)
         .max_cc(90)
         .launch(launch_tf32x3_wgmma)
@@ -197,8 +192,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "cp.async, 81 KiB shared memory, no split-K")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Fp32Accurate)
-        .tile(128)
-        .outputs_per_thread(32)
+        .shape(kTf32x3Mma128x64)
         .min_cc(80)
         .launch(launch_tf32x3_mma),
     cuda_row("tf32x3_mma_64x64",
@@ -207,8 +201,7 @@ constexpr KernelEntry kCudaKernels[] = {
              "cp.async, 72 KiB shared memory, no split-K")
         .algorithm(Algorithm::Blocked)
         .math_mode(MathMode::Fp32Accurate)
-        .tile(64)
-        .outputs_per_thread(32)
+        .shape(kTf32x3Mma64x64)
         .min_cc(80)
         .launch(launch_tf32x3_mma),
 };
