@@ -182,18 +182,18 @@ typedef enum tmm_host_path {
  * handle is created, so that programs using the bindings or the drop-in BLAS can
  * choose a mode without a change. Since 1.1. */
 typedef enum tmm_math_mode {
-  TMM_MATH_FP32 = 0,          /* strict FP32: every product and sum in FP32, as the
-                                 reference BLAS does (the error of each element grows
-                                 like k * 2^-24 * sum over l of |a(i,l) b(l,j)|) */
-  TMM_MATH_TF32 = 1,          /* tensor cores: A and B rounded to TF32 (10-bit
-                                 mantissa, round to nearest) on the way in, products
-                                 exact and sums in FP32. The error of an element is
-                                 about 1e-4 to 1e-3 of the sum over l of
-                                 |a(i,l) b(l,j)| (at most 2^-10 of it from the
-                                 rounding, plus the FP32 terms), whatever k; several
-                                 times faster on large products (compute capability
-                                 8.0 and later, AUTO or BLOCKED) */
-  TMM_MATH_FP32_ACCURATE = 2, /* tensor cores with FP32 accuracy, "3xTF32 with error
+  TMM_MATH_FP32 = 0,         /* strict FP32: every product and sum in FP32, as the
+                                reference BLAS does (the error of each element grows
+                                like k * 2^-24 * sum over l of |a(i,l) b(l,j)|) */
+  TMM_MATH_TF32 = 1,         /* tensor cores: A and B rounded to TF32 (10-bit
+                                mantissa, round to nearest) on the way in, products
+                                exact and sums in FP32. The error of an element is
+                                about 1e-4 to 1e-3 of the sum over l of
+                                |a(i,l) b(l,j)| (at most 2^-10 of it from the
+                                rounding, plus the FP32 terms), whatever k; several
+                                times faster on large products (compute capability
+                                8.0 and later, AUTO or BLOCKED) */
+  TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy, "3xTF32 with error
                                 correction" (compute capability 8.0 and 9.0 and later;
                                 on 9.0 it beats strict FP32, on 8.0 that is not
                                 measured; not 8.6/8.9, whose TF32 runs at the
@@ -219,7 +219,6 @@ typedef enum tmm_math_mode {
                                 magnitude (subnormals and just above) are carried
                                 with an absolute error up to 2^-148 (FP32: exact).
                                 Inputs around 2^-120 keep FP32 accuracy */
-  TMM_MATH_DUMMY = 3          /* a throwaway mode: one row, naive_16's kernel */
 } tmm_math_mode;
 
 /* The report of the last successful sgemm (tmm_get_last_report): where the time

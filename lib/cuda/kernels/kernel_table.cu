@@ -49,11 +49,6 @@ constexpr KernelEntry kCudaKernels[] = {
         .algorithm(Algorithm::Naive)
         .tile(32)
         .launch(launch_naive),
-    cuda_row("dummy_naive_16", "a throwaway math mode's row: naive_16's kernel")
-        .algorithm(Algorithm::Naive)
-        .math_mode(MathMode::Dummy)
-        .tile(16)
-        .launch(launch_naive),
     cuda_row("tiled_8", "shared-memory tiles of 8 x 8")
         .algorithm(Algorithm::Tiled)
         .tile(8)
