@@ -65,6 +65,15 @@ struct KernelEntry {
 // Each setter returns a copy with one field set, so a table of rows is constexpr:
 // constant-initialised, as the positional rows were, before any code reads it.
 class KernelRow {
+  // First in the class: Clang constant-evaluates a member template only after its
+  // definition, and the setters below call it.
+  template <class Field, class Value>
+  constexpr KernelRow with(Field KernelEntry::*field, Value v) const {
+    KernelRow r = *this;
+    r.e_.*field = v;
+    return r;
+  }
+
  public:
   constexpr KernelRow(BackendKind backend, const char* name, const char* description) {
     e_.backend = backend;
@@ -98,12 +107,6 @@ class KernelRow {
   constexpr operator KernelEntry() const { return e_; }  // NOLINT: a row is written as one
 
  private:
-  template <class Field, class Value>
-  constexpr KernelRow with(Field KernelEntry::*field, Value v) const {
-    KernelRow r = *this;
-    r.e_.*field = v;
-    return r;
-  }
   KernelEntry e_;
 };
 
