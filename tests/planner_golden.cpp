@@ -19,16 +19,16 @@
 // host parts it calls: plan_blocked, plan_tf32, plan_tf32x3 and plan_tail_split
 // (lib/plan/planner.cpp), the shape tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp)
 // and, for the Hopper rows' last-wave split, the geometry of their plan_tail hooks
-// (kHopperTf32, kHopperTf32x3 below, copied from tf32_wgmma_kernel.cu and
-// tf32x3_wgmma_kernel.cu, which are CUDA). It takes the device as one running a build
-// with sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:" names what a
-// build without it runs instead), operands on 16-byte boundaries, and a workspace.
-// When it was written, a one-off nvcc build of dispatch.cu, kernel_table.cu and the
-// Hopper kernels' hooks agreed with choose() below on every device shape here, with
-// and without the sm_90a rows. Not covered: a change to dispatch.cu's order of rules,
-// to the Hopper kernels' constants or packing rule, or to the registry's rows (a
-// CUDA build checks only that each name printed is a row of its table); and the
-// direct-or-streamed rule's memory test (direct_floats, cuda_backend.cu).
+// (kHopperTf32, kHopperTf32x3 below: the tile, k-step and partial sums from
+// plan/tf32_shapes.hpp, which the wgmma kernels use too; the packing rule, copied from
+// tf32_wgmma_kernel.cu's packing() and transposed(), which are CUDA). It takes the device as one
+// running a build with sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:" names
+// what a build without it runs instead), operands on 16-byte boundaries, and a workspace. When it
+// was written, a one-off nvcc build of dispatch.cu, kernel_table.cu and the Hopper kernels' hooks
+// agreed with choose() below on every device shape here, with and without the sm_90a rows. Not
+// covered: a change to dispatch.cu's order of rules, to the Hopper kernels' packing rule,
+// or to the registry's rows (a CUDA build checks only that each name printed is a row of its
+// table); and the direct-or-streamed rule's memory test (direct_floats, cuda_backend.cu).
 //
 // To regenerate it on purpose (a planner change), from the repository root:
 //   cmake --build build --target planner_golden
@@ -65,17 +65,14 @@ using tmm_test::Profile;
 // The tensor-core rows (kernel_table.cu) run from compute capability 8.0.
 constexpr int kTensorCoreMinCc = 80;
 
-// A Hopper row (cc 9.0, sm_90a code): its tile setting, the tile of D one block owns,
-// the depth of one step of k and the floats of one split block's partial sums, as its
-// plan_tail hook passes them to plan_tail_split.
+// A Hopper row (cc 9.0, sm_90a code): its name and its geometry (plan/tf32_shapes.hpp,
+// which the wgmma kernels take their tile, k-step and partial sums from).
 struct HopperRow {
   const char* name;
-  int tile;
-  int64_t rows, cols, step_k, partial_floats;
-  bool may_transpose;  // computes D = C^T where A is K-major and B is not (tf32 only)
+  const WgmmaShapeInfo& shape;
 };
-constexpr HopperRow kHopperTf32{"tf32_wgmma_128x256", 256, 128, 256, 32, 128 * 256, true};
-constexpr HopperRow kHopperTf32x3{"tf32x3_wgmma_128x128", 128, 128, 128, 32, 2 * 128 * 128, false};
+const HopperRow kHopperTf32{"tf32_wgmma_128x256", kTf32Wgmma128x256};
+const HopperRow kHopperTf32x3{"tf32x3_wgmma_128x128", kTf32x3Wgmma128x128};
 
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
@@ -123,14 +120,15 @@ Choice strict(const GemmProblem& p, const DeviceProfile& d, int tile, int max_sp
 // and where A is K-major and B is not it computes D = C^T, whose tiles run over n x m.
 void hopper_tail(const HopperRow& row, const GemmProblem& p, const DeviceProfile& d, Choice& c) {
   bool transposed = false;
-  if (row.may_transpose) {  // packing() and transposed() of tf32_wgmma_kernel.cu
+  if (row.shape.may_transpose) {  // packing() and transposed() of tf32_wgmma_kernel.cu
     bool pack_a = p.lda % 4 != 0, pack_b = p.ldb % 4 != 0;  // rows not 16-byte aligned
     if (!(pack_a || !p.trans_a) && !(pack_b || p.trans_b)) pack_b = true;
     transposed = (pack_a || !p.trans_a) && !(pack_b || p.trans_b);
   }
   const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
-  const TailSplitPlan tail = plan_tail_split(ceil_div(rows, row.rows) * ceil_div(cols, row.cols),
-                                             ceil_div(p.k, row.step_k), d, row.partial_floats * 4);
+  const TailSplitPlan tail =
+      plan_tail_split(ceil_div(rows, row.shape.rows) * ceil_div(cols, row.shape.cols),
+                      ceil_div(p.k, row.shape.depth), d, int64_t(row.shape.partial_floats) * 4);
   c.splits = tail.splits;
   c.tail_tiles = tail.tail_tiles;
 }
@@ -149,7 +147,7 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
       const std::string mma = std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +
                               std::to_string(s->rows) + "x" + std::to_string(s->cols);
       Choice c;
-      if (hopper_runs && chosen == hopper.tile) {
+      if (hopper_runs && chosen == hopper.shape.tile) {
         c.kernel = hopper.name;
         hopper_tail(hopper, p, d, c);
         // Without sm_90a code, plan_tf32 takes the tile without wide_everywhere.

@@ -224,7 +224,8 @@ constexpr OptionSpec kOptions[] = {
     {TMM_OPTION_HOST_PATH, "host_path", TMM_HOST_PATH_AUTO, TMM_HOST_PATH_STREAMED,
      TMM_HOST_PATH_AUTO},
     {TMM_OPTION_DEBUG_POISON_STAGING, "debug_poison_staging", 0, 1, 0},
-    {TMM_OPTION_MATH_MODE, "math_mode", TMM_MATH_FP32, TMM_MATH_FP32_ACCURATE, TMM_MATH_FP32},
+    {TMM_OPTION_MATH_MODE, "math_mode", TMM_MATH_FP32, int64_t(tiledmm::kLastMathMode),
+     TMM_MATH_FP32},
 };
 
 const OptionSpec* find_option(int id) {
@@ -279,7 +280,7 @@ void set_option(tmm_context_s& c, int id, int64_t value) {
       c.settings.poison_staging = value != 0;
       return;
     case TMM_OPTION_MATH_MODE:  // every backend takes every mode: a mode is a permission
-      c.settings.math_mode = tiledmm::MathMode(value);  // Fp32, Tf32, Fp32Accurate: 0, 1, 2
+      c.settings.math_mode = tiledmm::MathMode(value);  // the same numbers (from_math_mode)
       return;
   }
   throw Error(Status::Internal, "option without a setter");
@@ -310,20 +311,16 @@ int64_t get_option(const tmm_context_s& c, int id) {
   throw Error(Status::Internal, "option without a getter");
 }
 
-tmm_math_mode from_math_mode(tiledmm::MathMode m) {
-  switch (m) {
-    case tiledmm::MathMode::Fp32:
-      return TMM_MATH_FP32;
-    case tiledmm::MathMode::Tf32:
-      return TMM_MATH_TF32;
-    case tiledmm::MathMode::Fp32Accurate:
-      return TMM_MATH_FP32_ACCURATE;
-  }
-  return TMM_MATH_FP32;
-}
+// tmm_math_mode and MathMode number the modes alike (settings.hpp), so the option's
+// value is the enumerator's.
+static_assert(int(tiledmm::MathMode::Fp32) == TMM_MATH_FP32 &&
+                  int(tiledmm::MathMode::Tf32) == TMM_MATH_TF32 &&
+                  int(tiledmm::MathMode::Fp32Accurate) == TMM_MATH_FP32_ACCURATE,
+              "tmm_math_mode and MathMode in one order");
+tmm_math_mode from_math_mode(tiledmm::MathMode m) { return tmm_math_mode(int(m)); }
 
 // The process-wide default of TMM_OPTION_MATH_MODE: the environment variable
-// TMM_MATH_MODE (fp32, tf32 or fp32_accurate, any case) read at handle creation, so
+// TMM_MATH_MODE (a name of kMathModeNames, any case) read at handle creation, so
 // that programs behind the bindings or the drop-in BLAS can allow TF32 without a
 // change. Anything else leaves the strict default: FP32 is always a right answer.
 tiledmm::MathMode math_mode_from_environment() {
@@ -331,8 +328,8 @@ tiledmm::MathMode math_mode_from_environment() {
   if (v == nullptr) return tiledmm::MathMode::Fp32;
   std::string text(v);
   for (char& ch : text) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  if (text == "tf32") return tiledmm::MathMode::Tf32;
-  if (text == "fp32_accurate") return tiledmm::MathMode::Fp32Accurate;
+  for (int i = 0; i <= int(tiledmm::kLastMathMode); ++i)
+    if (text == tiledmm::kMathModeNames[i]) return tiledmm::MathMode(i);
   return tiledmm::MathMode::Fp32;
 }
 

@@ -21,6 +21,13 @@ enum class HostPath { Auto, Direct, Streamed };
 // the setting names its mode.
 enum class MathMode { Fp32, Tf32, Fp32Accurate };
 
+// The modes' names (TMM_MATH_MODE's values, any case), in MathMode's order, and the
+// last mode (the option's upper bound): a new mode is its enumerator and its name here.
+constexpr const char* kMathModeNames[] = {"fp32", "tf32", "fp32_accurate"};
+constexpr MathMode kLastMathMode = MathMode::Fp32Accurate;
+static_assert(sizeof kMathModeNames / sizeof kMathModeNames[0] == int(kLastMathMode) + 1,
+              "one name per math mode");
+
 struct Settings {
   Algorithm algorithm = Algorithm::Auto;
   int tile_size = 0;

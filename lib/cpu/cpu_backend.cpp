@@ -16,11 +16,14 @@ namespace {
 // calls its two kernels directly; the rows name them for the report, the tests and
 // tmm_get_kernel_info.
 // Both are strict FP32: the CPU accepts every math mode and runs these.
-const KernelEntry kCpuKernels[] = {
-    {"cpu_naive", "the seeds' sequential triple loop", BackendKind::Cpu, Algorithm::Naive,
-     MathMode::Fp32, 0, 0, 0, 0, 0, true, nullptr, nullptr},
-    {"cpu_blocked", "cache-blocked, packed, multi-threaded (host_threads)", BackendKind::Cpu,
-     Algorithm::Blocked, MathMode::Fp32, 0, 0, 0, 0, 0, true, nullptr, nullptr},
+constexpr KernelEntry kCpuKernels[] = {
+    kernel_row(BackendKind::Cpu, "cpu_naive", "the seeds' sequential triple loop")
+        .algorithm(Algorithm::Naive)
+        .is_default(),
+    kernel_row(BackendKind::Cpu, "cpu_blocked",
+               "cache-blocked, packed, multi-threaded (host_threads)")
+        .algorithm(Algorithm::Blocked)
+        .is_default(),
 };
 
 }  // namespace

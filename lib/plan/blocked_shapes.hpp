@@ -1,5 +1,6 @@
 // The block shapes of BLOCKED as plain numbers, for the planner (host C++, no CUDA).
-// blocked_kernel.cu static_asserts that its shapes match these rows.
+// blocked_kernel.cu static_asserts that its shapes match these rows, and the registry's
+// rows (cuda/kernels/kernel_table.cu) take their tile and outputs per thread from them.
 #pragma once
 
 #include "plan/measured_rates.hpp"
@@ -17,10 +18,14 @@ struct BlockedShapeInfo {
   double efficiency;
 };
 
-constexpr BlockedShapeInfo kBlockedShapes[] = {
-    {256, 128, 256, 256, 1, 2 * 8 * (132 + 260) * 4, 128, kBlockedEfficiency128x256},
-    {128, 128, 128, 256, 1, 2 * 16 * (132 + 132) * 4, 64, kBlockedEfficiency128x128},
-    {64, 64, 64, 64, 4, 2 * 16 * (68 + 68) * 4, 64, kBlockedEfficiency64x64},
-};
+constexpr BlockedShapeInfo kBlocked128x256{
+    256, 128, 256, 256, 1, 2 * 8 * (132 + 260) * 4, 128, kBlockedEfficiency128x256};
+constexpr BlockedShapeInfo kBlocked128x128{
+    128, 128, 128, 256, 1, 2 * 16 * (132 + 132) * 4, 64, kBlockedEfficiency128x128};
+constexpr BlockedShapeInfo kBlocked64x64{
+    64, 64, 64, 64, 4, 2 * 16 * (68 + 68) * 4, 64, kBlockedEfficiency64x64};
+
+// Widest first: the planner's order.
+constexpr BlockedShapeInfo kBlockedShapes[] = {kBlocked128x256, kBlocked128x128, kBlocked64x64};
 
 }  // namespace tiledmm

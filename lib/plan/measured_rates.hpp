@@ -1,29 +1,53 @@
 // Every rate the models measured rather than derived, in one place: what BLOCKED
 // reaches of a device's FP32 peak, the latencies the planner counts, and what the host
-// side of the streamed path moves per second. Each was measured on the H100 machine of
-// BENCHMARKS.md; a new measurement changes this file only. Host C++, no CUDA.
+// side of the streamed path moves per second. Each constant names the run it came from:
+// the machine, the date, the page and section of docs/benchmarks/ that records the run,
+// and the commit that first typed the number (git log -S finds it under its old path).
+// Where no page records the number itself, the comment says so. A new measurement
+// changes this file only, with its run. Host C++, no CUDA.
 #pragma once
 
 namespace tiledmm {
 
 // BLOCKED's fraction of the FP32 peak at large sizes, per shape (lib/plan/
-// blocked_shapes.hpp), measured on the H100 (49.5, 45.0 and 42.0 TFLOP/s of 66.9):
-// between shapes only the ratios steer the planner's choices; the widest shape's is
-// also the kernel rate of the streamed path's model (lib/cuda/backend/cuda_backend.cu).
+// blocked_shapes.hpp): 49.5, 45.0 and 42.0 TFLOP/s of the H100's 66.9 (132 SMs at
+// 1.98 GHz). Run: H100 80GB HBM3, CUDA 13.0, 2026-11-22, docs/benchmarks/
+// device-kernels.md "Every configuration, as a ratio to cuBLAS" (4096^3 to 16384^3:
+// blocked256 0.95x-0.97x, blocked128 0.87x-0.88x, blocked64 0.80x-0.83x of cuBLAS's
+// ~52 TFLOP/s); typed in a8bb102 (the registry and planner), and 0.74 again in
+// 838dd34 as the streamed model's kernel rate (one copy since 392d5bf). Between shapes
+// only the ratios steer the planner's choices; the widest shape's is also the kernel
+// rate of the streamed path's model (lib/cuda/backend/cuda_backend.cu).
 constexpr double kBlockedEfficiency128x256 = 0.74;
 constexpr double kBlockedEfficiency128x128 = 0.67;
 constexpr double kBlockedEfficiency64x64 = 0.63;
 
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
-// size measured on the H100 (256^3 to 1024^3, under 1.6 GFLOP there).
+// size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,
+// docs/benchmarks/device-kernels.md "Every configuration, as a ratio to cuBLAS"
+// (blocked64 0.785x and 0.600x at 256^3 and 512^3, against blocked256's 0.357x and
+// 0.250x) and "AUTO against cuBLAS SGEMM, 19 shapes" (26 and 43 us there); the
+// 1.6 GFLOP bound in 509fdc1, as 25e-6 s in a8bb102.
 constexpr double kLatencyBoundSeconds = 25e-6;
-constexpr double kLaunchSeconds = 3e-6;  // one more launch: the split-K reduction
-// The fraction of the device's memory bandwidth that BLOCKED's split-K reduction reaches.
+// One more launch: the split-K reduction. Typed in 509fdc1 (BLOCKED's split-K,
+// 2026-11-22) for the H100; no page of docs/benchmarks/ records it as a measurement.
+constexpr double kLaunchSeconds = 3e-6;
+// The fraction of the device's memory bandwidth that BLOCKED's split-K reduction
+// reaches. Typed in a8bb102 (2026-11-22) for the H100; no page of docs/benchmarks/
+// records it as a measurement.
 constexpr double kSplitReductionBandwidth = 0.75;
 
-// What the host side can do, for the model below (measured on the H100's host: see
-// BENCHMARKS.md).
+// What the host side can do, for the streamed path's model. All typed in 838dd34
+// (streamed path step 1, H100 80GB HBM3 machine's host, 2026-11-22); no page of
+// docs/benchmarks/ records these numbers themselves. The runs nearest to them, all on
+// that machine and date, in docs/benchmarks/host-path.md:
+//  - pageable copies: "The 1.0 host call at 8192^3 (the direct path)" (the driver's
+//    pageable upload at 7.6 GB/s and download at 9.5 GB/s in that run);
+//  - the link and the packing: "Streamed path, step 1, against cuBLAS-XT" (the report's
+//    packing 17.3 ms and link 20.3 ms for 8192^3); "The host's copy rate" (33-43 GB/s
+//    with memcpy, 16 threads, link busy) was measured after these were typed;
+//  - step_overhead_s: an estimate, no run isolates it.
 struct HostRates {
   double pageable_h2d = 9e9, pageable_d2h = 15e9;  // the driver's own pageable copies
   double pinned_link = 45e9;                       // each way, both ways at once

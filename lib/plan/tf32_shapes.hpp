@@ -1,6 +1,7 @@
 // The block shapes of the TF32 tensor-core kernels as plain numbers, for the planner
 // (host C++, no CUDA). tf32_mma_kernel.cu and tf32x3_mma_kernel.cu static_assert that
-// their shapes match.
+// their shapes match, and the registry's rows take their tile and outputs per thread
+// from them.
 #pragma once
 
 namespace tiledmm {
@@ -15,17 +16,32 @@ struct Tf32ShapeInfo {
 
 // Widest first. Shared memory: stages x (A's tile + B's tile), each padded as
 // [rows][depth + 4] (the larger of the two layouts here), 4 bytes a float.
-constexpr Tf32ShapeInfo kTf32Shapes[] = {
-    {256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128},
-    {128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128},
-};
+constexpr Tf32ShapeInfo kTf32Mma128x256{256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128};
+constexpr Tf32ShapeInfo kTf32Mma128x128{128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128};
+constexpr Tf32ShapeInfo kTf32Shapes[] = {kTf32Mma128x256, kTf32Mma128x128};
 
 // The FP32_ACCURATE kernel (3xTF32, tf32x3_mma_kernel.cu static_asserts these): warps
 // of 32 x 32, three accumulators per output. Widest first; depth 32, so a K-contiguous
 // tile is [rows][36] (an MN-contiguous one, [32][cols + 8], is no larger here).
-constexpr Tf32ShapeInfo kTf32x3Shapes[] = {
-    {128, 128, 64, 256, 3 * (128 * 36 + 64 * 36) * 4, 32},
-    {64, 64, 64, 128, 4 * (64 * 36 + 64 * 36) * 4, 32},
+constexpr Tf32ShapeInfo kTf32x3Mma128x64{128, 128, 64, 256, 3 * (128 * 36 + 64 * 36) * 4, 32};
+constexpr Tf32ShapeInfo kTf32x3Mma64x64{64, 64, 64, 128, 4 * (64 * 36 + 64 * 36) * 4, 32};
+constexpr Tf32ShapeInfo kTf32x3Shapes[] = {kTf32x3Mma128x64, kTf32x3Mma64x64};
+
+// The Hopper rows (wgmma, sm_90a code, cc 9.0): the tile of D one block owns and the
+// depth of one step of k, which tf32_wgmma_kernel.cu and tf32x3_wgmma_kernel.cu take
+// from here, and the floats of one split block's partial sums, which their plan_tail
+// hooks pass to plan_tail_split (planner.hpp). tests/planner_golden.cpp makes the
+// same last-wave split from these.
+struct WgmmaShapeInfo {
+  int tile;        // the tile_size setting that selects it
+  int rows, cols;  // the tile of D one block owns
+  int depth;       // k per step: one tile of k
+  int outputs_per_thread;
+  int partial_floats;  // a split block's partial sums (and, for 3xTF32, corrections)
+  bool may_transpose;  // computes D = C^T where A is K-major and B is not (TF32 only)
 };
+
+constexpr WgmmaShapeInfo kTf32Wgmma128x256{256, 128, 256, 32, 128, 128 * 256, true};
+constexpr WgmmaShapeInfo kTf32x3Wgmma128x128{128, 128, 128, 32, 64, 2 * 128 * 128, false};
 
 }  // namespace tiledmm

@@ -33,19 +33,23 @@ using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, fl
                                 void* stream);
 using WorkspaceFloats = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
 
+// A row, written with named fields through KernelRow below. The defaults are what most
+// rows leave out: strict FP32, no tile or coarsening setting, no compute capability
+// (the CPU's rows), not a default, and no hooks.
 struct KernelEntry {
-  const char* name;         // reported in tmm_report.kernel; unique
-  const char* description;  // one line
-  BackendKind backend;
-  Algorithm algorithm;
-  MathMode math_mode;      // its arithmetic; other than Fp32, it runs only where the setting allows
-  int tile;                // the tile_size setting that selects it (0: none)
-  int coarsening;          // the coarsening setting that selects it (0: none)
-  int outputs_per_thread;  // reported as tmm_timing.coarsening (0: not applicable)
-  int min_cc, max_cc;      // compute capabilities it runs on, major * 10 + minor
-  bool is_default;         // what tile_size (and coarsening) 0 select
-  KernelLauncher launch;   // CUDA rows; nullptr on the CPU
-  WorkspaceFloats workspace;  // nullptr: needs none
+  const char* name = nullptr;         // reported in tmm_report.kernel; unique
+  const char* description = nullptr;  // one line
+  BackendKind backend = BackendKind::Auto;
+  Algorithm algorithm = Algorithm::Auto;
+  MathMode math_mode =
+      MathMode::Fp32;  // its arithmetic; other than Fp32, it runs only where the setting allows
+  int tile = 0;        // the tile_size setting that selects it (0: none)
+  int coarsening = 0;  // the coarsening setting that selects it (0: none)
+  int outputs_per_thread = 0;           // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc = 0, max_cc = 0;           // compute capabilities it runs on, major * 10 + minor
+  bool is_default = false;              // what tile_size (and coarsening) 0 select
+  KernelLauncher launch = nullptr;      // CUDA rows; nullptr on the CPU
+  WorkspaceFloats workspace = nullptr;  // nullptr: needs none
   // Whether the current device can run it beyond its cc range (its code loaded);
   // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
   // in where they run: dispatch takes the first that runs on the device.
@@ -54,6 +58,61 @@ struct KernelEntry {
   // nullptr: it never splits. Dispatch asks only where a workspace may be used.
   void (*plan_tail)(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) = nullptr;
 };
+
+// Named fields for a row in C++17 (designated initialisers are C++20):
+//   kernel_row(BackendKind::Cuda, "naive_8", "one thread per element of C, 8 x 8 blocks")
+//       .algorithm(Algorithm::Naive).tile(8).min_cc(50).max_cc(999).launch(launch_naive)
+// Each setter returns a copy with one field set, so a table of rows is constexpr:
+// constant-initialised, as the positional rows were, before any code reads it.
+class KernelRow {
+  // First in the class: Clang constant-evaluates a member template only after its
+  // definition, and the setters below call it.
+  template <class Field, class Value>
+  constexpr KernelRow with(Field KernelEntry::*field, Value v) const {
+    KernelRow r = *this;
+    r.e_.*field = v;
+    return r;
+  }
+
+ public:
+  constexpr KernelRow(BackendKind backend, const char* name, const char* description) {
+    e_.backend = backend;
+    e_.name = name;
+    e_.description = description;
+  }
+  constexpr KernelRow algorithm(Algorithm v) const { return with(&KernelEntry::algorithm, v); }
+  constexpr KernelRow math_mode(MathMode v) const { return with(&KernelEntry::math_mode, v); }
+  constexpr KernelRow tile(int v) const { return with(&KernelEntry::tile, v); }
+  constexpr KernelRow coarsening(int v) const { return with(&KernelEntry::coarsening, v); }
+  constexpr KernelRow outputs_per_thread(int v) const {
+    return with(&KernelEntry::outputs_per_thread, v);
+  }
+  // A shape of plan/ (blocked_shapes.hpp, tf32_shapes.hpp): its tile setting and the
+  // outputs per thread, stated there once.
+  template <class Shape>
+  constexpr KernelRow shape(const Shape& s) const {
+    return tile(s.tile).outputs_per_thread(s.outputs_per_thread);
+  }
+  constexpr KernelRow min_cc(int v) const { return with(&KernelEntry::min_cc, v); }
+  constexpr KernelRow max_cc(int v) const { return with(&KernelEntry::max_cc, v); }
+  constexpr KernelRow is_default() const { return with(&KernelEntry::is_default, true); }
+  constexpr KernelRow launch(KernelLauncher v) const { return with(&KernelEntry::launch, v); }
+  constexpr KernelRow workspace(WorkspaceFloats v) const {
+    return with(&KernelEntry::workspace, v);
+  }
+  constexpr KernelRow available(bool (*v)()) const { return with(&KernelEntry::available, v); }
+  constexpr KernelRow plan_tail(decltype(KernelEntry::plan_tail) v) const {
+    return with(&KernelEntry::plan_tail, v);
+  }
+  constexpr operator KernelEntry() const { return e_; }  // NOLINT: a row is written as one
+
+ private:
+  KernelEntry e_;
+};
+
+constexpr KernelRow kernel_row(BackendKind backend, const char* name, const char* description) {
+  return KernelRow(backend, name, description);
+}
 
 struct KernelTable {
   const KernelEntry* rows;

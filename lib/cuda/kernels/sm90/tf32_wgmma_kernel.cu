@@ -69,11 +69,15 @@
 #include "cuda/kernels/tail_split.cuh"
 #include "cuda/runtime/tensor_map.hpp"
 #include "plan/planner.hpp"
+#include "plan/tf32_shapes.hpp"
 
 namespace tiledmm {
 namespace {
 
-constexpr int kBM = 128, kBN = 256, kBK = 32;  // the block's tile, a tile of k
+// The block's tile and a tile of k, stated once in plan/tf32_shapes.hpp (the planner's
+// last-wave split and tests/planner_golden.cpp use them too).
+constexpr int kBM = kTf32Wgmma128x256.rows, kBN = kTf32Wgmma128x256.cols;
+constexpr int kBK = kTf32Wgmma128x256.depth;
 constexpr int kStages = 4;
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kGroupM = 8;     // tile rows per rasterisation group
@@ -276,7 +280,11 @@ int64_t tiles_of(const GemmProblem& p, bool transposed) {
   return ceil_div(rows, kBM) * ceil_div(cols, kBN);
 }
 
-constexpr size_t kPartialFloats = size_t(kBM) * kBN;  // a split block's sums
+constexpr size_t kPartialFloats = size_t(kTf32Wgmma128x256.partial_floats);
+static_assert(kPartialFloats == size_t(kBM) * kBN, "a split block's sums: one float per output");
+static_assert(kTf32Wgmma128x256.outputs_per_thread * (kThreads - 128) == kBM * kBN,
+              "the consumer warpgroups own the tile");
+static_assert(kTf32Wgmma128x256.may_transpose, "the launcher computes D = C^T (transposed())");
 
 template <bool kRegisterA, bool kTransposed>
 void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmProblem& p,

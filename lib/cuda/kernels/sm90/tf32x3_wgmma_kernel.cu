@@ -61,11 +61,15 @@
 #include "cuda/kernels/tail_split.cuh"
 #include "cuda/runtime/tensor_map.hpp"
 #include "plan/planner.hpp"
+#include "plan/tf32_shapes.hpp"
 
 namespace tiledmm {
 namespace {
 
-constexpr int kBM = 128, kBN = 128, kBK = 32;  // the block's tile, a tile of k
+// The block's tile and a tile of k, stated once in plan/tf32_shapes.hpp (the planner's
+// last-wave split and tests/planner_golden.cpp use them too).
+constexpr int kBM = kTf32x3Wgmma128x128.rows, kBN = kTf32x3Wgmma128x128.cols;
+constexpr int kBK = kTf32x3Wgmma128x128.depth;
 constexpr int kStages = 3;
 constexpr int kFold = 3;       // tiles of k summed on the tensor cores between two Fast2Sums
 constexpr int kShift = 1;      // consumer 1 folds this many tiles after consumer 0
@@ -230,7 +234,11 @@ int64_t padded_k(const GemmProblem& p) { return ceil_div(p.k, 32) * 32; }
 
 int64_t tiles_of(const GemmProblem& p) { return ceil_div(p.m, kBM) * ceil_div(p.n, kBN); }
 
-constexpr size_t kPartialFloats = 2 * kBM * kBN;  // a split block's sums and corrections
+constexpr size_t kPartialFloats = size_t(kTf32x3Wgmma128x128.partial_floats);
+static_assert(kPartialFloats == 2 * kBM * kBN, "a split block's sums and corrections");
+static_assert(kTf32x3Wgmma128x128.outputs_per_thread * (kThreads - 128) == kBM * kBN,
+              "the consumer warpgroups own the tile");
+static_assert(!kTf32x3Wgmma128x128.may_transpose, "the launcher never computes D = C^T");
 
 }  // namespace
 
