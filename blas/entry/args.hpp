@@ -9,7 +9,7 @@
 //                               cblas_valid: it takes a call only where they say
 //                               valid, and leaves every other to the C++, which
 //                               decides again (fast_path.hpp).
-// tests/blas/test_blas_internals.cpp checks these against the reference's rules as
+// tests/blas/entry/test_args.cpp checks these against the reference's rules as
 // the tests state them independently (tests/blas/reference_checks.hpp), and
 // test_blas_conformance that the exported entry points, the assembly included, count
 // each call as those rules say.
