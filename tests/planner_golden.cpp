@@ -16,19 +16,18 @@
 //
 // The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
-// host parts it calls: plan_blocked, plan_tf32, plan_tf32x3 and plan_tail_split
-// (lib/plan/planner.cpp), the shape tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp)
-// and, for the Hopper rows' last-wave split, the geometry of their plan_tail hooks
-// (kHopperTf32, kHopperTf32x3 below: the tile, k-step and partial sums from
-// plan/tf32_shapes.hpp, which the wgmma kernels use too; the packing rule, copied from
-// tf32_wgmma_kernel.cu's packing() and transposed(), which are CUDA). It takes the device as one
-// running a build with sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:" names
-// what a build without it runs instead), operands on 16-byte boundaries, and a workspace. When it
-// was written, a one-off nvcc build of dispatch.cu, kernel_table.cu and the Hopper kernels' hooks
-// agreed with choose() below on every device shape here, with and without the sm_90a rows. Not
-// covered: a change to dispatch.cu's order of rules, to the Hopper kernels' packing rule,
-// or to the registry's rows (a CUDA build checks only that each name printed is a row of its
-// table); and the direct-or-streamed rule's memory test (direct_floats, cuda_backend.cu).
+// host parts it calls: plan_blocked, plan_tf32, plan_tf32x3 and, for the Hopper rows'
+// last-wave split, plan_wgmma_tail (lib/plan/planner.cpp: the rule the rows' plan_tail
+// hooks call, the TF32 kernel's packing and transposition included), and the shape
+// tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It takes the device as one
+// running a build with sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:"
+// names what a build without it runs instead), operands on 16-byte boundaries, and a
+// workspace. When it was written, a one-off nvcc build of dispatch.cu, kernel_table.cu
+// and the Hopper kernels' hooks agreed with choose() below on every device shape here,
+// with and without the sm_90a rows. Not covered: a change to dispatch.cu's order of
+// rules, or to the registry's rows (a CUDA build checks only that each name printed is a
+// row of its table); and the direct-or-streamed rule's memory test (direct_floats,
+// cuda_backend.cu).
 //
 // To regenerate it on purpose (a planner change), from the repository root:
 //   cmake --build build --target planner_golden
@@ -74,8 +73,6 @@ struct HopperRow {
 const HopperRow kHopperTf32{"tf32_wgmma_128x256", kTf32Wgmma128x256};
 const HopperRow kHopperTf32x3{"tf32x3_wgmma_128x128", kTf32x3Wgmma128x128};
 
-int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
 const BlockedShapeInfo* blocked_shape(int tile) {
   for (const BlockedShapeInfo& s : kBlockedShapes)
     if (s.tile == tile) return &s;
@@ -115,20 +112,10 @@ Choice strict(const GemmProblem& p, const DeviceProfile& d, int tile, int max_sp
   return c;
 }
 
-// The last-wave split of a Hopper row's plan_tail hook. TF32's kernel reads B from
-// shared memory K-major only: where neither operand is K-major it packs B (K-major),
-// and where A is K-major and B is not it computes D = C^T, whose tiles run over n x m.
+// The last-wave split of a Hopper row's plan_tail hook: the planner's own rule
+// (plan_wgmma_tail, which the hooks in lib/cuda/kernels/sm90/ call).
 void hopper_tail(const HopperRow& row, const GemmProblem& p, const DeviceProfile& d, Choice& c) {
-  bool transposed = false;
-  if (row.shape.may_transpose) {  // packing() and transposed() of tf32_wgmma_kernel.cu
-    bool pack_a = p.lda % 4 != 0, pack_b = p.ldb % 4 != 0;  // rows not 16-byte aligned
-    if (!(pack_a || !p.trans_a) && !(pack_b || p.trans_b)) pack_b = true;
-    transposed = (pack_a || !p.trans_a) && !(pack_b || p.trans_b);
-  }
-  const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
-  const TailSplitPlan tail =
-      plan_tail_split(ceil_div(rows, row.shape.rows) * ceil_div(cols, row.shape.cols),
-                      ceil_div(p.k, row.shape.depth), d, int64_t(row.shape.partial_floats) * 4);
+  const TailSplitPlan tail = plan_wgmma_tail(p, row.shape, d);
   c.splits = tail.splits;
   c.tail_tiles = tail.tail_tiles;
 }

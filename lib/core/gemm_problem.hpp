@@ -57,6 +57,13 @@ inline int64_t stored_cols_a(const GemmProblem& p) { return p.trans_a ? p.m : p.
 inline int64_t stored_rows_b(const GemmProblem& p) { return p.trans_b ? p.n : p.k; }
 inline int64_t stored_cols_b(const GemmProblem& p) { return p.trans_b ? p.k : p.n; }
 
+// True when every row of a matrix at `ptr` with leading dimension `ld` starts on a
+// 16-byte boundary: 16-byte vector accesses (and the copy engine's boxes) along the
+// rows are then aligned.
+inline bool rows_16_byte_aligned(const float* ptr, int64_t ld) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % 4 == 0;
+}
+
 // True when the call changes nothing: an empty C.
 inline bool is_empty(const GemmProblem& p) { return p.m == 0 || p.n == 0; }
 

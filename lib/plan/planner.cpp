@@ -149,4 +149,24 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
   return {1, 0};
 }
 
+WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape) {
+  if (!shape.may_transpose) return {true, true, false};
+  WgmmaOperands ops{!rows_16_byte_aligned(p.a, p.lda), !rows_16_byte_aligned(p.b, p.ldb), false};
+  const bool a_k_major = ops.pack_a || !p.trans_a, b_k_major = ops.pack_b || p.trans_b;
+  if (!a_k_major && !b_k_major) ops.pack_b = true;
+  ops.transposed = (ops.pack_a || !p.trans_a) && !(ops.pack_b || p.trans_b);
+  return ops;
+}
+
+int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed) {
+  const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
+  return ceil_div(rows, shape.rows) * ceil_div(cols, shape.cols);
+}
+
+TailSplitPlan plan_wgmma_tail(const GemmProblem& p, const WgmmaShapeInfo& shape,
+                              const DeviceProfile& device) {
+  return plan_tail_split(wgmma_tiles(p, shape, wgmma_operands(p, shape).transposed),
+                         ceil_div(p.k, shape.depth), device, int64_t(shape.partial_floats) * 4);
+}
+
 }  // namespace tiledmm

@@ -7,6 +7,7 @@
 
 #include "core/device_profile.hpp"
 #include "core/gemm_problem.hpp"
+#include "plan/tf32_shapes.hpp"
 
 namespace tiledmm {
 
@@ -60,5 +61,25 @@ struct TailSplitPlan {
 // tile; a slice keeps at least 8 steps of k, s <= 32, the partials at most 64 MiB.
 TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& device,
                               int64_t partial_bytes);
+
+// The Hopper wgmma kernels' operands (lib/cuda/kernels/sm90/). The TF32 kernel
+// (shape.may_transpose) first copies into its workspace, K-major, the operands whose
+// rows the copy engine cannot read (not 16-byte aligned), and B when neither is K-major
+// (wgmma reads B, and TF32 A, from shared memory K-major only; an MN-major A goes
+// through registers); where A is then K-major and B is not it computes D = C^T. The
+// 3xTF32 kernel splits both operands into its workspace and never transposes.
+struct WgmmaOperands {
+  bool pack_a, pack_b;
+  bool transposed;  // D = C^T: D's tiles run over n x m
+};
+WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape);
+
+// Tiles of D, `shape`'s rows x cols each.
+int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed);
+
+// The last-wave split (plan_tail_split) of a wgmma kernel of `shape`: the plan_tail hook
+// of its kernel row, and what tests/planner_golden.cpp prints.
+TailSplitPlan plan_wgmma_tail(const GemmProblem& p, const WgmmaShapeInfo& shape,
+                              const DeviceProfile& device);
 
 }  // namespace tiledmm

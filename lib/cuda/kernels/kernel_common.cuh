@@ -112,12 +112,6 @@ __device__ __forceinline__ TileOrigin grouped_tile_of_block(int64_t m, int64_t n
   return grouped_tile<BM, BN, GROUP_M>(blockIdx.x, m, n);
 }
 
-// True when every row of a matrix at `ptr` with leading dimension `ld` starts on a
-// 16-byte boundary: 16-byte vector accesses along the rows are then aligned.
-inline bool rows_16_byte_aligned(const float* ptr, int64_t ld) {
-  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % 4 == 0;
-}
-
 // Threads of a square block of edge `edge` (for __launch_bounds__, which
 // clang-format would otherwise print as "T* T").
 constexpr int square_block_threads(int edge) { return edge * edge; }

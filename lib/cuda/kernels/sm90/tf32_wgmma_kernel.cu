@@ -254,37 +254,21 @@ __global__ void __launch_bounds__(kThreads, 1)
 // a box then start on a line, one line each (rows 16 bytes off measured 1.7x slower).
 int64_t padded_k(const GemmProblem& p) { return ceil_div(p.k, 32) * 32; }
 
-// Which operands the launcher first copies into the workspace, K-major: those whose
-// rows the copy engine cannot read (not 16-byte aligned), and B when neither is
-// K-major (one of the two must be: wgmma reads B, and TF32 A, from shared memory
-// K-major only; an MN-major A goes through registers).
-struct Packing {
-  bool a, b;
-};
-
-Packing packing(const GemmProblem& p) {
-  Packing pack{!rows_16_byte_aligned(p.a, p.lda), !rows_16_byte_aligned(p.b, p.ldb)};
-  const bool a_k_major = pack.a || !p.trans_a, b_k_major = pack.b || p.trans_b;
-  if (!a_k_major && !b_k_major) pack.b = true;
-  return pack;
-}
-
-// Whether the kernel computes D = C^T (A' = B): A K-major and B not.
-bool transposed(const GemmProblem& p, const Packing& pack) {
-  return (pack.a || !p.trans_a) && !(pack.b || p.trans_b);
-}
+// Which operands the launcher first copies into the workspace, and whether it computes
+// D = C^T (A' = B): the rule is the planner's (wgmma_operands, plan/planner.hpp), so
+// that the planner's split of the last wave counts the tiles this kernel runs.
+WgmmaOperands operands(const GemmProblem& p) { return wgmma_operands(p, kTf32Wgmma128x256); }
 
 // Tiles of D.
 int64_t tiles_of(const GemmProblem& p, bool transposed) {
-  const int64_t rows = transposed ? p.n : p.m, cols = transposed ? p.m : p.n;
-  return ceil_div(rows, kBM) * ceil_div(cols, kBN);
+  return wgmma_tiles(p, kTf32Wgmma128x256, transposed);
 }
 
 constexpr size_t kPartialFloats = size_t(kTf32Wgmma128x256.partial_floats);
 static_assert(kPartialFloats == size_t(kBM) * kBN, "a split block's sums: one float per output");
 static_assert(kTf32Wgmma128x256.outputs_per_thread * (kThreads - 128) == kBM * kBN,
               "the consumer warpgroups own the tile");
-static_assert(kTf32Wgmma128x256.may_transpose, "the launcher computes D = C^T (transposed())");
+static_assert(kTf32Wgmma128x256.may_transpose, "the launcher computes D = C^T (operands())");
 
 template <bool kRegisterA, bool kTransposed>
 void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmProblem& p,
@@ -308,16 +292,15 @@ void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const Ge
 }  // namespace
 
 void plan_tf32_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) {
-  const TailSplitPlan tail = plan_tail_split(tiles_of(p, transposed(p, packing(p))),
-                                             ceil_div(p.k, kBK), device, kPartialFloats * 4);
+  const TailSplitPlan tail = plan_wgmma_tail(p, kTf32Wgmma128x256, device);
   plan.splits = tail.splits;
   plan.tail_tiles = tail.tail_tiles;
 }
 
 // The packed operands, then the tail's partial sums.
 size_t tf32_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
-  const Packing pack = packing(p);
-  return size_t((pack.a ? p.m : 0) + (pack.b ? p.n : 0)) * size_t(padded_k(p)) +
+  const WgmmaOperands ops = operands(p);
+  return size_t((ops.pack_a ? p.m : 0) + (ops.pack_b ? p.n : 0)) * size_t(padded_k(p)) +
          tail_partial_floats(plan, kPartialFloats);
 }
 
@@ -346,8 +329,8 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* work
   require(p.m <= kLimit && p.n <= kLimit && p.k <= kLimit, Status::NotSupported,
           "tf32 wgmma kernel: m, n and k must be at most 2^31 - 513");
   // A (m x k) and B (n x k) as the kernel reads them: K-major (rows along k) or
-  // MN-major, packed into the workspace first where packing() says.
-  const Packing pack = packing(p);
+  // MN-major, packed into the workspace first where operands() says.
+  const WgmmaOperands ops = operands(p);
   require(workspace != nullptr || tf32_wgmma_workspace(p, plan) == 0, Status::Internal,
           "tf32 wgmma kernel: no workspace for the packed operands or the partial sums");
   const int64_t kp = padded_k(p);
@@ -356,14 +339,14 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* work
   int64_t lda = p.lda, ldb = p.ldb;
   bool a_k_major = !p.trans_a, b_k_major = p.trans_b;
   float* next = workspace;
-  if (pack.a) {  // A is stored k x m when transposed
+  if (ops.pack_a) {  // A is stored k x m when transposed
     launch_pack(p.a, p.lda, p.trans_a, p.m, p.k, next, kp, stream);
     a = next;
     lda = kp;
     a_k_major = true;
     next += p.m * kp;
   }
-  if (pack.b) {  // B is stored k x n unless transposed
+  if (ops.pack_b) {  // B is stored k x n unless transposed
     launch_pack(p.b, p.ldb, !p.trans_b, p.n, p.k, next, kp, stream);
     b = next;
     ldb = kp;

@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Packed rows are whole 128-byte lines (see tf32_wgmma_kernel.cu).
 int64_t padded_k(const GemmProblem& p) { return ceil_div(p.k, 32) * 32; }
 
-int64_t tiles_of(const GemmProblem& p) { return ceil_div(p.m, kBM) * ceil_div(p.n, kBN); }
+int64_t tiles_of(const GemmProblem& p) { return wgmma_tiles(p, kTf32x3Wgmma128x128, false); }
 
 constexpr size_t kPartialFloats = size_t(kTf32x3Wgmma128x128.partial_floats);
 static_assert(kPartialFloats == 2 * kBM * kBN, "a split block's sums and corrections");
@@ -243,8 +243,7 @@ static_assert(!kTf32x3Wgmma128x128.may_transpose, "the launcher never computes D
 }  // namespace
 
 void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) {
-  const TailSplitPlan tail =
-      plan_tail_split(tiles_of(p), ceil_div(p.k, kBK), device, int64_t(kPartialFloats) * 4);
+  const TailSplitPlan tail = plan_wgmma_tail(p, kTf32x3Wgmma128x128, device);
   plan.splits = tail.splits;
   plan.tail_tiles = tail.tail_tiles;
 }
