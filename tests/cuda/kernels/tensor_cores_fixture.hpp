@@ -1,7 +1,9 @@
 // The shared part of test_tensor_cores (test_tensor_cores.cpp, the tests of both math
 // modes; test_tensor_cores_tf32.cpp and test_tensor_cores_fp32_accurate.cpp, those of
-// one): the kernels' names, device buffers, the FP64 error measures, and the fixture
-// that opens a CUDA handle in a math mode and knows what that mode runs on this device.
+// one): the kernels' names, device buffers, the FP64 error measures, the fixture that
+// opens a CUDA handle in a math mode and knows what that mode runs on this device, and
+// the description of each mode (MathMode, kModes) that the tests of both are
+// parameterised over.
 //
 // On a device older than compute capability 8.0, TF32 has no kernel: the tests then
 // expect the strict kernel, reported as FP32. FP32_ACCURATE (3xTF32) runs where it
@@ -146,6 +148,44 @@ inline double x3_bound(double strict, int64_t k) {
   return 2 * strict + std::ldexp(1.0, -21) / std::sqrt(double(k));
 }
 
+// A math mode with tensor-core kernels, as the tests of both modes see it: each such
+// test is a TEST_P over kModes, its name ending in the mode's (/Tf32, /Fp32Accurate).
+// What else differs between the modes (the kernel that runs, the error bound) the
+// fixture says for the mode it opened: expect_planner_ran, yardstick and
+// expect_within_bound below.
+struct MathMode {
+  tmm_math_mode mode;
+  const char* name;  // the test name's suffix
+  // The mode's kernels as tmm_get_kernel_info lists them (all BLOCKED, none a
+  // default): the two mma.sync ones, then the Hopper one, listed only where the
+  // library has its sm_90a code.
+  struct Kernel {
+    const char* name;
+    int tile_size;
+    int min_compute_capability;
+    int outputs_per_thread;
+  } kernels[3];
+};
+
+inline const MathMode kModes[] = {
+    {TMM_MATH_TF32,
+     "Tf32",
+     {{kTf32Kernel, 128, 80, 128},
+      {kTf32WideKernel, 256, 80, 128},
+      {kTf32HopperKernel, 256, 90, 128}}},
+    {TMM_MATH_FP32_ACCURATE,
+     "Fp32Accurate",
+     {{kX3Kernel, 128, 80, 32}, {kX3SmallKernel, 64, 80, 32}, {kX3HopperKernel, 128, 90, 64}}},
+};
+
+// A parameter's name in a failure message: the mode's.
+inline void PrintTo(const MathMode& m, std::ostream* os) { *os << m.name; }
+
+// A test name's suffix: the mode's.
+inline std::string mode_name(const ::testing::TestParamInfo<MathMode>& info) {
+  return info.param.name;
+}
+
 // A CUDA handle in one math mode (open()), and what that mode runs on this device.
 class TensorCoreTest : public ::testing::Test {
  protected:
@@ -255,6 +295,50 @@ class TensorCoreTest : public ::testing::Test {
     return strict;
   }
 
+  // ---- Either mode: the one open() set ----
+
+  // What AUTO (tile 0) or BLOCKED with `tile` (0: the planner's) must have run for g
+  // on the direct path: under TF32, expect_tf32_ran with the tile asked for or, for 0,
+  // the one TF32's planner takes for a product short of a wide tile per SM (those of
+  // the tests that call this); under FP32_ACCURATE, expect_x3_ran with x3_kernel's
+  // kernel for g.
+  void expect_planner_ran(const tmm_report& r, const GemmCase& g, int tile) const {
+    if (mode_ == TMM_MATH_TF32) {
+      expect_tf32_ran(r, tile != 0 ? tile : auto_tile());
+    } else {
+      expect_x3_ran(r, x3_kernel(g, tile));
+    }
+  }
+
+  // What expect_within_bound measures g against, taken before g runs: under
+  // FP32_ACCURATE, g in strict FP32 through the same call (strict_run); TF32's bound
+  // needs nothing.
+  template <class Run>
+  std::optional<GemmCase> yardstick(const GemmCase& g, Run run) {
+    if (mode_ != TMM_MATH_FP32_ACCURATE) return std::nullopt;
+    return strict_run(g, run);
+  }
+
+  // g's result (the call reported r) within the mode's bound. TF32: tmm_test::check_case
+  // with TF32's bound element by element, or strict FP32's where the device has no
+  // TF32 kernel (wide: for the tile-256 one). FP32_ACCURATE: check_case with the bound
+  // of the mode that ran, element by element, and the scaled error within x3_bound of
+  // the yardstick's: a TF32 result fails the second hundreds of times over.
+  void expect_within_bound(const GemmCase& g, const tmm_report& r,
+                           const std::optional<GemmCase>& strict, bool wide = false) const {
+    if (mode_ == TMM_MATH_TF32) {
+      EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
+      return;
+    }
+    EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)))
+        << "the bound of the mode that ran, element by element";
+    ASSERT_TRUE(strict.has_value()) << "no yardstick: yardstick() was not called for g";
+    const Exact x = exact_of(g);
+    const double e = error_against(g, x, true), e_strict = error_against(*strict, x, true);
+    EXPECT_LE(e, x3_bound(e_strict, g.k))
+        << "scaled error: FP32_ACCURATE " << e << ", strict FP32 " << e_strict;
+  }
+
   tmm_handle h_ = nullptr;
   tmm_math_mode mode_ = TMM_MATH_FP32;  // open()'s
   int multiprocessors_ = 0;
@@ -273,6 +357,12 @@ class TensorCores : public TensorCoreTest {
 class Fp32Accurate : public TensorCoreTest {
  protected:
   void SetUp() override { open(TMM_MATH_FP32_ACCURATE); }
+};
+
+// The tests of both modes: a handle in the parameter's.
+class TensorCoreModes : public TensorCoreTest, public ::testing::WithParamInterface<MathMode> {
+ protected:
+  void SetUp() override { open(GetParam().mode); }
 };
 
 }  // namespace tensor_cores_test

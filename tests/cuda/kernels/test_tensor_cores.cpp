@@ -1,12 +1,14 @@
 // test_tensor_cores, the tests of both math modes on tensor cores (TF32, and
-// FP32_ACCURATE: 3xTF32 with error correction), through the public API: both layouts,
-// all four transposes, beta zero (C poisoned with NaN) and not, odd shapes, padded
-// leading dimensions and device pointers whose offsets break 16-byte alignment,
-// against an FP64 reference with the mode's bound (TF32: that of tmm_test::check_case,
-// which gemm_reference.hpp derives; FP32_ACCURATE: twice the error of a strict FP32 run
-// on the same inputs, plus a few units in the last place). Then the report, the kernel
-// list, the streamed path, the alpha = Inf rule, the last wave split along k on Hopper,
-// and every place where a mode has no kernel and the strict one runs instead.
+// FP32_ACCURATE: 3xTF32 with error correction), each a TEST_P over kModes
+// (tensor_cores_fixture.hpp) named by the mode (/Tf32, /Fp32Accurate), through the
+// public API: both layouts, all four transposes, beta zero (C poisoned with NaN) and
+// not, odd shapes, padded leading dimensions and device pointers whose offsets break
+// 16-byte alignment, against an FP64 reference with the mode's bound (TF32: that of
+// tmm_test::check_case, which gemm_reference.hpp derives; FP32_ACCURATE: twice the error
+// of a strict FP32 run on the same inputs, plus a few units in the last place, which a
+// TF32 result fails). Then the report, the kernel list, the last wave split along k on
+// Hopper, the alpha = Inf rule, the streamed path, and every place where a mode has no
+// kernel and the strict one runs instead.
 //
 // The tests of one mode: test_tensor_cores_tf32.cpp, test_tensor_cores_fp32_accurate.cpp;
 // what all three share: tensor_cores_fixture.hpp.
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,6 +41,7 @@ struct Variant {
 struct Case {
   int64_t m, n, k;
   std::vector<Variant> variants;
+  bool fp32_accurate_only = false;  // a case only FP32_ACCURATE's tests ever had
 };
 
 // Odd shapes: a single element; edges in every dimension with one k tile and a
@@ -45,108 +49,43 @@ struct Case {
 // last partial) through every pipeline stage. Leading dimensions: dense (rows
 // 4-byte aligned only, as most of these sizes are odd), padded to a multiple of 4
 // for some operands and not others (16-byte copies for one, 4-byte for the other),
-// and odd with offset pointers (4-byte copies and 4-byte stores of C).
+// and odd with offset pointers (4-byte copies and 4-byte stores of C). FP32_ACCURATE
+// also 7 x 7 x 7, and 129 by 1000 either way (k 7 and 129).
 std::vector<Case> cases() {
-  const int64_t big_k = tmm_test::under_sanitizer() ? 77 : 1001;
-  const Variant host{false, 0, 0}, dense{true, 0, 0}, pad3{true, 0, 3}, shifted{true, 1, 1},
-      shifted_pad3{true, 1, 3}, host_pad{false, 0, 2};
-  return {
-      {1, 1, 1, {host, dense, shifted}},
-      {17, 33, 65, {host, dense, pad3, shifted}},
-      {127, 129, 255, {host_pad, pad3, shifted, shifted_pad3}},
-      {300, 257, big_k, {host, pad3, shifted}},
-  };
-}
-
-// The tile: 0 lets the planner choose (for these small products 128 x 128, on Hopper
-// the wide tile); 128 and 256 ask for the narrow and the wide kernel (BLOCKED).
-using Param = std::tuple<tmm_layout, tmm_transpose, tmm_transpose, int>;
-
-class Tf32Correctness : public TensorCores, public ::testing::WithParamInterface<Param> {};
-
-TEST_P(Tf32Correctness, MatchesFp64WithinTheTf32Bound) {
-  const auto& [layout, ta, tb, tile] = GetParam();
-  const bool wide = tile == 256;
-  ASSERT_EQ(tmm_set_algorithm(h_, tile != 0 ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO), TMM_SUCCESS);
-  ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
-  const uint32_t seed = tmm_test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const Case& c : cases()) {
-    for (const Variant& v : c.variants) {
-      for (float beta : {0.0f, 1.25f}) {
-        GemmCase g;
-        g.layout = layout;
-        g.ta = ta;
-        g.tb = tb;
-        g.m = c.m;
-        g.n = c.n;
-        g.k = c.k;
-        g.alpha = beta == 0.0f ? 0.75f : -1.5f;
-        g.beta = beta;
-        g.pad = v.pad;
-        tmm_test::fill_case(g, seed + uint32_t(c.m * 31 + c.n * 7 + c.k + v.pad));
-        SCOPED_TRACE(tmm_test::describe(g) + (v.device ? " device offset " : " host") +
-                     (v.device ? std::to_string(v.offset) : ""));
-        const tmm_status s =
-            v.device ? run_device_case(h_, g, v.offset) : tmm_test::run_case(h_, g);
-        ASSERT_EQ(s, TMM_SUCCESS) << tmm_get_error_message(h_);
-        expect_tf32_ran(last_report(h_), tile != 0 ? tile : auto_tile());
-        EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
-      }
-    }
-  }
-}
-
-// row_NN, col_TN, ...: a parameterised case's layout and transposes.
-std::string layout_name(tmm_layout layout, tmm_transpose ta, tmm_transpose tb) {
-  return std::string(layout == TMM_ROW_MAJOR ? "row_" : "col_") + (ta == TMM_TRANS ? "T" : "N") +
-         (tb == TMM_TRANS ? "T" : "N");
-}
-
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-  const auto& [layout, ta, tb, tile] = info.param;
-  return layout_name(layout, ta, tb) + (tile == 256 ? "_wide" : tile == 128 ? "_narrow" : "");
-}
-
-INSTANTIATE_TEST_SUITE_P(AllLayouts, Tf32Correctness,
-                         ::testing::Combine(::testing::Values(TMM_ROW_MAJOR, TMM_COL_MAJOR),
-                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
-                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
-                                            ::testing::Values(0, 128, 256)),
-                         param_name);
-
-// Odd shapes (1, 7, 129, 1000 and the TF32 tests' edges), dense, padded and
-// misaligned operands.
-std::vector<Case> x3_cases() {
   const int64_t big_k = tmm_test::under_sanitizer() ? 77 : 1001;
   const int64_t wide = tmm_test::under_sanitizer() ? 200 : 1000;
   const Variant host{false, 0, 0}, dense{true, 0, 0}, pad3{true, 0, 3}, shifted{true, 1, 1},
       shifted_pad3{true, 1, 3}, host_pad{false, 0, 2};
   return {
       {1, 1, 1, {host, dense, shifted}},
-      {7, 7, 7, {host, shifted_pad3}},
+      {7, 7, 7, {host, shifted_pad3}, true},
       {17, 33, 65, {host, dense, pad3, shifted}},
       {127, 129, 255, {host_pad, pad3, shifted, shifted_pad3}},
-      {129, wide, 7, {host, shifted}},
-      {wide, 129, 129, {host, pad3}},
+      {129, wide, 7, {host, shifted}, true},
+      {wide, 129, 129, {host, pad3}, true},
       {300, 257, big_k, {host, pad3, shifted}},
   };
 }
 
-// The tile: 0 lets the planner choose (64 x 64 for these products on most devices),
-// 128 asks for the 128 x 64 kernel (BLOCKED, tile 128).
-using X3Param = std::tuple<tmm_layout, tmm_transpose, tmm_transpose, int>;
+// The mode, the layout, the transposes of A and B, and the tile: 0 lets the planner
+// choose (for these products TF32's 128 x 128, on Hopper its wide tile; FP32_ACCURATE's
+// 64 x 64 on most devices); TF32's 128 and 256 ask for its narrow and its wide kernel,
+// FP32_ACCURATE's 128 for its 128 x 64 kernel (BLOCKED; on Hopper the wgmma one).
+using Param = std::tuple<MathMode, tmm_layout, tmm_transpose, tmm_transpose, int>;
 
-class Fp32AccurateCorrectness : public Fp32Accurate,
-                                public ::testing::WithParamInterface<X3Param> {};
+class TensorCoreCorrectness : public TensorCoreTest, public ::testing::WithParamInterface<Param> {
+ protected:
+  void SetUp() override { open(std::get<0>(GetParam()).mode); }
+};
 
-TEST_P(Fp32AccurateCorrectness, MatchesFp64AsStrictFp32Does) {
-  const auto& [layout, ta, tb, tile] = GetParam();
-  ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+TEST_P(TensorCoreCorrectness, MatchesFp64WithinTheModesBound) {
+  const auto& [mode, layout, ta, tb, tile] = GetParam();
+  ASSERT_EQ(tmm_set_algorithm(h_, tile != 0 ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const Case& c : x3_cases()) {
+  for (const Case& c : cases()) {
+    if (c.fp32_accurate_only && mode.mode != TMM_MATH_FP32_ACCURATE) continue;
     for (const Variant& v : c.variants) {
       for (float beta : {0.0f, 1.25f}) {
         GemmCase g;
@@ -165,77 +104,53 @@ TEST_P(Fp32AccurateCorrectness, MatchesFp64AsStrictFp32Does) {
         auto run = [&](GemmCase& x) {
           return v.device ? run_device_case(h_, x, v.offset) : tmm_test::run_case(h_, x);
         };
-        const GemmCase strict = strict_run(g, run);
+        const std::optional<GemmCase> strict = yardstick(g, run);
         ASSERT_EQ(run(g), TMM_SUCCESS) << tmm_get_error_message(h_);
         const tmm_report r = last_report(h_);
-        expect_x3_ran(r, x3_kernel(g, tile));
-        EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)))
-            << "the bound of the mode that ran, element by element";
-        const Exact x = exact_of(g);
-        const double e = error_against(g, x, true), e_strict = error_against(strict, x, true);
-        EXPECT_LE(e, x3_bound(e_strict, g.k))
-            << "scaled error: FP32_ACCURATE " << e << ", strict FP32 " << e_strict;
+        expect_planner_ran(r, g, tile);
+        expect_within_bound(g, r, strict, tile == 256);
       }
     }
   }
 }
 
-std::string x3_param_name(const ::testing::TestParamInfo<X3Param>& info) {
-  const auto& [layout, ta, tb, tile] = info.param;
-  return layout_name(layout, ta, tb) + (tile == 128 ? "_tile128" : "");
-}
-
-INSTANTIATE_TEST_SUITE_P(AllLayouts, Fp32AccurateCorrectness,
-                         ::testing::Combine(::testing::Values(TMM_ROW_MAJOR, TMM_COL_MAJOR),
-                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
-                                            ::testing::Values(TMM_NO_TRANS, TMM_TRANS),
-                                            ::testing::Values(0, 128)),
-                         x3_param_name);
-
-// ---- The report ---------------------------------------------------------------
-
-TEST_F(TensorCores, ReportSaysWhichModeRan) {
-  const int64_t n = 130;
-  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n), 1.0f);
-  auto run = [&](float alpha) {
-    return tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, alpha, a.data(), n,
-                     b.data(), n, 0.0f, c.data(), n);
-  };
-  ASSERT_EQ(run(1.0f), TMM_SUCCESS) << tmm_get_error_message(h_);
-  tmm_report r = last_report(h_);
-  expect_tf32_ran(r, auto_tile());
-  EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
-  EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
-  for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * float(n)) << "exact in TF32";
-
-  // alpha = 0 runs only C = beta * C: no product, so no TF32.
-  ASSERT_EQ(run(0.0f), TMM_SUCCESS);
-  r = last_report(h_);
-  EXPECT_STREQ(r.kernel, "scale");
-  EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
-
-  // The kernel list says which kernel needs which mode.
-  int listed = 0;
-  for (int i = 0;; ++i) {
-    tmm_kernel_info info{};
-    info.struct_size = sizeof info;
-    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
-    const std::string name = info.name;
-    if (info.math_mode == TMM_MATH_FP32_ACCURATE) continue;  // that mode's own tests
-    if (name != kTf32Kernel && name != kTf32WideKernel && name != kTf32HopperKernel) {
-      EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << info.name;
-      continue;
+// Each mode's tiles (Param) over every layout and transpose pair.
+std::vector<Param> correctness_params() {
+  std::vector<Param> params;
+  for (const MathMode& mode : kModes) {
+    const std::vector<int> tiles =
+        mode.mode == TMM_MATH_TF32 ? std::vector<int>{0, 128, 256} : std::vector<int>{0, 128};
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          for (int tile : tiles) params.emplace_back(mode, layout, ta, tb, tile);
+        }
+      }
     }
-    ++listed;
-    EXPECT_EQ(info.math_mode, TMM_MATH_TF32);
-    EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
-    EXPECT_EQ(info.tile_size, name == kTf32Kernel ? 128 : 256);
-    EXPECT_EQ(info.min_compute_capability, name == kTf32HopperKernel ? 90 : 80);
   }
-  EXPECT_EQ(listed, has_kernel(kTf32HopperKernel) ? 3 : 2);
+  return params;
 }
 
-TEST_F(Fp32Accurate, ReportSaysWhichKernelRan) {
+// Tf32_row_NN, Fp32Accurate_col_TN_tile128, ...: the mode, the layout and transposes,
+// and the tile asked for.
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const auto& [mode, layout, ta, tb, tile] = info.param;
+  return std::string(mode.name) + (layout == TMM_ROW_MAJOR ? "_row_" : "_col_") +
+         (ta == TMM_TRANS ? "T" : "N") + (tb == TMM_TRANS ? "T" : "N") +
+         (tile != 0 ? "_tile" + std::to_string(tile) : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, TensorCoreCorrectness,
+                         ::testing::ValuesIn(correctness_params()), param_name);
+
+// ---- The report and the kernel list ------------------------------------------------
+
+// The report names what ran: AUTO's kernel, and under FP32_ACCURATE BLOCKED's with the
+// planner's tile, 128 and 64 (each of its kernels), the backend and the host path; the
+// values are exact in either mode. alpha = 0 runs only C = beta * C: no product, strict
+// FP32. A handle starts in strict FP32 (unless TMM_MATH_MODE says otherwise), whatever
+// kernels the library has.
+TEST_P(TensorCoreModes, ReportSaysWhichKernelRan) {
   const int64_t n = 130;
   std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), c(size_t(n * n), 1.0f);
   auto run = [&](float alpha) {
@@ -247,29 +162,30 @@ TEST_F(Fp32Accurate, ReportSaysWhichKernelRan) {
   struct Setting {
     tmm_algorithm algorithm;
     int tile;
-    const char* kernel;
   };
-  for (const Setting& s : {Setting{TMM_ALGO_AUTO, 0, x3_kernel(shape, 0)},
-                           Setting{TMM_ALGO_BLOCKED, 0, x3_kernel(shape, 0)},
-                           Setting{TMM_ALGO_BLOCKED, 128, x3_kernel(shape, 128)},
-                           Setting{TMM_ALGO_BLOCKED, 64, kX3SmallKernel}}) {
+  std::vector<Setting> settings = {{TMM_ALGO_AUTO, 0}};
+  if (GetParam().mode == TMM_MATH_FP32_ACCURATE) {
+    settings.insert(settings.end(),
+                    {{TMM_ALGO_BLOCKED, 0}, {TMM_ALGO_BLOCKED, 128}, {TMM_ALGO_BLOCKED, 64}});
+  }
+  for (const Setting& s : settings) {
+    SCOPED_TRACE("algorithm " + std::to_string(s.algorithm) + " tile " + std::to_string(s.tile));
     ASSERT_EQ(tmm_set_algorithm(h_, s.algorithm), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_tile_size(h_, s.tile), TMM_SUCCESS);
     std::fill(c.begin(), c.end(), 1.0f);
     ASSERT_EQ(run(1.0f), TMM_SUCCESS) << tmm_get_error_message(h_);
     const tmm_report r = last_report(h_);
-    expect_x3_ran(r, s.kernel);
+    expect_planner_ran(r, shape, s.tile);
     EXPECT_EQ(r.backend, TMM_BACKEND_CUDA);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
     for (float x : c) ASSERT_EQ(x, 0.5f * 0.25f * float(n)) << "exact";
   }
-  // alpha = 0 runs only C = beta * C: no product, strict FP32.
-  ASSERT_EQ(run(0.0f), TMM_SUCCESS);
-  EXPECT_STREQ(last_report(h_).kernel, "scale");
-  EXPECT_EQ(last_report(h_).math_mode, TMM_MATH_FP32);
 
-  // A handle starts in strict FP32 (unless TMM_MATH_MODE says otherwise), whatever
-  // kernels the library has.
+  ASSERT_EQ(run(0.0f), TMM_SUCCESS);
+  const tmm_report r = last_report(h_);
+  EXPECT_STREQ(r.kernel, "scale");
+  EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+
   if (std::getenv("TMM_MATH_MODE") == nullptr) {
     tmm_handle fresh = nullptr;
     ASSERT_EQ(tmm_create_with_backend(&fresh, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
@@ -279,12 +195,56 @@ TEST_F(Fp32Accurate, ReportSaysWhichKernelRan) {
     EXPECT_EQ(tmm_sgemm(fresh, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(),
                         n, b.data(), n, 0.0f, c.data(), n),
               TMM_SUCCESS);
-    const tmm_report r = last_report(fresh);
-    EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
-    EXPECT_EQ(std::string(r.kernel).rfind("blocked_", 0), 0u) << r.kernel;
+    const tmm_report f = last_report(fresh);
+    EXPECT_EQ(f.math_mode, TMM_MATH_FP32);
+    EXPECT_EQ(std::string(f.kernel).rfind("blocked_", 0), 0u) << f.kernel;
     tmm_destroy(fresh);
   }
 }
+
+// The kernel list (no GPU needed) says which kernel needs which mode: the mode's
+// kernels (MathMode::kernels: two, three with the Hopper one where the library has its
+// code) with that mode, BLOCKED, their tile, compute capability and outputs per thread,
+// none a default; no other kernel with that mode, and a kernel of neither mode strict
+// FP32.
+class TensorCoreKernels : public ::testing::TestWithParam<MathMode> {};
+
+TEST_P(TensorCoreKernels, ListedWithTheirModeAndTiles) {
+  const MathMode& mode = GetParam();
+  auto find = [](const MathMode& m, const std::string& name) -> const MathMode::Kernel* {
+    for (const MathMode::Kernel& k : m.kernels) {
+      if (name == k.name) return &k;
+    }
+    return nullptr;
+  };
+  int listed = 0;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    const std::string name = info.name;
+    const MathMode::Kernel* k = find(mode, name);
+    EXPECT_EQ(k != nullptr, info.math_mode == mode.mode) << name;
+    if (k == nullptr) {
+      const bool any_mode = std::any_of(std::begin(kModes), std::end(kModes),
+                                        [&](const MathMode& m) { return find(m, name); });
+      if (!any_mode) {
+        EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << name;
+      }
+      continue;
+    }
+    ++listed;
+    EXPECT_EQ(info.backend, TMM_BACKEND_CUDA) << name;
+    EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED) << name;
+    EXPECT_EQ(info.tile_size, k->tile_size) << name;
+    EXPECT_EQ(info.is_default, 0) << name;
+    EXPECT_EQ(info.min_compute_capability, k->min_compute_capability) << name;
+    EXPECT_EQ(info.outputs_per_thread, k->outputs_per_thread) << name;
+  }
+  EXPECT_EQ(listed, has_kernel(mode.kernels[2].name) ? 3 : 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TensorCoreKernels, ::testing::ValuesIn(kModes), mode_name);
 
 // ---- Where TF32 has no kernel, the strict one runs ------------------------------
 
@@ -348,58 +308,39 @@ TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
 
 // ---- The last wave split along k, IEEE specials, the streamed path ----------------
 
-// A last wave at most a quarter full, on Hopper: AUTO splits its tiles along k (k = 512,
-// 16 steps of 32: two slices each) and says so in the report; the partial sums add up
-// to the TF32 result. Row-major NN through the host API (D = C^T in the kernel, B
-// through registers, beta != 0, padded rows) and TN from misaligned device pointers
-// (both operands packed K-major, beta = 0).
-TEST_F(TensorCores, PartialLastWaveSplitAlongKStaysWithinTheTf32Bound) {
-  if (!hopper_) GTEST_SKIP() << "only the Hopper kernels split the last wave along k";
-  tmm_device_info d{};
-  ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
-  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
-  const uint32_t seed = tmm_test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  for (bool device : {false, true}) {
-    GemmCase g;
-    g.ta = device ? TMM_TRANS : TMM_NO_TRANS;
-    g.m = g.n = tmm_test::partial_wave_edge(128, 256, d.multiprocessors);
-    g.k = 512;
-    g.alpha = 0.75f;
-    g.beta = device ? 0.0f : 1.25f;
-    g.pad = device ? 0 : 3;
-    tmm_test::fill_case(g, seed + device);
-    SCOPED_TRACE(tmm_test::describe(g) + (device ? " device offset 1" : " host"));
-    ASSERT_EQ(device ? run_device_case(h_, g, 1) : tmm_test::run_case(h_, g), TMM_SUCCESS)
-        << tmm_get_error_message(h_);
-    const tmm_report r = last_report(h_);
-    EXPECT_STREQ(r.kernel, kTf32HopperKernel);
-    EXPECT_EQ(r.splits, 2) << "the last wave's tiles in two slices of k";
-    EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
-  }
-}
-
-// A last wave at most a quarter full, on Hopper (k = 1024, 32 steps of 32: up to four
-// slices): AUTO splits its tiles along k, and the partial sums (each a sum and its
-// correction) add up as accurately as strict FP32. Row-major NN on the host with
-// beta != 0 and padded rows, and TN from misaligned device pointers with beta = 0.
-// Under a device-memory budget that holds the unsplit kernel's workspace but not the
-// partial sums, the same kernel runs unsplit.
-TEST_F(Fp32Accurate, PartialLastWaveSplitAlongKIsAsAccurateAsStrictFp32) {
-  if (!hopper_ || !has_kernel(kX3HopperKernel))
+// A last wave at most a quarter full, on Hopper: AUTO splits its tiles along k and says
+// so in the report; the partial sums (under FP32_ACCURATE each a sum and its correction)
+// add up within the mode's bound. Row-major NN through the host API (D = C^T in the
+// kernel, B through registers, beta != 0, padded rows) and TN from misaligned device
+// pointers (both operands packed K-major, beta = 0). TF32: 128 x 256 tiles, k = 512 (16
+// steps of 32: two slices each). FP32_ACCURATE: 128 x 128 tiles, k = 1024 (32 steps of
+// 32: up to four slices); and under a device-memory budget that holds the unsplit
+// kernel's workspace but not the partial sums, the same kernel runs unsplit.
+TEST_P(TensorCoreModes, PartialLastWaveSplitAlongKStaysWithinTheModesBound) {
+  struct Wave {
+    const char* kernel;
+    int64_t tile_cols, k;
+    float alpha, host_beta;
+    int min_splits, max_splits;
+    int runs;  // host, device, and (3) host under the budget
+  };
+  const Wave w = GetParam().mode == TMM_MATH_TF32
+                     ? Wave{kTf32HopperKernel, 256, 512, 0.75f, 1.25f, 2, 2, 2}
+                     : Wave{kX3HopperKernel, 128, 1024, -1.5f, 0.75f, 2, 4, 3};
+  if (!hopper_ || !has_kernel(w.kernel))
     GTEST_SKIP() << "only the Hopper kernels split the last wave along k";
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const int64_t edge = tmm_test::partial_wave_edge(128, 128, multiprocessors_), k = 1024;
-  for (int run = 0; run < 3; ++run) {
+  const int64_t edge = tmm_test::partial_wave_edge(128, w.tile_cols, multiprocessors_);
+  for (int run = 0; run < w.runs; ++run) {
     const bool device = run == 1, budget = run == 2;
     GemmCase g;
     g.ta = device ? TMM_TRANS : TMM_NO_TRANS;
     g.m = g.n = edge;
-    g.k = k;
-    g.alpha = -1.5f;
-    g.beta = device ? 0.0f : 0.75f;
+    g.k = w.k;
+    g.alpha = w.alpha;
+    g.beta = device ? 0.0f : w.host_beta;
     g.pad = device || budget ? 0 : 3;
     tmm_test::fill_case(g, seed + uint32_t(run));
     SCOPED_TRACE(tmm_test::describe(g) + (device ? " device offset 1" : " host") +
@@ -414,45 +355,36 @@ TEST_F(Fp32Accurate, PartialLastWaveSplitAlongKIsAsAccurateAsStrictFp32) {
     auto call = [&](GemmCase& x) {
       return device ? run_device_case(h_, x, 1) : tmm_test::run_case(h_, x);
     };
-    const GemmCase strict = strict_run(g, call);
+    const std::optional<GemmCase> strict = yardstick(g, call);
     ASSERT_EQ(call(g), TMM_SUCCESS) << tmm_get_error_message(h_);
     const tmm_report r = last_report(h_);
-    EXPECT_STREQ(r.kernel, kX3HopperKernel);
+    EXPECT_STREQ(r.kernel, w.kernel);
     if (budget) {
       EXPECT_EQ(r.splits, 1) << "no room for the partial sums: unsplit";
     } else {
-      EXPECT_GE(r.splits, 2) << "the last wave's tiles in slices of k";
-      EXPECT_LE(r.splits, 4) << "slices of at least 8 steps";
+      EXPECT_GE(r.splits, w.min_splits) << "the last wave's tiles in slices of k";
+      EXPECT_LE(r.splits, w.max_splits) << "slices of at least 8 steps";
     }
-    const Exact x = exact_of(g);
-    EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+    expect_within_bound(g, r, strict);
   }
 }
 
-// alpha multiplies the FP32 sums, never the inputs: with small integers (exact in
-// TF32) the alpha = +-Inf rule holds under TF32 as under FP32.
-TEST_F(TensorCores, AlphaInfinityFollowsTheRule) {
-  for (int64_t k : {int64_t(5), int64_t(700)}) {
-    tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
-    expect_tf32_ran(last_report(h_), auto_tile());
-  }
-}
-
-// alpha multiplies the sums, never the inputs; small integers are exact in TF32 (their
-// small parts are 0), so the alpha = +-Inf rule holds as under FP32.
-TEST_F(Fp32Accurate, AlphaInfinityFollowsTheRule) {
+// alpha multiplies the FP32 sums, never the inputs: with small integers (exact in TF32;
+// under FP32_ACCURATE their small parts are 0) the alpha = +-Inf rule holds as under
+// FP32.
+TEST_P(TensorCoreModes, AlphaInfinityFollowsTheRule) {
   GemmCase shape;  // expect_alpha_inf_rule's: 37 x 29, row-major
   shape.m = 37;
   shape.n = 29;
   for (int64_t k : {int64_t(5), int64_t(700)}) {
     tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
-    expect_x3_ran(last_report(h_), x3_kernel(shape, 0));
+    expect_planner_ran(last_report(h_), shape, 0);
   }
 }
 
 // The streamed host path chooses a kernel per chunk with the handle's settings: it
-// inherits TF32, and the report says so.
-TEST_F(TensorCores, StreamedPathRunsTf32AndSaysSo) {
+// inherits the mode, and the report says so.
+TEST_P(TensorCoreModes, StreamedPathRunsTheModeAndSaysSo) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -467,68 +399,22 @@ TEST_F(TensorCores, StreamedPathRunsTf32AndSaysSo) {
     g.pad = 3;
     tmm_test::fill_case(g, seed + uint32_t(t));
     SCOPED_TRACE(tmm_test::describe(g));
+    const std::optional<GemmCase> strict =
+        yardstick(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
     const tmm_report r = last_report(h_);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-    expect_tf32_ran(r, auto_tile());
-    EXPECT_TRUE(tmm_test::check_case(g, arithmetic()));
-  }
-}
-
-// The streamed host path chooses a kernel per chunk with the handle's settings: it
-// inherits FP32_ACCURATE, and the report says so.
-TEST_F(Fp32Accurate, StreamedPathRunsItAndSaysSo) {
-  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
-  const uint32_t seed = tmm_test::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  for (tmm_transpose t : {TMM_NO_TRANS, TMM_TRANS}) {
-    GemmCase g;
-    g.ta = t;
-    g.tb = t;
-    g.m = 333;
-    g.n = 200;
-    g.k = tmm_test::under_sanitizer() ? 90 : 700;
-    g.beta = t == TMM_TRANS ? 0.0f : 2.0f;
-    g.pad = 3;
-    tmm_test::fill_case(g, seed + uint32_t(t));
-    SCOPED_TRACE(tmm_test::describe(g));
-    const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
-    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-    const tmm_report r = last_report(h_);
-    EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-    if (x3_) {
+    if (GetParam().mode == TMM_MATH_TF32) {
+      expect_tf32_ran(r, auto_tile());
+    } else if (x3_) {  // a 3xTF32 kernel of the chunks' choosing
       EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);
     }
-    EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
-    const Exact x = exact_of(g);
-    EXPECT_LE(error_against(g, x, true), x3_bound(error_against(strict, x, true), g.k));
+    expect_within_bound(g, r, strict);
   }
 }
 
-// The kernel list (no GPU needed): two FP32_ACCURATE rows, BLOCKED, tiles 128 and 64,
-// compute capability 8.0 and later, 32 outputs per thread.
-TEST(Fp32AccurateKernels, ListedWithTheirModeAndTiles) {
-  int listed = 0;
-  for (int i = 0;; ++i) {
-    tmm_kernel_info info{};
-    info.struct_size = sizeof info;
-    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
-    const std::string name = info.name;
-    const bool hopper = name == kX3HopperKernel;
-    const bool x3 = name == kX3Kernel || name == kX3SmallKernel || hopper;
-    EXPECT_EQ(x3, info.math_mode == TMM_MATH_FP32_ACCURATE) << name;
-    if (!x3) continue;
-    ++listed;
-    EXPECT_EQ(info.backend, TMM_BACKEND_CUDA);
-    EXPECT_EQ(info.algorithm, TMM_ALGO_BLOCKED);
-    EXPECT_EQ(info.tile_size, name == kX3SmallKernel ? 64 : 128);
-    EXPECT_EQ(info.is_default, 0);
-    EXPECT_EQ(info.min_compute_capability, hopper ? 90 : 80);
-    EXPECT_EQ(info.outputs_per_thread, hopper ? 64 : 32);
-  }
-  EXPECT_EQ(listed, has_kernel(kX3HopperKernel) ? 3 : 2);
-}
+INSTANTIATE_TEST_SUITE_P(Modes, TensorCoreModes, ::testing::ValuesIn(kModes), mode_name);
 
 }  // namespace
 }  // namespace tensor_cores_test
