@@ -212,7 +212,8 @@ class CudaBackend final : public Backend {
     if (!is_empty(p) && !is_scale_only(p)) {
       if (const std::optional<StreamPlan> plan = streamed_plan(p, settings)) {
         // Reads and writes through tmm_sgemm_io's functions too.
-        commit(engine().run(p, settings, profile_, *plan), /*pending=*/false);
+        commit(engine().run(p, settings, *plan, DispatchChunkKernels(settings, profile_)),
+               /*pending=*/false);
         return;
       }
     }

@@ -14,6 +14,7 @@
 #include "cuda/runtime/device_buffer.hpp"
 #include "cuda/runtime/host_memory.hpp"
 #include "cuda/streamed/streamed_gemm.hpp"
+#include "plan/stream_schedule.hpp"
 
 namespace tiledmm {
 namespace {
@@ -45,24 +46,6 @@ void poison(float* p, int64_t n) {
 struct CopySlot {
   Event start, end, consumed;
   bool used = false;
-};
-
-// Hands out consecutive pieces of one allocation, each on a 256-byte boundary
-// (aligned_floats), or none for a buffer the call does not need.
-class Carver {
- public:
-  explicit Carver(float* base) : base_(base) {}
-  float* take(int64_t floats, bool needed = true) {
-    if (!needed) return nullptr;
-    float* p = base_ ? base_ + used_ : nullptr;
-    used_ += aligned_floats(floats);
-    return p;
-  }
-  int64_t used() const { return used_; }
-
- private:
-  float* base_;
-  int64_t used_ = 0;
 };
 
 // Where one operand comes from or goes to: the caller's memory, read or written by
@@ -110,12 +93,9 @@ void io_block(WorkerPool& pool, int threads, bool write, const HostIo& io, int64
   if (failure) std::rethrow_exception(failure);
 }
 
-}  // namespace
-
-// The most C slots a plan has (groups of up to 8 row tiles, plus one).
-constexpr int kMaxCSlots = 9;
-
-struct StreamedGemm::State {
+// The engine's streams, events, buffers and packing threads, kept from call to call
+// (StreamedGemm::State).
+struct Resources {
   Stream h2d{cudaStreamNonBlocking}, compute{cudaStreamNonBlocking}, d2h{cudaStreamNonBlocking};
   DeviceBuffer device;   // carved into the device slots
   PinnedBuffer staging;  // carved into the staging slots
@@ -124,6 +104,323 @@ struct StreamedGemm::State {
   Event epilogue_done[kMaxCSlots], down_start[kMaxCSlots], down_done[kMaxCSlots];
   WorkerPool pool;  // the packing threads
 };
+
+float* at(float* base, int64_t offset) {
+  return base != nullptr && offset >= 0 ? base + offset : nullptr;
+}
+
+// One product on the engine, as a pipeline of steps: carve() makes every allocation,
+// prime() makes the events' first waits pass, walk_stream_plan (stream_schedule.hpp)
+// calls the steps of each column tile, group of row tiles and chunk in order
+// (uploads, products, epilogues and downloads), and finish() waits for the rest.
+class Call {
+ public:
+  Call(Resources& s, const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+       const ChunkKernelChooser& kernels)
+      : s_(s),
+        p_(p),
+        settings_(settings),
+        plan_(plan),
+        kernels_(kernels),
+        reads_c_(p.beta != 0.0f),
+        threads_(packing_thread_count(settings.host_threads)),
+        // Device layouts: each operand as it is stored, rows padded to 4 floats.
+        sizes_(stream_buffers(p, plan)),
+        a_(operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
+        b_(operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
+        c_(operand(p.c, p.ldc, p.m, p.n, p.c_io)),
+        a_chunk_(plan.tile_m * plan.chunk_k),
+        b_chunk_(plan.chunk_k * plan.tile_n),
+        c_tile_(plan.tile_m * plan.tile_n),
+        c_slots_(int(plan.c_slots())),
+        h2d_(s.h2d.get()),
+        comp_(s.compute.get()),
+        d2h_(s.d2h.get()) {}
+
+  // Every allocation before the first write to C (and before any enqueue): one device
+  // and one pinned allocation, carved as stream_layout says.
+  void carve() {
+    const StreamLayout l =
+        stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned);
+    float* device = s_.device.reserve(size_t(l.device_floats));
+    float* staging = l.staging_floats > 0 ? s_.staging.reserve(size_t(l.staging_floats)) : nullptr;
+    for (int i = 0; i < kASlots; ++i) {
+      a_dev_[i] = at(device, l.a_chunk[i]);
+      a_st_[i] = at(staging, l.a_stage[i]);
+    }
+    for (int i = 0; i < 2; ++i) {
+      panels_[i] = at(device, l.panel[i]);
+      b_st_[i] = at(staging, l.b_stage[i]);
+    }
+    for (int i = 0; i < kMaxCSlots; ++i) {
+      acc_[i] = at(device, l.acc[i]);
+      cin_[i] = at(device, l.c_in[i]);
+      up_st_[i] = at(staging, l.c_up_stage[i]);
+      down_st_[i] = at(staging, l.c_down_stage[i]);
+    }
+  }
+
+  // Primes the "consumed" events so the first waits on them pass at once.
+  void prime() {
+    for (CopySlot& slot : s_.a_slot) {
+      slot.used = false;
+      record(slot.consumed, comp_);
+    }
+    for (CopySlot& slot : s_.b_slot) {
+      slot.used = false;
+      record(slot.consumed, comp_);
+    }
+    for (int i = 0; i < c_slots_; ++i) {
+      s_.c_up_slot[i].used = false;
+      record(s_.c_up_slot[i].consumed, comp_);
+      record(s_.down_done[i], d2h_);
+    }
+    for (Event& e : s_.panel_consumed) record(e, comp_);
+  }
+
+  // The panel of op(B) for these columns goes up chunk by chunk inside the first
+  // group's loop, each chunk just before the chunks of A that meet it, so the first
+  // products start after one chunk instead of the whole panel. Every reader of the
+  // panel that last used this buffer (two column tiles ago) must be done. Streaming B
+  // (any k), each group uploads its chunks of B into the two device slots, each
+  // waiting for the products that last read its slot.
+  void begin_column(const StreamColumn& col) {
+    if (plan_.b_resident) wait(h2d_, s_.panel_consumed[col.panel]);
+  }
+
+  // The group's C slots: the tile that last used each is unpacked (its buffers are
+  // free), C's tile goes up (beta != 0), and the products wait for the last download.
+  void begin_group(const StreamColumn& col, const StreamGroup& group) {
+    for (int i = 0; i < group.size(); ++i) {
+      const StreamRowTile& tile = group.tiles[i];
+      const int cs = tile.c_slot;
+      unpack(cs);
+      if (reads_c_) {
+        claim(s_.c_up_slot[cs]);
+        upload(s_.c_up_slot[cs], cin_[cs], sizes_.c_ld, c_, tile.m0 * p_.ldc + col.n0, up_st_[cs],
+               c_tile_, tile.rows, col.cols);
+      }
+      wait(comp_, s_.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
+    }
+  }
+
+  // Uploads the chunk of op(B) for the chunk's rows, unless it is on the device
+  // already. h2d runs in order: B's chunk goes up before A's chunks that meet it.
+  void begin_chunk(const StreamColumn& col, const StreamGroup&, const StreamChunk& chunk) {
+    if (chunk.b_slot < 0) return;
+    CopySlot& slot = s_.b_slot[chunk.b_slot];
+    claim(slot);
+    float* dst = b_on_device(chunk);
+    float* stage = b_st_[chunk.b_slot];
+    if (p_.trans_b) {  // B stored n x k: rows n0.. of it, columns k0..
+      upload(slot, dst, sizes_.b_ld, b_, col.n0 * p_.ldb + chunk.k0, stage, b_chunk_, col.cols,
+             chunk.depth);
+    } else {  // B stored k x n: rows k0.., columns n0..
+      upload(slot, dst, sizes_.b_ld, b_, chunk.k0 * p_.ldb + col.n0, stage, b_chunk_, chunk.depth,
+             col.cols);
+    }
+  }
+
+  // Uploads the tile's chunk of op(A) into A's slot `as`, then accumulates
+  // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
+  void product(const StreamColumn& col, const StreamGroup&, const StreamChunk& chunk,
+               const StreamRowTile& tile, int as) {
+    CopySlot& slot = s_.a_slot[as];
+    claim(slot);
+    if (p_.trans_a) {  // A stored k x m: rows k0.., columns m0..
+      upload(slot, a_dev_[as], sizes_.a_ld, a_, chunk.k0 * p_.lda + tile.m0, a_st_[as], a_chunk_,
+             chunk.depth, tile.rows);
+    } else {  // A stored m x k: rows m0.., columns k0..
+      upload(slot, a_dev_[as], sizes_.a_ld, a_, tile.m0 * p_.lda + chunk.k0, a_st_[as], a_chunk_,
+             tile.rows, chunk.depth);
+    }
+    wait(comp_, slot.end);  // this chunk of A, and (same stream, earlier) of B
+    if (first_product_) record(s_.first_product, comp_);
+    first_product_ = false;
+    GemmProblem q = p_;
+    q.m = tile.rows;
+    q.n = col.cols;
+    q.k = chunk.depth;
+    q.alpha = 1.0f;
+    q.beta = chunk.index == 0 ? 0.0f : 1.0f;
+    q.a = a_dev_[as];
+    q.lda = sizes_.a_ld;
+    q.b = b_on_device(chunk);
+    q.ldb = sizes_.b_ld;
+    q.c = acc_[tile.c_slot];
+    q.ldc = sizes_.c_ld;
+    const KernelChoice kernel = kernels_.choose(q);
+    launch_gemm(kernel, q, nullptr, comp_);
+    record(slot.consumed, comp_);
+    if (t_.kernel == nullptr || std::strcmp(t_.kernel, "none") == 0) {
+      t_.kernel = kernel.kernel->name;
+      t_.algorithm = kernel.kernel->algorithm;
+      t_.tile_size = kernel.kernel->tile;
+      t_.coarsening = kernel.kernel->outputs_per_thread;
+      t_.math_mode = kernel.kernel->math_mode;
+    }
+  }
+
+  // Streaming B: the group's products are this slot's last readers.
+  void end_chunk(const StreamColumn&, const StreamGroup&, const StreamChunk& chunk) {
+    if (!plan_.b_resident) record(s_.b_slot[chunk.b_slot].consumed, comp_);
+  }
+
+  // The group's epilogues (C = alpha * acc + beta * C), and its tiles' downloads.
+  void end_group(const StreamColumn& col, const StreamGroup& group) {
+    for (int i = 0; i < group.size(); ++i) {
+      const StreamRowTile& tile = group.tiles[i];
+      const int64_t m0 = tile.m0, mm = tile.rows, n0 = col.n0, nn = col.cols;
+      const int64_t c_ld = sizes_.c_ld;
+      const int cs = tile.c_slot;
+      if (reads_c_) wait(comp_, s_.c_up_slot[cs].end);
+      float* out = reads_c_ ? cin_[cs] : acc_[cs];
+      launch_epilogue(mm, nn, p_.alpha, acc_[cs], c_ld, p_.beta, cin_[cs], c_ld, out, c_ld, comp_);
+      if (reads_c_) record(s_.c_up_slot[cs].consumed, comp_);
+      record(s_.epilogue_done[cs], comp_);
+      wait(d2h_, s_.epilogue_done[cs]);
+      record(s_.down_start[cs], d2h_);
+      if (c_.pinned) {  // straight into the caller's C, m x n part only
+        copy_2d(p_.c + m0 * p_.ldc + n0, p_.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
+      } else {
+        if (settings_.poison_staging) poison(down_st_[cs], c_tile_);  // its unpack is done
+        copy_2d(down_st_[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
+      }
+      record(s_.down_done[cs], d2h_);
+      pending_[cs] = Pending{true, m0, n0, mm, nn};
+    }
+  }
+
+  void end_column(const StreamColumn& col) {
+    if (plan_.b_resident) record(s_.panel_consumed[col.panel], comp_);
+  }
+
+  // The success path's end: the last tiles unpacked (oldest first, as `c_slots` ended),
+  // every upload waited for, then the compute stream.
+  void finish(const SlotRing& c_slots) {
+    for (int i = 0; i < c_slots_; ++i) unpack(c_slots.oldest(i));
+    for (CopySlot& slot : s_.a_slot) claim(slot);
+    for (CopySlot& slot : s_.b_slot) claim(slot);
+    for (int i = 0; i < c_slots_; ++i) claim(s_.c_up_slot[i]);
+    record(s_.last_epilogue, comp_);
+    check_cuda(cudaStreamSynchronize(comp_), "streamed sgemm");
+  }
+
+  Timing timing(Clock::time_point t0) {
+    Timing t = t_;
+    t.host_path = HostPath::Streamed;
+    t.tiles = plan_.tiles();
+    t.k_chunks = plan_.chunks;
+    t.pack_ms = pack_ms_;
+    t.link_ms = link_ms_;
+    t.compute_ms = elapsed(s_.first_product, s_.last_epilogue);
+    t.splits = 1;
+    t.host_threads = threads_;
+    t.total_ms = ms_since(t0);
+    return t;
+  }
+
+ private:
+  // A finished tile waiting to be unpacked into C, per C slot.
+  struct Pending {
+    bool live = false;
+    int64_t m0, n0, rows, cols;
+  };
+
+  // Where op(B)'s chunk is on the device (leading dimension b_ld).
+  float* b_on_device(const StreamChunk& chunk) const {
+    float* buffer = panels_[chunk.b_buffer];
+    return p_.trans_b ? buffer + chunk.b_row : buffer + chunk.b_row * sizes_.b_ld;
+  }
+
+  // Waits until staging slot `slot` is free (its last copy is done), adding that
+  // copy's time to the link's.
+  void claim(CopySlot& slot) {
+    if (!slot.used) return;
+    sync(slot.end);
+    link_ms_ += elapsed(slot.start, slot.end);
+    slot.used = false;
+  }
+
+  // rows x cols of the operand stored at (src, src_ld) up to (dst, dst_ld), through
+  // `stage` (packed densely by the packing threads) unless the source is pinned.
+  void upload(CopySlot& slot, float* dst, int64_t dst_ld, const Operand& from, int64_t offset,
+              float* stage, int64_t slot_floats, int64_t rows, int64_t cols) {
+    const float* src = from.io ? nullptr : from.ptr + offset;
+    int64_t src_ld = from.ld;
+    if (!from.pinned) {
+      // Debug: NaN in the whole slot first, so a packing step that misses part of
+      // the block, or a copy that reads the slot before or after it, shows in C.
+      if (settings_.poison_staging) poison(stage, slot_floats);
+      const auto u0 = Clock::now();
+      if (from.io) {
+        io_block(s_.pool, threads_, false, *from.io, offset, from.ld, stage, rows, cols);
+      } else {
+        copy_block(s_.pool, threads_, stage, cols, src, src_ld, rows, cols);
+      }
+      pack_ms_ += ms_since(u0);
+      src = stage;
+      src_ld = cols;
+    }
+    wait(h2d_, slot.consumed);  // the device slot's last reader is done (a no-op the first time)
+    record(slot.start, h2d_);
+    copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d_);
+    record(slot.end, h2d_);
+    slot.used = true;
+  }
+
+  // Unpacks the tile that C slot `cs` last downloaded, if any, into the caller's C.
+  void unpack(int cs) {
+    Pending& tile = pending_[cs];
+    if (!tile.live) return;
+    sync(s_.down_done[cs]);
+    link_ms_ += elapsed(s_.down_start[cs], s_.down_done[cs]);
+    if (!c_.pinned) {
+      const auto u0 = Clock::now();
+      if (c_.io) {
+        io_block(s_.pool, threads_, true, *c_.io, tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
+                 tile.rows, tile.cols);
+      } else {
+        copy_block(s_.pool, threads_, p_.c + tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
+                   tile.cols, tile.rows, tile.cols);
+      }
+      pack_ms_ += ms_since(u0);
+    }
+    tile.live = false;
+  }
+
+  Resources& s_;
+  const GemmProblem& p_;
+  const Settings& settings_;
+  const StreamPlan& plan_;
+  const ChunkKernelChooser& kernels_;
+  const bool reads_c_;
+  const int threads_;
+  const StreamBuffers sizes_;
+  const Operand a_, b_, c_;
+  const int64_t a_chunk_, b_chunk_, c_tile_;  // staging slots' floats (dense)
+  const int c_slots_;
+  const cudaStream_t h2d_, comp_, d2h_;
+
+  // Carved by carve(): device slots, then staging slots (nullptr: not needed).
+  float* a_dev_[kASlots];
+  float* acc_[kMaxCSlots];
+  float* cin_[kMaxCSlots];
+  float* panels_[2];
+  float* a_st_[kASlots];
+  float* b_st_[2];
+  float* up_st_[kMaxCSlots];
+  float* down_st_[kMaxCSlots];
+
+  Pending pending_[kMaxCSlots];
+  Timing t_;  // what ran, filled by the first product
+  double pack_ms_ = 0, link_ms_ = 0;
+  bool first_product_ = true;
+};
+
+}  // namespace
+
+struct StreamedGemm::State : Resources {};
 
 StreamedGemm::StreamedGemm() : state_(std::make_unique<State>()) {}
 StreamedGemm::~StreamedGemm() = default;
@@ -138,284 +435,35 @@ int64_t StreamedGemm::staging_bytes() {
   return int64_t(state_->staging.capacity() * sizeof(float));
 }
 
-Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings,
-                         const DeviceProfile& device, const StreamPlan& plan) {
+Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+                         const ChunkKernelChooser& kernels) {
   std::lock_guard<std::mutex> lock(mutex_);
-  State& s = *state_;
   const auto t0 = Clock::now();
-  const bool reads_c = p.beta != 0.0f;
-  const int threads = packing_thread_count(settings.host_threads);
-
-  // Device layouts: each operand as it is stored, rows padded to 4 floats.
-  const StreamBuffers sizes = stream_buffers(p, plan);
-  const int64_t a_ld = sizes.a_ld, b_ld = sizes.b_ld, c_ld = sizes.c_ld;
-  const Operand a = operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io);
-  const Operand b = operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io);
-  const Operand c = operand(p.c, p.ldc, p.m, p.n, p.c_io);
-
-  // The kernel for the chunk products: the user's algorithm settings, no split-K
-  // (chunks already give the device work, and split-K would need a workspace), and
-  // no kernel that needs a workspace for the chunk (the Hopper kernels' packing).
-  Settings chunk_settings = settings;
-  chunk_settings.max_splits = 1;
-
-  // Every allocation before the first write to C: one device and one pinned
-  // allocation, carved (a first pass measures, the second hands out pointers).
-  const int64_t a_chunk = plan.tile_m * plan.chunk_k, b_chunk = plan.chunk_k * plan.tile_n;
-  const int64_t c_tile = plan.tile_m * plan.tile_n;
-  const int c_slots = int(plan.c_slots());
-  require(c_slots <= kMaxCSlots, Status::Internal, "a plan with ", c_slots, " C slots");
-  float* a_dev[kASlots];
-  float* acc[kMaxCSlots];
-  float* cin[kMaxCSlots];
-  float* panels[2] = {nullptr, nullptr};
-  float* a_st[kASlots];
-  float* b_st[2];
-  float* up_st[kMaxCSlots];
-  float* down_st[kMaxCSlots];
-  auto carve_device = [&](float* base) {
-    Carver d(base);
-    for (int i = 0; i < kASlots; ++i) a_dev[i] = d.take(sizes.a_slot);
-    for (int i = 0; i < c_slots; ++i) {
-      acc[i] = d.take(sizes.c_tile);
-      cin[i] = d.take(sizes.c_tile, reads_c);
-    }
-    for (int i = 0; i < plan.panels(); ++i) panels[i] = d.take(sizes.b_panel);
-    return d.used();
-  };
-  auto carve_staging = [&](float* base) {
-    Carver h(base);
-    for (int i = 0; i < kASlots; ++i) a_st[i] = h.take(a_chunk, !a.pinned);
-    for (int i = 0; i < 2; ++i) b_st[i] = h.take(b_chunk, !b.pinned);
-    for (int i = 0; i < c_slots; ++i) {
-      up_st[i] = h.take(c_tile, reads_c && !c.pinned);
-      down_st[i] = h.take(c_tile, !c.pinned);
-    }
-    return h.used();
-  };
-  carve_device(s.device.reserve(size_t(carve_device(nullptr))));
-  const int64_t staging_floats = carve_staging(nullptr);
-  if (staging_floats > 0) carve_staging(s.staging.reserve(size_t(staging_floats)));
-
-  Timing t;
-  double pack_ms = 0, link_ms = 0;
-  bool first_product = true;
-  cudaStream_t h2d = s.h2d.get(), comp = s.compute.get(), d2h = s.d2h.get();
+  Call call(*state_, p, settings, plan, kernels);
+  call.carve();
   // From the first enqueue on, every exit leaves none of this call's work in flight:
   // a failure (a callback's, a CUDA error's) waits for the three streams before it
   // returns, so no copy of this call writes the caller's C or reads staging after
-  // it, and the next call finds every slot free. (The success path below waits for
-  // each copy itself.) Declared in this order, they drain downloads last.
-  const DrainOnThrow drain_d2h(d2h), drain_compute(comp), drain_h2d(h2d);
+  // it, and the next call finds every slot free. (The success path, finish(), waits
+  // for each copy itself.) Declared in this order, they drain downloads last.
+  const DrainOnThrow drain_d2h(state_->d2h.get()), drain_compute(state_->compute.get()),
+      drain_h2d(state_->h2d.get());
+  call.prime();
+  const SlotRing c_slots = walk_stream_plan(plan, p.m, p.n, p.k, call);
+  call.finish(c_slots);
+  return call.timing(t0);
+}
 
-  // Waits until staging slot `slot` is free (its last copy is done), adding that
-  // copy's time to the link's.
-  auto claim = [&](CopySlot& slot) {
-    if (!slot.used) return;
-    sync(slot.end);
-    link_ms += elapsed(slot.start, slot.end);
-    slot.used = false;
-  };
-  // rows x cols of the operand stored at (src, src_ld) up to (dst, dst_ld), through
-  // `stage` (packed densely by the packing threads) unless the source is pinned.
-  auto upload = [&](CopySlot& slot, float* dst, int64_t dst_ld, const Operand& from, int64_t offset,
-                    float* stage, int64_t slot_floats, int64_t rows, int64_t cols) {
-    const float* src = from.io ? nullptr : from.ptr + offset;
-    int64_t src_ld = from.ld;
-    if (!from.pinned) {
-      // Debug: NaN in the whole slot first, so a packing step that misses part of
-      // the block, or a copy that reads the slot before or after it, shows in C.
-      if (settings.poison_staging) poison(stage, slot_floats);
-      const auto u0 = Clock::now();
-      if (from.io) {
-        io_block(s.pool, threads, false, *from.io, offset, from.ld, stage, rows, cols);
-      } else {
-        copy_block(s.pool, threads, stage, cols, src, src_ld, rows, cols);
-      }
-      pack_ms += ms_since(u0);
-      src = stage;
-      src_ld = cols;
-    }
-    wait(h2d, slot.consumed);  // the device slot's last reader is done (a no-op the first time)
-    record(slot.start, h2d);
-    copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d);
-    record(slot.end, h2d);
-    slot.used = true;
-  };
-  // Prime the "consumed" events so the first waits on them pass at once.
-  for (CopySlot& slot : s.a_slot) {
-    slot.used = false;
-    record(slot.consumed, comp);
-  }
-  for (CopySlot& slot : s.b_slot) {
-    slot.used = false;
-    record(slot.consumed, comp);
-  }
-  for (int i = 0; i < c_slots; ++i) {
-    s.c_up_slot[i].used = false;
-    record(s.c_up_slot[i].consumed, comp);
-    record(s.down_done[i], d2h);
-  }
-  for (Event& e : s.panel_consumed) record(e, comp);
+// The chunk products: the caller's algorithm settings, no split-K (chunks already give
+// the device work, and split-K would need a workspace), and no kernel that needs a
+// workspace for the chunk (the Hopper kernels' packing).
+DispatchChunkKernels::DispatchChunkKernels(const Settings& settings, const DeviceProfile& device)
+    : settings_(settings), device_(device) {
+  settings_.max_splits = 1;
+}
 
-  // A finished tile waiting to be unpacked into C, per C slot.
-  struct Pending {
-    bool live = false;
-    int64_t m0, n0, rows, cols;
-  } pending[kMaxCSlots];
-  auto finish = [&](int cs) {
-    Pending& tile = pending[cs];
-    if (!tile.live) return;
-    sync(s.down_done[cs]);
-    link_ms += elapsed(s.down_start[cs], s.down_done[cs]);
-    if (!c.pinned) {
-      const auto u0 = Clock::now();
-      if (c.io) {
-        io_block(s.pool, threads, true, *c.io, tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs],
-                 tile.rows, tile.cols);
-      } else {
-        copy_block(s.pool, threads, p.c + tile.m0 * p.ldc + tile.n0, p.ldc, down_st[cs], tile.cols,
-                   tile.rows, tile.cols);
-      }
-      pack_ms += ms_since(u0);
-    }
-    tile.live = false;
-  };
-
-  int a_next = 0, b_next = 0, c_next = 0;
-  for (int64_t tj = 0; tj < plan.tiles_n; ++tj) {
-    const int64_t n0 = tj * plan.tile_n, nn = std::min(plan.tile_n, p.n - n0);
-    // The panel of op(B) for these columns goes up chunk by chunk inside the first
-    // group's loop, each chunk just before the chunks of A that meet it, so the
-    // first products start after one chunk instead of the whole panel. Every reader
-    // of the panel that last used this buffer (two column tiles ago) must be done.
-    // Streaming B (any k), each group uploads its chunks of B into the two device
-    // slots, each waiting for the products that last read its slot.
-    const int pb = int(tj % plan.panels());
-    float* panel = panels[pb];
-    if (plan.b_resident) wait(h2d, s.panel_consumed[pb]);
-    // Uploads the chunk of op(B) for k0..k0+kk and returns where op(B)'s chunk starts
-    // on the device (leading dimension b_ld), and its slot.
-    auto upload_b_chunk = [&](int64_t k0, int64_t kk, int& bs) -> const float* {
-      bs = b_next;
-      b_next ^= 1;
-      claim(s.b_slot[bs]);
-      float* dst = plan.b_resident ? panel : panels[bs];
-      const int64_t at = plan.b_resident ? k0 : 0;  // the chunk's first row of op(B)
-      if (p.trans_b) {                              // B stored n x k: rows n0.. of it, columns k0..
-        upload(s.b_slot[bs], dst + at, b_ld, b, n0 * p.ldb + k0, b_st[bs], b_chunk, nn, kk);
-        return dst + at;
-      }
-      // B stored k x n: rows k0.., columns n0..
-      upload(s.b_slot[bs], dst + at * b_ld, b_ld, b, k0 * p.ldb + n0, b_st[bs], b_chunk, kk, nn);
-      return dst + at * b_ld;
-    };
-
-    // Row tiles [t0, t1): the plan's groups (plan.next_row_tile).
-    for (int64_t t0 = 0; t0 < plan.tiles_m;) {
-      const int64_t t1 = plan.next_row_tile(t0);
-      int slot_of[kMaxCSlots];  // the C slot of each tile of the group
-      for (int64_t ti = t0; ti < t1; ++ti) {
-        const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
-        const int cs = c_next;
-        c_next = (c_next + 1) % c_slots;
-        slot_of[ti - t0] = cs;
-        finish(cs);  // the tile that last used this C slot is unpacked; its buffers are free
-        if (reads_c) {
-          claim(s.c_up_slot[cs]);
-          upload(s.c_up_slot[cs], cin[cs], c_ld, c, m0 * p.ldc + n0, up_st[cs], c_tile, mm, nn);
-        }
-        wait(comp, s.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
-      }
-      for (int64_t ci = 0; ci < plan.chunks; ++ci) {
-        const int64_t k0 = ci * plan.chunk_k, kk = std::min(plan.chunk_k, p.k - k0);
-        // h2d runs in order: B's chunk goes up before A's chunks that meet it.
-        int bs = -1;
-        const float* b_chunk_dev = t0 == 0 || !plan.b_resident
-                                       ? upload_b_chunk(k0, kk, bs)
-                                       : (p.trans_b ? panel + k0 : panel + k0 * b_ld);
-        for (int64_t ti = t0; ti < t1; ++ti) {
-          const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
-          const int cs = slot_of[ti - t0];
-          const int as = a_next;
-          a_next = (a_next + 1) % kASlots;
-          CopySlot& slot = s.a_slot[as];
-          claim(slot);
-          if (p.trans_a) {  // A stored k x m: rows k0.., columns m0..
-            upload(slot, a_dev[as], a_ld, a, k0 * p.lda + m0, a_st[as], a_chunk, kk, mm);
-          } else {  // A stored m x k: rows m0.., columns k0..
-            upload(slot, a_dev[as], a_ld, a, m0 * p.lda + k0, a_st[as], a_chunk, mm, kk);
-          }
-          wait(comp, slot.end);  // this chunk of A, and (same stream, earlier) of B
-          if (first_product) record(s.first_product, comp);
-          first_product = false;
-          // acc (+)= op(A) chunk * op(B) chunk: raw sums, alpha comes in the epilogue.
-          GemmProblem chunk = p;
-          chunk.m = mm;
-          chunk.n = nn;
-          chunk.k = kk;
-          chunk.alpha = 1.0f;
-          chunk.beta = ci == 0 ? 0.0f : 1.0f;
-          chunk.a = a_dev[as];
-          chunk.lda = a_ld;
-          chunk.b = b_chunk_dev;
-          chunk.ldb = b_ld;
-          chunk.c = acc[cs];
-          chunk.ldc = c_ld;
-          const KernelChoice kernel = choose_kernel(chunk, chunk_settings, device, false);
-          launch_gemm(kernel, chunk, nullptr, comp);
-          record(slot.consumed, comp);
-          if (t.kernel == nullptr || std::strcmp(t.kernel, "none") == 0) {
-            t.kernel = kernel.kernel->name;
-            t.algorithm = kernel.kernel->algorithm;
-            t.tile_size = kernel.kernel->tile;
-            t.coarsening = kernel.kernel->outputs_per_thread;
-            t.math_mode = kernel.kernel->math_mode;
-          }
-        }
-        // Streaming B: the group's products are this slot's last readers.
-        if (!plan.b_resident) record(s.b_slot[bs].consumed, comp);
-      }
-      for (int64_t ti = t0; ti < t1; ++ti) {
-        const int64_t m0 = ti * plan.tile_m, mm = std::min(plan.tile_m, p.m - m0);
-        const int cs = slot_of[ti - t0];
-        if (reads_c) wait(comp, s.c_up_slot[cs].end);
-        float* out = reads_c ? cin[cs] : acc[cs];
-        launch_epilogue(mm, nn, p.alpha, acc[cs], c_ld, p.beta, cin[cs], c_ld, out, c_ld, comp);
-        if (reads_c) record(s.c_up_slot[cs].consumed, comp);
-        record(s.epilogue_done[cs], comp);
-        wait(d2h, s.epilogue_done[cs]);
-        record(s.down_start[cs], d2h);
-        if (c.pinned) {  // straight into the caller's C, m x n part only
-          copy_2d(p.c + m0 * p.ldc + n0, p.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
-        } else {
-          if (settings.poison_staging) poison(down_st[cs], c_tile);  // its unpack is done
-          copy_2d(down_st[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h);
-        }
-        record(s.down_done[cs], d2h);
-        pending[cs] = Pending{true, m0, n0, mm, nn};
-      }
-      t0 = t1;
-    }
-    if (plan.b_resident) record(s.panel_consumed[pb], comp);
-  }
-  for (int i = 0; i < c_slots; ++i) finish((c_next + i) % c_slots);  // oldest first
-  for (CopySlot& slot : s.a_slot) claim(slot);
-  for (CopySlot& slot : s.b_slot) claim(slot);
-  for (int i = 0; i < c_slots; ++i) claim(s.c_up_slot[i]);
-  record(s.last_epilogue, comp);
-  check_cuda(cudaStreamSynchronize(comp), "streamed sgemm");
-
-  t.host_path = HostPath::Streamed;
-  t.tiles = plan.tiles();
-  t.k_chunks = plan.chunks;
-  t.pack_ms = pack_ms;
-  t.link_ms = link_ms;
-  t.compute_ms = elapsed(s.first_product, s.last_epilogue);
-  t.splits = 1;
-  t.host_threads = threads;
-  t.total_ms = ms_since(t0);
-  return t;
+KernelChoice DispatchChunkKernels::choose(const GemmProblem& chunk) const {
+  return choose_kernel(chunk, settings_, device_, false);
 }
 
 std::shared_ptr<StreamedGemm> shared_streamed_gemm(int device) {

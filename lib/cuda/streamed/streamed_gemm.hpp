@@ -13,7 +13,9 @@
 // kASlots slots for chunks of A, two for chunks of B, group + 1 for tiles of C
 // (stream_plan.hpp), ordered by events; the host waits only for the copy that last
 // used the staging slot it is about to refill. Every allocation happens before the
-// first write to C.
+// first write to C. The buffers' layout and the order of the pieces, with the slot
+// each takes, are host logic in plan/stream_schedule.hpp; the engine's steps enqueue
+// them (streamed_gemm.cu).
 //
 // One engine per device and process (shared_streamed_gemm): every handle on that
 // device shares its pinned staging, device buffers and packing threads, so many
@@ -27,11 +29,34 @@
 #include <mutex>
 
 #include "core/device_profile.hpp"
+#include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 #include "core/worker_pool.hpp"
+#include "cuda/launch/dispatch.hpp"
 #include "plan/stream_plan.hpp"
 
 namespace tiledmm {
+
+// The kernel of each chunk product (a chunk of op(A) times one of op(B), into a tile's
+// accumulator: device pointers, alpha 1, beta 0 or 1). The engine asks once per
+// product, in order, and launches the answer without a workspace: a chooser returns no
+// row that needs one. The caller passes it in, so the engine knows no policy of its own.
+class ChunkKernelChooser {
+ public:
+  virtual ~ChunkKernelChooser() = default;
+  virtual KernelChoice choose(const GemmProblem& chunk) const = 0;
+};
+
+// Dispatch's choice (choose_kernel) for the chunks, with the caller's settings.
+class DispatchChunkKernels final : public ChunkKernelChooser {
+ public:
+  DispatchChunkKernels(const Settings& settings, const DeviceProfile& device);
+  KernelChoice choose(const GemmProblem& chunk) const override;
+
+ private:
+  Settings settings_;
+  DeviceProfile device_;
+};
 
 class StreamedGemm {
  public:
@@ -41,13 +66,13 @@ class StreamedGemm {
   StreamedGemm& operator=(const StreamedGemm&) = delete;
 
   // Runs `p` (host pointers; a call that reads A and B) as `plan` cuts it, with the
-  // device current. Throws Error(OutOfMemory) before writing C if a buffer cannot be
-  // had; a later failure (a CUDA error, OUT_OF_MEMORY from the runtime, a caller's
-  // function) may leave tiles of C written (documented in the header). Whichever way
-  // it returns, none of its copies or kernels is still in flight: a failure waits for
+  // device current, each chunk product with the kernel `kernels` chooses. Throws Error(OutOfMemory)
+  // before writing C if a buffer cannot be had; a later failure (a CUDA error, OUT_OF_MEMORY from
+  // the runtime, a caller's function) may leave tiles of C written (documented in the header).
+  // Whichever way it returns, none of its copies or kernels is still in flight: a failure waits for
   // the engine's three streams first. Thread-safe: products run one at a time.
-  Timing run(const GemmProblem& p, const Settings& settings, const DeviceProfile& device,
-             const StreamPlan& plan);
+  Timing run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+             const ChunkKernelChooser& kernels);
 
   // Grows the pinned staging to at least `bytes` now (cudaHostAlloc is slow: the
   // first product need not pay for it). Thread-safe.

@@ -97,7 +97,7 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
           Settings settings;
           settings.poison_staging = true;
           settings.math_mode = mode;
-          const Timing t = engine->run(p, settings, device, plan);
+          const Timing t = engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
           EXPECT_EQ(t.tiles, 14);
           EXPECT_EQ(t.math_mode, mode);
           EXPECT_EQ(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)), 0)
