@@ -128,7 +128,8 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
     const bool tf32 = mode == MathMode::Tf32;
     const HopperRow& hopper = tf32 ? kHopperTf32 : kHopperTf32x3;
     const bool hopper_runs = cc == 90;
-    const int chosen = tf32 ? plan_tf32(p, d, tile, hopper_runs) : plan_tf32x3(p, d, tile);
+    const int chosen =
+        tf32 ? plan_tf32(p, d, tile, hopper_runs) : plan_tf32x3(p, d, tile, hopper_runs);
     const Tf32ShapeInfo* s = tf32 ? tc_shape(kTf32Shapes, chosen) : tc_shape(kTf32x3Shapes, chosen);
     if (chosen != 0 && s != nullptr) {
       const std::string mma = std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +
@@ -137,9 +138,10 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
       if (hopper_runs && chosen == hopper.shape.tile) {
         c.kernel = hopper.name;
         hopper_tail(hopper, p, d, c);
-        // Without sm_90a code, plan_tf32 takes the tile without wide_everywhere.
-        const int plain = tf32 ? plan_tf32(p, d, tile, false) : chosen;
-        const Tf32ShapeInfo* ps = tf32 ? tc_shape(kTf32Shapes, plain) : s;
+        // Without sm_90a code, the planner takes the tile without the Hopper rules.
+        const int plain = tf32 ? plan_tf32(p, d, tile, false) : plan_tf32x3(p, d, tile, false);
+        const Tf32ShapeInfo* ps =
+            tf32 ? tc_shape(kTf32Shapes, plain) : tc_shape(kTf32x3Shapes, plain);
         c.fallback = ps == nullptr ? "strict"
                                    : std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +
                                          std::to_string(ps->rows) + "x" + std::to_string(ps->cols);

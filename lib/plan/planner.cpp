@@ -120,8 +120,15 @@ bool tf32x3_pays(const DeviceProfile& d) {
   return cc == 80 || cc >= 90;
 }
 
-int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                bool wide_splits_deep_k) {
   if (!tf32x3_pays(d)) return 0;
+  if (forced_tile == 0 && wide_splits_deep_k &&
+      is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
+    for (const Tf32ShapeInfo& s : kTf32x3Shapes)
+      if (s.tile == kTf32x3Wgmma128x128.tile && s.shared_bytes <= d.shared_memory_per_block_optin)
+        return s.tile;
+  }
   return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
 }
 
@@ -131,7 +138,14 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
   constexpr int64_t kMinSliceSteps = 8;
   constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
   const int64_t sms = d.multiprocessors;
-  if (sms <= 0 || tiles <= sms || partial_bytes <= 0) return {1, 0};  // no partial last wave
+  if (sms <= 0 || tiles <= 0 || partial_bytes <= 0) return {1, 0};
+  if (tiles <= sms) {  // one wave: split every tile where k is deep, to fill the SMs
+    if (!is_deep_k(tiles_k)) return {1, 0};
+    const int64_t s = std::min<int64_t>(
+        {sms / tiles, tiles_k / kMinSliceSteps, kMaxPartialBytes / (tiles * partial_bytes)});
+    if (s < 2) return {1, 0};
+    return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tiles};
+  }
   const int64_t tail = tiles % sms;
   if (tail == 0) return {1, 0};
   // s slices of ceil(tiles_k / s) steps (the last one shorter) in rounds over the SMs.

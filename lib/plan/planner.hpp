@@ -42,13 +42,24 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 // The same for the FP32_ACCURATE (3xTF32) kernel (kTf32x3Shapes): 128 x 64 where the
 // product has at least one such tile per SM, else 64 x 64; forced_tile 128 or 64. 0 on
 // devices where 3xTF32 is slower than strict FP32 (sm_86, sm_89: TF32 at the FP32
-// rate; only sm_80 and sm_90 and later run it).
-int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
+// rate; only sm_80 and sm_90 and later run it). With wide_splits_deep_k (dispatch's: on
+// Hopper, where tile 128 runs the wgmma kernel, which can split k) tile 128 also where k
+// is deep (is_deep_k): split along k (plan_tail_split), its blocks fill the SMs that
+// the narrow tile's few blocks would leave idle.
+int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
+                bool wide_splits_deep_k = false);
+
+// Steps of k (of a tensor-core kernel's depth) from which a product whose tiles fill
+// at most one wave splits every tile along k (plan_tail_split).
+constexpr int64_t kDeepKSteps = 256;
+inline bool is_deep_k(int64_t tiles_k) { return tiles_k >= kDeepKSteps; }
 
 // The last wave of a kernel that runs one block per SM and one tile per block: where
 // `tiles` leave a last wave only partly full (r = tiles % SMs tiles), those r tiles can
 // run as r x splits blocks, each summing one slice of k into a partial tile, which a
-// second kernel adds up (lib/cuda/kernels/tail_split.cuh). tail_tiles = 0 (or splits 1): no split.
+// second kernel adds up (lib/cuda/kernels/tail_split.cuh). Where all the tiles fit in
+// one wave (tiles <= SMs) and k is deep, every tile splits (r = tiles). tail_tiles = 0
+// (or splits 1): no split.
 struct TailSplitPlan {
   int splits;
   int64_t tail_tiles;
@@ -58,7 +69,11 @@ struct TailSplitPlan {
 // block's partial tile `partial_bytes` bytes. Counts time in tiles' worth of work: the
 // r tiles take one tile's time whole, and ceil(r s / SMs) / s split in s. Takes the
 // fewest splits within 1/20 of a tile of the best, if that saves at least a quarter of a
-// tile; a slice keeps at least 8 steps of k, s <= 32, the partials at most 64 MiB.
+// tile; a slice keeps at least 8 steps of k, s <= 32, the partials at most 64 MiB. One
+// partial wave over deep k (tiles <= SMs, is_deep_k(tiles_k)): as many slices as fill
+// the SMs, within the same limits but s <= SMs / tiles. The tensor cores' FP32
+// accumulators lose accuracy over long sums (TF32 at 64 x 64 x 2^23 in one block: 1.9e-2,
+// cuBLAS 2.9e-4; docs/benchmarks/tensor-cores.md), so shorter slices help twice.
 TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& device,
                               int64_t partial_bytes);
 

@@ -182,7 +182,8 @@ TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {
     return n.splits == 1 && n.tail_tiles == 0;
   };
   EXPECT_TRUE(none(132 * 31, 256, kX3)) << "full waves only";
-  EXPECT_TRUE(none(100, 256, kX3)) << "a single wave: nothing to gain";
+  EXPECT_TRUE(none(100, 256, kX3)) << "a single wave of 100 tiles: one slice each fills it";
+  EXPECT_TRUE(none(100, 255, kX3)) << "a single wave over k not deep";
   EXPECT_TRUE(none(132, 256, kX3)) << "one full wave";
   EXPECT_TRUE(none(4096, 15, kX3)) << "under 8 steps of k a slice";
   EXPECT_TRUE(none(512, 128, kTf32)) << "4096^3 wide: 116 left over, no split gains a quarter";
@@ -204,6 +205,50 @@ TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {
         EXPECT_GE((steps + p.splits - 1) / p.splits, 8) << tiles << " " << steps;
         EXPECT_LE(p.tail_tiles * p.splits * bytes, int64_t(64) << 20);
       }
+}
+
+// One partial wave over deep k: every tile splits, into as many slices as fill the SMs.
+TEST(TailSplit, OneWaveOverDeepKSplitsEveryTile) {
+  const DeviceProfile d = h100();                                    // 132 SMs
+  constexpr int64_t kX3 = 2 * 128 * 128 * 4, kTf32 = 128 * 256 * 4;  // partial bytes per block
+  // 64 x 64 x 2^23 in TF32: one tile, 2^18 steps of 32: 132 slices of 1986 steps.
+  TailSplitPlan t = plan_tail_split(1, int64_t(1) << 18, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 1);
+  EXPECT_EQ(t.splits, 132);
+  // 4 tiles of 256 steps: 33 slices would fill the SMs, 32 keep 8 steps each.
+  t = plan_tail_split(4, 256, d, kTf32);
+  EXPECT_EQ(t.tail_tiles, 4);
+  EXPECT_EQ(t.splits, 32);
+  // 1000 x 1000 x 32768 in FP32_ACCURATE's 128 x 128: 64 tiles, two slices each.
+  t = plan_tail_split(64, 1024, d, kX3);
+  EXPECT_EQ(t.tail_tiles, 64);
+  EXPECT_EQ(t.splits, 2);
+  // The limits: k not deep, a full wave, the partials' 64 MiB.
+  const auto none = [&](int64_t tiles, int64_t steps, int64_t bytes) {
+    const TailSplitPlan n = plan_tail_split(tiles, steps, d, bytes);
+    return n.splits == 1 && n.tail_tiles == 0;
+  };
+  EXPECT_TRUE(none(1, kDeepKSteps - 1, kTf32));
+  EXPECT_TRUE(none(132, 1 << 20, kTf32));
+  EXPECT_TRUE(none(40, 1 << 20, int64_t(1) << 20)) << "1 MiB partials: 64 MiB hold one slice of 40 tiles";
+  for (int64_t tiles : {1, 2, 3, 7, 33, 66, 67, 131})
+    for (int64_t steps : {kDeepKSteps, int64_t(1000), int64_t(1) << 20}) {
+      const TailSplitPlan p = plan_tail_split(tiles, steps, d, kX3);
+      if (p.splits == 1) continue;
+      EXPECT_EQ(p.tail_tiles, tiles);
+      EXPECT_LE(p.tail_tiles * p.splits, 132) << "one wave";
+      EXPECT_GE((steps + p.splits - 1) / p.splits, 8) << tiles << " " << steps;
+      EXPECT_LE(p.tail_tiles * p.splits * kX3, int64_t(64) << 20);
+    }
+}
+
+// FP32_ACCURATE on Hopper takes its wgmma tile where k is deep (it splits k); elsewhere,
+// and without the Hopper rows, the narrow tile where the wide one leaves SMs idle.
+TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, true), 128);
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, false), 64);
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 32 * kDeepKSteps - 32), h100(), 0, true), 64) << "k not deep";
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 64, true), 64) << "a tile asked for";
 }
 
 }  // namespace

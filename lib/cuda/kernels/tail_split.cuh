@@ -10,6 +10,9 @@
 // second kernel, tail_reduce_kernel, adds each tile's partials in slice order (the
 // result does not depend on which block finished first) and writes C through the
 // BLAS epilogue. 4 tiles in 13 slices run in 52 blocks at 1/13 of a tile's time.
+// Where all the tiles fit in one wave and k is deep, every tile splits (no whole
+// tiles): 64 x 64 x 2^23 in TF32 runs its one tile as 132 blocks, each summing 1/132 of
+// k, instead of one block summing all of it.
 //
 // A slice's steps past its end are copied from past k, so the copy engine fills them
 // with zeros, as it does past k for an unsplit tile (the kernels copy whole groups of
@@ -40,7 +43,7 @@ struct TailSplit {
 inline TailSplit make_tail_split(int64_t tiles, int steps, const KernelPlan& plan,
                                  float* partials) {
   TailSplit t{tiles, 0, 1, steps, steps, nullptr};
-  if (plan.splits < 2 || plan.tail_tiles <= 0 || plan.tail_tiles >= tiles || partials == nullptr)
+  if (plan.splits < 2 || plan.tail_tiles <= 0 || plan.tail_tiles > tiles || partials == nullptr)
     return t;
   const int slice = int(ceil_div(steps, plan.splits));
   const int slices = int(ceil_div(steps, slice));

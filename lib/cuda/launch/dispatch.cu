@@ -40,12 +40,12 @@ const char* algorithm_name(Algorithm a) {
        tiles_of(BackendKind::Cuda, a), ")");
 }
 
-// Whether a Hopper TF32 row (the wgmma kernel, cc 9.0 only) runs here: then the
-// planner gives TF32 its wide tile at every size.
-bool hopper_tf32_runs(const DeviceProfile& device) {
+// Whether a Hopper row of `mode` (a wgmma kernel, cc 9.0 only) runs here: then the
+// planner gives TF32 its wide tile at every size, and FP32_ACCURATE its wgmma tile
+// where k is deep (those kernels split k).
+bool hopper_row_runs(MathMode mode, const DeviceProfile& device) {
   for (const KernelEntry& k : cuda_kernel_table())
-    if (k.math_mode == MathMode::Tf32 && k.min_cc >= 90 &&
-        runs_here(k, device.compute_capability()))
+    if (k.math_mode == mode && k.min_cc >= 90 && runs_here(k, device.compute_capability()))
       return true;
   return false;
 }
@@ -57,9 +57,10 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
                                    const DeviceProfile& device, bool with_workspace) {
   if (s.math_mode == MathMode::Fp32) return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
-  const int chosen = s.math_mode == MathMode::Tf32
-                         ? plan_tf32(p, device, tile, hopper_tf32_runs(device))
-                         : plan_tf32x3(p, device, tile);
+  const int chosen =
+      s.math_mode == MathMode::Tf32
+          ? plan_tf32(p, device, tile, hopper_row_runs(MathMode::Tf32, device))
+          : plan_tf32x3(p, device, tile, with_workspace && hopper_row_runs(s.math_mode, device));
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
   // The first row of that tile whose code runs here (the Hopper row before mma.sync).
   for (const KernelEntry& k : cuda_kernel_table()) {

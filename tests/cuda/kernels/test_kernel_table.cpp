@@ -12,6 +12,8 @@
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 #include "gemm_reference.hpp"
+#include "plan/planner.hpp"
+#include "plan/tf32_shapes.hpp"
 #include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
@@ -148,6 +150,53 @@ TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
   for (const KernelEntry& row : cuda_kernel_table()) with_split += row.plan_tail != nullptr;
   if (cc == 90) {
     EXPECT_EQ(rows, with_split);
+  }
+}
+
+// Every tile of the launch split (one wave of tiles over deep k: plan_tail_split
+// splits them all, and no block owns a whole tile). Each row's tiles counted as its
+// launcher counts them (wgmma_tiles, on the operands as the launcher packs them), on
+// 200 x 100 (one to two tiles) and 300 x 520; every transpose, beta 0 and not.
+TEST(TensorCoreRows, EveryTileSplitMatchesFp64) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int variant = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.plan_tail == nullptr || !runs_here(row, cc)) continue;
+    const WgmmaShapeInfo& shape =
+        row.math_mode == MathMode::Tf32 ? kTf32Wgmma128x256 : kTf32x3Wgmma128x128;
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (int64_t m : {200, 300}) {
+          tmm_test::GemmCase g;
+          g.ta = ta;
+          g.tb = tb;
+          g.m = m;
+          g.n = m == 200 ? 100 : 520;
+          g.k = 333;
+          g.alpha = 0.75f;
+          g.beta = variant % 2 ? 0.0f : -0.5f;
+          g.pad = variant % 3;
+          tmm_test::fill_case(g, seed + uint32_t(variant));
+          ++variant;
+          // The tiles as the launcher counts them: its device buffers start on 256-byte
+          // boundaries, so only the leading dimensions decide which operands it packs.
+          const float* aligned = reinterpret_cast<const float*>(uintptr_t(256));
+          const GemmProblem shape_only = make_problem(
+              Layout::RowMajor, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m, g.n, g.k, g.alpha,
+              aligned, g.lda, aligned, g.ldb, g.beta, const_cast<float*>(aligned), g.ldc);
+          const int64_t tiles =
+              wgmma_tiles(shape_only, shape, wgmma_operands(shape_only, shape).transposed);
+          SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g) + " tiles " +
+                       std::to_string(tiles));
+          run_row(row, g, KernelPlan{row.tile, row.coarsening, 4, tiles});
+          EXPECT_TRUE(tmm_test::check_case(g, arithmetic_of(row)));
+        }
+      }
+    }
   }
 }
 
