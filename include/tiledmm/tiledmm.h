@@ -208,9 +208,8 @@ typedef enum tmm_math_mode {
                                 The error of an element is of the order of strict
                                 FP32's (a few units of 2^-24 of the sum over l of
                                 |a(i,l) b(l,j)|, whatever k: below strict FP32's at
-                                large k (measured up to k = 2^20; about equal at
-                                2^23 on a C of one tile, where one block sums all
-                                of k), up to about twice it at small k). Where it
+                                large k (measured up to k = 2^23), up to about
+                                twice it at small k). Where it
                                 is not FP32: Inf and NaN in A or B propagate as in
                                 FP32; a finite input within 2^-11 of FLT_MAX (|x| >=
                                 (2 - 2^-11) 2^127) becomes Inf, as under
