@@ -103,8 +103,9 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
   // On Hopper the wide tile runs the wgmma kernel (tf32_wgmma_kernel.cu), faster than
   // the narrower mma.sync tile even with a fraction of a wave of blocks: on the H100,
   // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
-  // change on Hopper").
-  if (forced_tile == 0 && wide_everywhere) {
+  // change on Hopper"). Not past the wgmma kernel's extents: there the mma.sync tiles
+  // run, which have none.
+  if (forced_tile == 0 && wide_everywhere && wgmma_takes(p.m, p.n, p.k)) {
     for (const Tf32ShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
   }
@@ -123,8 +124,12 @@ bool tf32x3_pays(const DeviceProfile& d) {
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                 bool wide_splits_deep_k) {
   if (!tf32x3_pays(d)) return 0;
-  if (forced_tile == 0 && wide_splits_deep_k &&
-      is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
+  // Only where plan_tail_split will split (two slices or more per tile in one wave), and
+  // within the wgmma kernel's extents: otherwise the narrow tile's blocks fill more SMs.
+  const int64_t wide_tiles =
+      ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);
+  if (forced_tile == 0 && wide_splits_deep_k && wgmma_takes(p.m, p.n, p.k) &&
+      2 * wide_tiles <= d.multiprocessors && is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
     for (const Tf32ShapeInfo& s : kTf32x3Shapes)
       if (s.tile == kTf32x3Wgmma128x128.tile && s.shared_bytes <= d.shared_memory_per_block_optin)
         return s.tile;

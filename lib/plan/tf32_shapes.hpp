@@ -4,6 +4,8 @@
 // from them.
 #pragma once
 
+#include <cstdint>
+
 namespace tiledmm {
 
 struct Tf32ShapeInfo {
@@ -40,6 +42,13 @@ struct WgmmaShapeInfo {
   int partial_floats;  // a split block's partial sums (and, for 3xTF32, corrections)
   bool may_transpose;  // computes D = C^T where A is K-major and B is not (TF32 only)
 };
+
+// The largest m, n and k the wgmma kernels take (their TMA boxes of 256 elements and the
+// tiles past k keep 32-bit coordinates); sm90_common.cuh's kMaxExtent is this.
+constexpr int64_t kWgmmaMaxExtent = 0x7fffffff - 512;
+inline bool wgmma_takes(int64_t m, int64_t n, int64_t k) {
+  return m <= kWgmmaMaxExtent && n <= kWgmmaMaxExtent && k <= kWgmmaMaxExtent;
+}
 
 constexpr WgmmaShapeInfo kTf32Wgmma128x256{256, 128, 256, 32, 128, 128 * 256, true};
 constexpr WgmmaShapeInfo kTf32x3Wgmma128x128{128, 128, 128, 32, 64, 2 * 128 * 128, false};

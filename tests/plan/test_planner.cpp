@@ -230,7 +230,8 @@ TEST(TailSplit, OneWaveOverDeepKSplitsEveryTile) {
   };
   EXPECT_TRUE(none(1, kDeepKSteps - 1, kTf32));
   EXPECT_TRUE(none(132, 1 << 20, kTf32));
-  EXPECT_TRUE(none(40, 1 << 20, int64_t(1) << 20)) << "1 MiB partials: 64 MiB hold one slice of 40 tiles";
+  EXPECT_TRUE(none(40, 1 << 20, int64_t(1) << 20))
+      << "1 MiB partials: 64 MiB hold one slice of 40 tiles";
   for (int64_t tiles : {1, 2, 3, 7, 33, 66, 67, 131})
     for (int64_t steps : {kDeepKSteps, int64_t(1000), int64_t(1) << 20}) {
       const TailSplitPlan p = plan_tail_split(tiles, steps, d, kX3);
@@ -249,6 +250,14 @@ TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, false), 64);
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 32 * kDeepKSteps - 32), h100(), 0, true), 64) << "k not deep";
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 64, true), 64) << "a tile asked for";
+  // 128 wide tiles (more than 132 / 2): one slice each, no split; the narrow tile then.
+  EXPECT_EQ(plan_tf32x3(shape(16384, 1, 16384), h100(), 0, true), 64);
+  EXPECT_EQ(plan_tf32x3(shape(66 * 128, 128, 16384), h100(), 0, true), 128) << "two slices";
+  // Past the wgmma kernels' extents (k > 2^31 - 513) the mma.sync tiles run, which have
+  // no such limit; TF32 too, which otherwise takes its wgmma tile at every size.
+  EXPECT_EQ(plan_tf32x3(shape(64, 64, kWgmmaMaxExtent + 1), h100(), 0, true), 64);
+  EXPECT_EQ(plan_tf32(shape(64, 64, kWgmmaMaxExtent), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(64, 64, kWgmmaMaxExtent + 1), h100(), 0, true), 128);
 }
 
 }  // namespace

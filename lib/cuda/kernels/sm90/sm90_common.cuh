@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "plan/tf32_shapes.hpp"
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define TMM_SM90A 1
 #else
@@ -21,8 +23,8 @@
 namespace tiledmm::sm90 {
 
 // The largest m, n and k the TMA kernels take: every box of 256 elements and every
-// tile past k then has 32-bit coordinates.
-constexpr int64_t kMaxExtent = 0x7fffffff - 512;
+// tile past k then has 32-bit coordinates. The planner's (plan/tf32_shapes.hpp).
+constexpr int64_t kMaxExtent = kWgmmaMaxExtent;
 
 #if TMM_SM90A
 
