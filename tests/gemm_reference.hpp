@@ -106,11 +106,13 @@ struct GemmCase {
 // The sentinel written into C's padding: the library must never change it.
 constexpr float kPadSentinel = -12345.5f;
 
-// Fills A and B with uniform values in [-1, 1); C with random values, or NaN where
-// beta = 0 (it must not be read), and the padding of C with the sentinel.
-inline void fill_case(GemmCase& g, uint32_t seed) {
+// Fills A and B with uniform values in [-1, 1) of type T (every bit of T's mantissa
+// random); C with random values, or NaN where beta = 0 (it must not be read), and the
+// padding of C with the sentinel. For a case of T (GemmCase: float, DgemmCase: double).
+template <class T, class Case>
+void fill_uniform_case(Case& g, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_real_distribution<T> dist(T(-1), T(1));
   auto ld_of = [&](int64_t rows, int64_t cols) {
     return std::max<int64_t>(1, (g.row() ? cols : rows)) + g.pad;
   };
@@ -120,16 +122,19 @@ inline void fill_case(GemmCase& g, uint32_t seed) {
   g.lda = ld_of(g.a_rows(), g.a_cols());
   g.ldb = ld_of(g.b_rows(), g.b_cols());
   g.ldc = ld_of(g.m, g.n);
-  g.a.assign(size_of(g.a_rows(), g.a_cols(), g.lda), 0.0f);
-  g.b.assign(size_of(g.b_rows(), g.b_cols(), g.ldb), 0.0f);
-  for (float& x : g.a) x = dist(rng);
-  for (float& x : g.b) x = dist(rng);
-  g.c.assign(size_of(g.m, g.n, g.ldc), kPadSentinel);
+  g.a.assign(size_of(g.a_rows(), g.a_cols(), g.lda), T(0));
+  g.b.assign(size_of(g.b_rows(), g.b_cols(), g.ldb), T(0));
+  for (T& x : g.a) x = dist(rng);
+  for (T& x : g.b) x = dist(rng);
+  g.c.assign(size_of(g.m, g.n, g.ldc), T(kPadSentinel));
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j)
-      g.c[g.at(i, j, g.ldc)] = g.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+      g.c[size_t(g.at(i, j, g.ldc))] =
+          g.beta == T(0) ? std::numeric_limits<T>::quiet_NaN() : dist(rng);
   g.c0 = g.c;
 }
+
+inline void fill_case(GemmCase& g, uint32_t seed) { fill_uniform_case<float>(g, seed); }
 
 // Values u 2^e, u uniform in [1, 2) with a random sign, e a uniform integer in
 // [lowest, highest]: products over many binades, sums dominated by a few terms.

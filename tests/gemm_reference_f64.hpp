@@ -52,29 +52,7 @@ struct DgemmCase {
 // Fills A and B with uniform values in [-1, 1) (all 53 bits random: a result that
 // rounds an input to FP32 moves by 2^-25 of it); C with random values, or NaN where
 // beta = 0 (it must not be read), and the padding of C with the sentinel.
-inline void fill_case(DgemmCase& g, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto ld_of = [&](int64_t rows, int64_t cols) {
-    return std::max<int64_t>(1, (g.row() ? cols : rows)) + g.pad;
-  };
-  auto size_of = [&](int64_t rows, int64_t cols, int64_t ld) {
-    return size_t(std::max<int64_t>(1, (g.row() ? rows : cols)) * ld);
-  };
-  g.lda = ld_of(g.a_rows(), g.a_cols());
-  g.ldb = ld_of(g.b_rows(), g.b_cols());
-  g.ldc = ld_of(g.m, g.n);
-  g.a.assign(size_of(g.a_rows(), g.a_cols(), g.lda), 0.0);
-  g.b.assign(size_of(g.b_rows(), g.b_cols(), g.ldb), 0.0);
-  for (double& x : g.a) x = dist(rng);
-  for (double& x : g.b) x = dist(rng);
-  g.c.assign(size_of(g.m, g.n, g.ldc), double(kPadSentinel));
-  for (int64_t i = 0; i < g.m; ++i)
-    for (int64_t j = 0; j < g.n; ++j)
-      g.c[size_t(g.at(i, j, g.ldc))] =
-          g.beta == 0.0 ? std::numeric_limits<double>::quiet_NaN() : dist(rng);
-  g.c0 = g.c;
-}
+inline void fill_case(DgemmCase& g, uint32_t seed) { fill_uniform_case<double>(g, seed); }
 
 // The case of fill_case with integer operands whose every product is visible in FP32:
 // A odd in +-[2^13, 2^14), B odd in +-[2^12, 2^13), so each product is an odd integer
