@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <ios>
 #include <limits>
 
 #include "../reference_checks.hpp"

@@ -1,8 +1,8 @@
 // blas/support/config: the settings, environment over file, every key; rejected values
 // keep their defaults and leave a note.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -165,7 +165,7 @@ TEST(BlasConfig, EnvironmentWinsOverTheFile) {
   EXPECT_EQ(c.threshold, ThresholdMode::kNever);
   EXPECT_EQ(c.panel, 2048);
   EXPECT_EQ(c.backend, BackendChoice::kCuda);
-  std::remove(path.c_str());
+  unlink(path.c_str());
   EXPECT_FALSE(tiledmm::blas::read_config_file(path, pairs, notes));
 }
 
