@@ -418,24 +418,51 @@ class Reference {
   double floor_ = 0, fp32_ = 0, x3_ = 0, tc_ = 0, x3_dropped_ = 0;
 };
 
-// Checks g.c against FP64 with the bounds of `arithmetic` (Reference above), and that
-// everything of C outside the m x n part is exactly as it was.
-inline ::testing::AssertionResult check_case(const GemmCase& g,
-                                             Arithmetic arithmetic = Arithmetic::Fp32) {
-  const ::testing::AssertionResult values =
-      Reference(g, arithmetic == Arithmetic::Tf32).check(g.c, arithmetic);
+// `values` (a check of C's m x n part), failed too if anything of C outside that part
+// differs from C as it was: the library must never write a leading dimension's padding.
+// For a case of any element type (GemmCase, DgemmCase).
+template <class Case>
+::testing::AssertionResult with_padding_check(const ::testing::AssertionResult& values,
+                                              const Case& g) {
   int64_t touched = 0;
   for (size_t idx = 0; idx < g.c.size(); ++idx) {
-    const int64_t ld = g.ldc;
-    const int64_t outer = int64_t(idx) / ld, inner = int64_t(idx) % ld;
+    const int64_t outer = int64_t(idx) / g.ldc, inner = int64_t(idx) % g.ldc;
     const bool inside = g.row() ? (outer < g.m && inner < g.n) : (outer < g.n && inner < g.m);
-    if (!inside && std::memcmp(&g.c[idx], &g.c0[idx], sizeof(float)) != 0) ++touched;
+    if (!inside && std::memcmp(&g.c[idx], &g.c0[idx], sizeof(g.c[idx])) != 0) ++touched;
   }
   if (values && touched == 0) return ::testing::AssertionSuccess();
   ::testing::AssertionResult out = ::testing::AssertionFailure();
   if (!values) out << values.message();
-  if (touched > 0) out << touched << " padding element(s) written";
+  if (touched > 0) out << (values ? "" : "; ") << touched << " padding element(s) written";
   return out;
+}
+
+// The worst ratio seen of some result to a bound, and where (the references'
+// self-tests).
+struct Worst {
+  double ratio = 0;
+  int64_t k = -1;
+  std::string what;
+  void max(double r, int64_t at, const std::string& name) {
+    if (k < 0 || r > ratio) ratio = r, k = at, what = name;
+  }
+  void min(double r, int64_t at, const std::string& name) {
+    if (k < 0 || r < ratio) ratio = r, k = at, what = name;
+  }
+};
+
+inline std::string show(const Worst& w) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%.3g (k = %lld, %s)", w.ratio, static_cast<long long>(w.k),
+                w.what.c_str());
+  return buf;
+}
+
+// Checks g.c against FP64 with the bounds of `arithmetic` (Reference above), and that
+// everything of C outside the m x n part is exactly as it was.
+inline ::testing::AssertionResult check_case(const GemmCase& g,
+                                             Arithmetic arithmetic = Arithmetic::Fp32) {
+  return with_padding_check(Reference(g, arithmetic == Arithmetic::Tf32).check(g.c, arithmetic), g);
 }
 
 inline std::string describe(const GemmCase& g) {

@@ -256,19 +256,7 @@ class DgemmReference {
 // Checks g.c against the double-double reference with the FP64 bound (DgemmReference
 // above), and that everything of C outside the m x n part is exactly as it was.
 inline ::testing::AssertionResult check_case(const DgemmCase& g) {
-  const ::testing::AssertionResult values = DgemmReference(g).check(g.c);
-  int64_t touched = 0;
-  for (size_t idx = 0; idx < g.c.size(); ++idx) {
-    const int64_t ld = g.ldc;
-    const int64_t outer = int64_t(idx) / ld, inner = int64_t(idx) % ld;
-    const bool inside = g.row() ? (outer < g.m && inner < g.n) : (outer < g.n && inner < g.m);
-    if (!inside && std::memcmp(&g.c[idx], &g.c0[idx], sizeof(double)) != 0) ++touched;
-  }
-  if (values && touched == 0) return ::testing::AssertionSuccess();
-  ::testing::AssertionResult out = ::testing::AssertionFailure();
-  if (!values) out << values.message();
-  if (touched > 0) out << (values ? "" : "; ") << touched << " padding element(s) written";
-  return out;
+  return with_padding_check(DgemmReference(g).check(g.c), g);
 }
 
 inline std::string describe(const DgemmCase& g) {

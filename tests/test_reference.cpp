@@ -38,6 +38,8 @@ using tmm_test::Arithmetic;
 using tmm_test::GemmCase;
 using tmm_test::Reference;
 using tmm_test::round_to_tf32;
+using tmm_test::show;
+using tmm_test::Worst;
 
 constexpr int64_t kRows = 4, kCols = 4;
 
@@ -260,26 +262,6 @@ float truncating_x3_sum(const Operands& big, const Operands& small, int64_t i, i
     corr = double(float(corr + double(e * 2048.0f)));
   }
   return std::fma(float(corr), 1.0f / 2048.0f, acc);
-}
-
-// The worst ratio seen of some result to a bound, and where.
-struct Worst {
-  double ratio = 0;
-  int64_t k = -1;
-  std::string what;
-  void max(double r, int64_t at, const std::string& name) {
-    if (k < 0 || r > ratio) ratio = r, k = at, what = name;
-  }
-  void min(double r, int64_t at, const std::string& name) {
-    if (k < 0 || r < ratio) ratio = r, k = at, what = name;
-  }
-};
-
-std::string show(const Worst& w) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3g (k = %lld, %s)", w.ratio, static_cast<long long>(w.k),
-                w.what.c_str());
-  return buf;
 }
 
 TEST(Reference, BoundsSeparateFp32FromTf32AtEveryKFrom16To16384) {

@@ -33,6 +33,8 @@ namespace {
 
 using tmm_test::DgemmCase;
 using tmm_test::DgemmReference;
+using tmm_test::show;
+using tmm_test::Worst;
 
 constexpr int64_t kRows = 3, kCols = 4;
 constexpr int64_t kDepths[] = {16, 17, 100, 333, 1000, 4096, 16384};
@@ -207,26 +209,6 @@ DgemmCase with_fp32_inputs(DgemmCase g) {
   for (double& x : g.a) x = double(float(x));
   for (double& x : g.b) x = double(float(x));
   return g;
-}
-
-// The worst ratio seen of some result to the bound, and where.
-struct Worst {
-  double ratio = 0;
-  int64_t k = -1;
-  std::string what;
-  void max(double r, int64_t at, const std::string& name) {
-    if (k < 0 || r > ratio) ratio = r, k = at, what = name;
-  }
-  void min(double r, int64_t at, const std::string& name) {
-    if (k < 0 || r < ratio) ratio = r, k = at, what = name;
-  }
-};
-
-std::string show(const Worst& w) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%.3g (k = %lld, %s)", w.ratio, static_cast<long long>(w.k),
-                w.what.c_str());
-  return buf;
 }
 
 // alpha and beta of variant v at the i-th k: short and long alphas (1.5 is exact in
