@@ -268,6 +268,52 @@ TEST_F(CudaBackend, ReportDescribesTheGpuCall) {
   EXPECT_STREQ(r.kernel, "scale");
 }
 
+// The direct path copies A and B into dense, 256-byte aligned rows before the kernel
+// reads them, so the plan must be the one for those copies: a host call whose rows are
+// odd in length (not 16-byte aligned) reports the kernel, tile and splits of a device
+// call on aligned operands of the same shape. On the tensor cores a misaligned A used
+// to turn the planned orientation of the wgmma tiles (packing A), and with it the
+// tail split, while the kernel ran on the aligned copy.
+TEST_F(CudaBackend, DirectPathPlansForItsAlignedCopies) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const int64_t k_scale = tmm_test::under_sanitizer() ? 4 : 1;
+  for (tmm_math_mode mode : {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS);
+    for (const Shape sh : {Shape{384, 512, 8192 / k_scale}, Shape{200, 600, 20000 / k_scale},
+                           Shape{1000, 296, 4096 / k_scale}}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          GemmCase g = random_case(sh.m, sh.n, sh.k, TMM_ROW_MAJOR, ta, tb, 0.5f);
+          g.pad = 0;  // every edge a multiple of 4: dense rows are 16-byte aligned
+          tmm_test::fill_case(g, tmm_test::fresh_seed());
+          SCOPED_TRACE(tmm_test::describe(g) + " mode " + std::to_string(int(mode)));
+          DeviceCase d(g);
+          ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS) << tmm_get_error_message(h_);
+          ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+          tmm_report dev{};
+          dev.struct_size = sizeof dev;
+          ASSERT_EQ(tmm_get_last_report(h_, &dev), TMM_SUCCESS);
+
+          GemmCase host = g;
+          host.pad = 1;  // odd leading dimensions: host rows not 16-byte aligned
+          tmm_test::fill_case(host, tmm_test::fresh_seed());
+          ASSERT_EQ(tmm_test::run_case(h_, host), TMM_SUCCESS) << tmm_get_error_message(h_);
+          tmm_report r{};
+          r.struct_size = sizeof r;
+          ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+          EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
+          EXPECT_STREQ(r.kernel, dev.kernel);
+          EXPECT_EQ(r.tile_size, dev.tile_size);
+          EXPECT_EQ(r.splits, dev.splits);
+          EXPECT_TRUE(tmm_test::check_case(host, tmm_test::arithmetic_of(r.math_mode)));
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaBackend, AlphaInfinityFollowsOneRuleOnEveryGpuAlgorithm) {
   for (tmm_algorithm a :
        {TMM_ALGO_NAIVE, TMM_ALGO_TILED, TMM_ALGO_COARSENED, TMM_ALGO_BLOCKED, TMM_ALGO_AUTO}) {

@@ -226,7 +226,6 @@ class CudaBackend final : public Backend {
 
   // Host pointers through the direct path (whole copies, one kernel).
   void gemm_direct(const GemmProblem& p, const Settings& settings) {
-    KernelChoice config = choose_kernel(p, settings, profile_);
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
     const bool reads_c = !is_empty(p) && p.beta != 0.0f;
     const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
@@ -239,6 +238,12 @@ class CudaBackend final : public Backend {
     d.lda = padded_ld(a_cols);
     d.ldb = padded_ld(b_cols);
     d.ldc = padded_ld(p.n);
+    // The kernel is chosen for the copies it will read (256-byte aligned, padded rows),
+    // not for the caller's host layout: an odd host lda must not change the plan. Null
+    // stands for the aligned buffers, reserved after the choice.
+    d.a = d.b = nullptr;
+    d.c = nullptr;
+    KernelChoice config = choose_kernel(d, settings, profile_);
     d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
     d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
     if (settings.device_budget > 0) {  // the budget bounds what this call may hold
@@ -252,7 +257,7 @@ class CudaBackend final : public Backend {
         if (need(unsplit) <= settings.device_budget) {
           config = unsplit;
         } else {
-          const KernelChoice without = choose_kernel(p, settings, profile_, false);
+          const KernelChoice without = choose_kernel(d, settings, profile_, false);
           if (need(without) <= settings.device_budget) config = without;
         }
       }
