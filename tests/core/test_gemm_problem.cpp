@@ -1,6 +1,7 @@
 // The problem's canonical form and its checks (lib/core/gemm_problem.hpp): the
-// aliasing test against a brute-force comparison of addresses, and the column-major
-// call turned into the row-major one.
+// aliasing test against a brute-force comparison of addresses, the column-major
+// call turned into the row-major one, and the element type's tag
+// (lib/core/precision.hpp).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/precision.hpp"
 
 namespace tiledmm {
 namespace {
@@ -69,6 +71,19 @@ TEST(Problem, ColumnMajorSwapsOperandsAndRemembersTheLayout) {
   EXPECT_EQ(p.b, &a);
   EXPECT_FALSE(p.trans_a);
   EXPECT_TRUE(p.trans_b);
+}
+
+// ---- The element type's tag ---------------------------------------------------
+
+static_assert(element_bytes(Precision::F32) == sizeof(float), "F32 is float");
+static_assert(element_bytes(Precision::F64) == sizeof(double), "F64 is double");
+static_assert(precision_of<float> == Precision::F32 && precision_of<double> == Precision::F64,
+              "each element type has its tag");
+
+TEST(Precision, VisitCallsWithTheTaggedType) {
+  auto bytes = [](auto x) { return int(sizeof(x)); };
+  EXPECT_EQ(visit_precision(Precision::F32, bytes), 4);
+  EXPECT_EQ(visit_precision(Precision::F64, bytes), 8);
 }
 
 }  // namespace
