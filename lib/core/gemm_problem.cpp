@@ -1,4 +1,4 @@
-// Argument checking for SGEMM calls, and the reduction of both layouts to the
+// Argument checking for GEMM calls, and the reduction of both layouts to the
 // canonical row-major form (see gemm_problem.hpp).
 #include "core/gemm_problem.hpp"
 
@@ -17,7 +17,7 @@ void check_size(int64_t value, const char* name) {
 
 // A stored matrix of `rows` x `cols` with leading dimension `ld` (row-major view).
 void check_matrix(const char* name, const char* ld_name, const void* ptr, int64_t rows,
-                  int64_t cols, int64_t ld, bool needed) {
+                  int64_t cols, int64_t ld, int element_size, bool needed) {
   const int64_t min_ld = cols > 1 ? cols : 1;
   require(ld >= min_ld, Status::InvalidValue, ld_name, " must be >= ", min_ld, " (got ", ld, ")");
   if (!needed) return;
@@ -28,14 +28,14 @@ void check_matrix(const char* name, const char* ld_name, const void* ptr, int64_
   int64_t bytes = 0;
   const bool overflow = __builtin_mul_overflow(rows - 1, ld, &elements) ||
                         __builtin_add_overflow(elements, cols, &elements) ||
-                        __builtin_mul_overflow(elements, int64_t(sizeof(float)), &bytes);
+                        __builtin_mul_overflow(elements, int64_t(element_size), &bytes);
   require(!overflow, Status::InvalidValue, name, " is too large: its byte size overflows 64 bits");
 }
 
 // Aliasing is decided in 128-bit arithmetic, which is exact for every matrix that
 // make_problem accepts and every address: a needed matrix spans at most INT64_MAX
 // bytes, but its leading dimension alone may be up to INT64_MAX elements (a single
-// row), 4 * INT64_MAX bytes, and an address plus a span may pass 2^64.
+// row), 8 * INT64_MAX bytes, and an address plus a span may pass 2^64.
 using i128 = __int128;
 
 // A stored matrix as byte intervals: `rows` rows of `row_bytes` bytes, `pitch` bytes
@@ -44,8 +44,8 @@ struct Rows {
   i128 base, rows, row_bytes, pitch;
 };
 
-Rows rows_of(const void* ptr, int64_t rows, int64_t cols, int64_t ld) {
-  const i128 size = sizeof(float);
+Rows rows_of(const void* ptr, int64_t rows, int64_t cols, int64_t ld, Precision precision) {
+  const i128 size = element_bytes(precision);
   return Rows{i128(reinterpret_cast<uintptr_t>(ptr)), rows, cols * size, ld * size};
 }
 
@@ -82,9 +82,9 @@ bool share_an_element(const Rows& x, const Rows& y) {
 
 }  // namespace
 
-GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                         float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                         float beta, float* c, int64_t ldc) {
+GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool trans_b, int64_t m,
+                         int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
+                         const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
   check_size(m, "m");
   check_size(n, "n");
   check_size(k, "k");
@@ -100,24 +100,28 @@ GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, i
   const bool col = layout == Layout::ColMajor;
   const bool empty = is_empty(p);
   const bool uses_ab = !empty && !is_scale_only(p);
+  const int size = element_bytes(precision);
   check_matrix(col ? "B" : "A", col ? "ldb" : "lda", p.a, stored_rows_a(p), stored_cols_a(p), p.lda,
-               uses_ab);
+               size, uses_ab);
   check_matrix(col ? "A" : "B", col ? "lda" : "ldb", p.b, stored_rows_b(p), stored_cols_b(p), p.ldb,
-               uses_ab);
-  check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, !empty);
+               size, uses_ab);
+  check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, size, !empty);
   p.col_major = col;
+  p.precision = precision;
   return p;
 }
 
 void check_no_alias(const GemmProblem& p) {
   if (is_empty(p) || is_scale_only(p)) return;
-  const Rows c = rows_of(p.c, p.m, p.n, p.ldc);
-  require(!share_an_element(c, rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda)),
-          Status::InvalidValue, "C shares elements with ", p.col_major ? "B" : "A",
-          " (BLAS does not allow C to alias an input)");
-  require(!share_an_element(c, rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb)),
-          Status::InvalidValue, "C shares elements with ", p.col_major ? "A" : "B",
-          " (BLAS does not allow C to alias an input)");
+  const Rows c = rows_of(p.c, p.m, p.n, p.ldc, p.precision);
+  require(
+      !share_an_element(c, rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision)),
+      Status::InvalidValue, "C shares elements with ", p.col_major ? "B" : "A",
+      " (BLAS does not allow C to alias an input)");
+  require(
+      !share_an_element(c, rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb, p.precision)),
+      Status::InvalidValue, "C shares elements with ", p.col_major ? "A" : "B",
+      " (BLAS does not allow C to alias an input)");
 }
 
 }  // namespace tiledmm

@@ -1,4 +1,4 @@
-// One SGEMM call, reduced to a single canonical form that every backend and kernel
+// One GEMM call, reduced to a single canonical form that every backend and kernel
 // consumes: row-major storage, C (m x n) = alpha * op(A) (m x k) * op(B) (k x n)
 // + beta * C.
 //
@@ -6,10 +6,17 @@
 // matrix read as row-major is its transpose, and C^T = op(B)^T * op(A)^T, so the
 // operands and their flags swap and m and n swap. Kernels therefore see one layout.
 //
+// The problem carries its element type as a tag (Precision) with untyped pointers and
+// double scalars, so that every layer above the kernels has one signature for both
+// precisions; kernels see a GemmView<T>, its typed copy (docs/design/double-precision.md).
+//
 // This header is plain data, shared by host C++ and CUDA code.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
+
+#include "core/precision.hpp"
 
 namespace tiledmm {
 
@@ -21,13 +28,13 @@ struct GemmProblem {
   bool trans_a;  // op(A) = A^T: A is stored k x m
   bool trans_b;  // op(B) = B^T: B is stored n x k
   int64_t m, n, k;
-  float alpha;
-  const float* a;
+  double alpha;  // exact for a float alpha: float -> double -> float round-trips
+  const void* a;
   int64_t lda;
-  const float* b;
+  const void* b;
   int64_t ldb;
-  float beta;
-  float* c;
+  double beta;
+  void* c;
   int64_t ldc;
   bool col_major = false;  // the caller's layout, for messages naming A and B
   // tmm_sgemm_io: the functions that read and write each operand (its pointer above
@@ -35,16 +42,68 @@ struct GemmProblem {
   const HostIo* a_io = nullptr;
   const HostIo* b_io = nullptr;
   const HostIo* c_io = nullptr;
+  Precision precision = Precision::F32;  // the element type of a, b and c
+
+  // The matrices as elements of T, which must be the problem's precision.
+  template <class T>
+  const T* a_as() const {
+    assert(precision == precision_of<T>);
+    return static_cast<const T*>(a);
+  }
+  template <class T>
+  const T* b_as() const {
+    assert(precision == precision_of<T>);
+    return static_cast<const T*>(b);
+  }
+  template <class T>
+  T* c_as() const {
+    assert(precision == precision_of<T>);
+    return static_cast<T*>(c);
+  }
 };
+
+// What a kernel reads of a problem, typed: the fields of GemmProblem that kernels use,
+// in its order, with the scalars and matrices as T. Kernels take a view, never a
+// GemmProblem, so a float kernel cannot compute with the problem's double alpha, and
+// for float the fields (and so the kernels' parameters and code) are what they were
+// when GemmProblem itself was float.
+template <class T>
+struct GemmView {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  T alpha;
+  const T* a;
+  int64_t lda;
+  const T* b;
+  int64_t ldb;
+  T beta;
+  T* c;
+  int64_t ldc;
+};
+
+// The view of p in its own precision T; the scalars are rounded to T once, here.
+template <class T>
+GemmView<T> view_of(const GemmProblem& p) {
+  return {p.trans_a, p.trans_b,   p.m,   p.n,       p.k,         T(p.alpha), p.a_as<T>(),
+          p.lda,     p.b_as<T>(), p.ldb, T(p.beta), p.c_as<T>(), p.ldc};
+}
 
 inline bool has_io(const GemmProblem& p) { return p.a_io || p.b_io || p.c_io; }
 
 // Checks a CBLAS-style call (sizes, leading dimensions, pointers, sizes whose byte
-// counts overflow) and returns its canonical row-major form. Throws
-// Error(Status::InvalidValue) naming the offending argument.
-GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                         float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                         float beta, float* c, int64_t ldc);
+// counts overflow) on matrices of `precision` and returns its canonical row-major form.
+// Throws Error(Status::InvalidValue) naming the offending argument.
+GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool trans_b, int64_t m,
+                         int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
+                         const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
+
+// The same for a float call (tmm_sgemm's).
+inline GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                                int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                                int64_t ldb, float beta, float* c, int64_t ldc) {
+  return make_problem(Precision::F32, layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc);
+}
 
 // Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
 // that reads them. Interleaved submatrices of one array that share no element pass.
@@ -57,17 +116,22 @@ inline int64_t stored_cols_a(const GemmProblem& p) { return p.trans_a ? p.m : p.
 inline int64_t stored_rows_b(const GemmProblem& p) { return p.trans_b ? p.n : p.k; }
 inline int64_t stored_cols_b(const GemmProblem& p) { return p.trans_b ? p.k : p.n; }
 
-// True when every row of a matrix at `ptr` with leading dimension `ld` starts on a
-// 16-byte boundary: 16-byte vector accesses (and the copy engine's boxes) along the
-// rows are then aligned.
-inline bool rows_16_byte_aligned(const float* ptr, int64_t ld) {
-  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % 4 == 0;
+// True when every row of a matrix at `ptr` with leading dimension `ld`, of elements of
+// `bytes` bytes (a divisor of 16), starts on a 16-byte boundary: 16-byte vector
+// accesses (and the copy engine's boxes) along the rows are then aligned. (ld alone
+// may be near INT64_MAX, so ld * bytes could overflow.)
+inline bool rows_16_byte_aligned(const void* ptr, int64_t ld, int bytes) {
+  return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0 && ld % (16 / bytes) == 0;
+}
+template <class T>
+bool rows_16_byte_aligned(const T* ptr, int64_t ld) {
+  return rows_16_byte_aligned(ptr, ld, int(sizeof(T)));
 }
 
 // True when the call changes nothing: an empty C.
 inline bool is_empty(const GemmProblem& p) { return p.m == 0 || p.n == 0; }
 
 // True when A and B take no part: C = beta * C.
-inline bool is_scale_only(const GemmProblem& p) { return p.k == 0 || p.alpha == 0.0f; }
+inline bool is_scale_only(const GemmProblem& p) { return p.k == 0 || p.alpha == 0.0; }
 
 }  // namespace tiledmm

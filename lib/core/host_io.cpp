@@ -61,7 +61,7 @@ void run_materialized(const GemmProblem& p, const std::function<void(const GemmP
     q.ldb = std::max<int64_t>(1, b_cols);
   }
   if (uses_c) {
-    if (p.beta != 0.0f) io_read(*p.c_io, 0, p.ldc, p.m, p.n, c.data(), p.n);
+    if (p.beta != 0.0) io_read(*p.c_io, 0, p.ldc, p.m, p.n, c.data(), p.n);
     q.c = c.data();
     q.ldc = std::max<int64_t>(1, p.n);
   }

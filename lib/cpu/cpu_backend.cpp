@@ -50,11 +50,11 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
   if (is_empty(problem)) {
     // Nothing to compute, and nothing may be read.
   } else if (is_scale_only(problem)) {
-    cpu_scale_c(problem);
+    cpu_scale_c(view_of<float>(problem));
     t.kernel = "cpu_scale";
     t.host_threads = 1;
   } else if (naive) {
-    cpu_naive_gemm(problem);
+    cpu_naive_gemm(view_of<float>(problem));
     t.kernel = "cpu_naive";
     t.host_threads = 1;
   } else {

@@ -32,7 +32,7 @@ struct Block {
 
 // op(B)[depth.., col..] into panels of kNR columns: panel-major, then depth, then
 // column. Columns past the edge are zero so the micro-kernel needs no edge case.
-void pack_b(const GemmProblem& p, const Block& blk, float* out) {
+void pack_b(const GemmView<float>& p, const Block& blk, float* out) {
   for (int64_t j0 = 0; j0 < blk.cols; j0 += kNR) {
     for (int64_t q = 0; q < blk.depths; ++q) {
       for (int64_t j = 0; j < kNR; ++j) {
@@ -44,7 +44,7 @@ void pack_b(const GemmProblem& p, const Block& blk, float* out) {
 }
 
 // op(A)[row.., depth..] into panels of kMR rows, zero past the edge.
-void pack_a(const GemmProblem& p, const Block& blk, float* out) {
+void pack_a(const GemmView<float>& p, const Block& blk, float* out) {
   for (int64_t i0 = 0; i0 < blk.rows; i0 += kMR) {
     for (int64_t q = 0; q < blk.depths; ++q) {
       for (int64_t i = 0; i < kMR; ++i) {
@@ -70,16 +70,16 @@ void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, fl
 }
 
 // C = beta * C on the rows this thread owns.
-void scale_rows(const GemmProblem& p, int thread, int threads) {
+void scale_rows(const GemmView<float>& p, int thread, int threads) {
   for (int64_t row = thread * kMC; row < p.m; row += threads * kMC) {
-    GemmProblem rows = p;
+    GemmView<float> rows = p;
     rows.c = p.c + row * p.ldc;
     rows.m = std::min(kMC, p.m - row);
     cpu_scale_c(rows);
   }
 }
 
-void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws) {
+void worker(const GemmView<float>& p, int thread, int threads, BlockedWorkspace& ws) {
   scale_rows(p, thread, threads);
   for (int64_t col = 0; col < p.n; col += kNC) {
     for (int64_t depth = 0; depth < p.k; depth += kKC) {
@@ -103,7 +103,7 @@ void worker(const GemmProblem& p, int thread, int threads, BlockedWorkspace& ws)
 
 int64_t round_up(int64_t v, int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 
-int thread_count(const GemmProblem& p, int host_threads) {
+int thread_count(const GemmView<float>& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
   const int64_t row_blocks = (p.m + kMC - 1) / kMC;
@@ -113,9 +113,10 @@ int thread_count(const GemmProblem& p, int host_threads) {
 
 }  // namespace
 
-int cpu_blocked_gemm(const GemmProblem& p, int host_threads,
+int cpu_blocked_gemm(const GemmProblem& problem, int host_threads,
                      std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool) {
-  if (is_scale_only(p)) {
+  const GemmView<float> p = view_of<float>(problem);
+  if (is_scale_only(problem)) {
     cpu_scale_c(p);
     return 1;
   }

@@ -4,14 +4,14 @@
 
 namespace tiledmm {
 
-void cpu_scale_c(const GemmProblem& p) {
+void cpu_scale_c(const GemmView<float>& p) {
   for (int64_t i = 0; i < p.m; ++i) {
     float* row = p.c + i * p.ldc;
     for (int64_t j = 0; j < p.n; ++j) row[j] = p.beta == 0.0f ? 0.0f : p.beta * row[j];
   }
 }
 
-void cpu_naive_gemm(const GemmProblem& p) {
+void cpu_naive_gemm(const GemmView<float>& p) {
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t j = 0; j < p.n; ++j) {
       float acc = 0.0f;

@@ -170,7 +170,9 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
 
 WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape) {
   if (!shape.may_transpose) return {true, true, false};
-  WgmmaOperands ops{!rows_16_byte_aligned(p.a, p.lda), !rows_16_byte_aligned(p.b, p.ldb), false};
+  const int bytes = element_bytes(p.precision);
+  WgmmaOperands ops{!rows_16_byte_aligned(p.a, p.lda, bytes),
+                    !rows_16_byte_aligned(p.b, p.ldb, bytes), false};
   const bool a_k_major = ops.pack_a || !p.trans_a, b_k_major = ops.pack_b || p.trans_b;
   if (!a_k_major && !b_k_major) ops.pack_b = true;
   ops.transposed = (ops.pack_a || !p.trans_a) && !(ops.pack_b || p.trans_b);

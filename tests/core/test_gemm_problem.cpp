@@ -80,6 +80,39 @@ static_assert(element_bytes(Precision::F64) == sizeof(double), "F64 is double");
 static_assert(precision_of<float> == Precision::F32 && precision_of<double> == Precision::F64,
               "each element type has its tag");
 
+// Rows are 16-byte aligned when the base is and ld spans whole 16 bytes: every 4th
+// float, every 2nd double.
+TEST(Precision, RowsAreSixteenByteAlignedByTheElementSize) {
+  alignas(16) double d[4] = {};
+  alignas(16) float f[8] = {};
+  EXPECT_TRUE(rows_16_byte_aligned(d, 2));
+  EXPECT_FALSE(rows_16_byte_aligned(d, 3));
+  EXPECT_FALSE(rows_16_byte_aligned(d + 1, 2));  // 8 bytes off
+  EXPECT_TRUE(rows_16_byte_aligned(f, 4));
+  EXPECT_FALSE(rows_16_byte_aligned(f, 2));
+  EXPECT_FALSE(rows_16_byte_aligned(f + 2, 4));  // 8 bytes off
+  EXPECT_TRUE(rows_16_byte_aligned(static_cast<const void*>(d), 6, 8));
+  EXPECT_FALSE(rows_16_byte_aligned(static_cast<const void*>(d), 6, 4));
+  EXPECT_TRUE(rows_16_byte_aligned(static_cast<const void*>(d), INT64_MAX - 1, 8));  // no overflow
+}
+
+// make_problem tags the problem and counts bytes by its precision.
+TEST(Precision, ProblemsCarryTheirPrecisionAndCheckItsByteSize) {
+  double x = 0;
+  const GemmProblem p = make_problem(Precision::F64, Layout::RowMajor, false, false, 1, 1, 1, 2.0,
+                                     &x, 1, &x, 1, 0.0, &x, 1);
+  EXPECT_EQ(p.precision, Precision::F64);
+  EXPECT_EQ(p.a_as<double>(), &x);
+  EXPECT_EQ(view_of<double>(p).alpha, 2.0);
+  // A row of 2^60 elements: 2^63 bytes of doubles overflow 64 bits, 2^62 of floats do not.
+  const int64_t rows = int64_t(1) << 60;
+  EXPECT_THROW(make_problem(Precision::F64, Layout::RowMajor, false, false, 1, 1, rows, 1.0, &x,
+                            rows, &x, 2, 0.0, &x, 1),
+               Error);
+  EXPECT_NO_THROW(make_problem(Precision::F32, Layout::RowMajor, false, false, 1, 1, rows, 1.0, &x,
+                               rows, &x, 2, 0.0, &x, 1));
+}
+
 TEST(Precision, VisitCallsWithTheTaggedType) {
   auto bytes = [](auto x) { return int(sizeof(x)); };
   EXPECT_EQ(visit_precision(Precision::F32, bytes), 4);

@@ -227,7 +227,7 @@ class CudaBackend final : public Backend {
   // Host pointers through the direct path (whole copies, one kernel).
   void gemm_direct(const GemmProblem& p, const Settings& settings) {
     const bool uses_ab = !is_empty(p) && !is_scale_only(p);
-    const bool reads_c = !is_empty(p) && p.beta != 0.0f;
+    const bool reads_c = !is_empty(p) && p.beta != 0.0;
     const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
     const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
 
@@ -274,16 +274,22 @@ class CudaBackend final : public Backend {
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
     if (uses_ab) {
-      copy_2d(const_cast<float*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols, cudaMemcpyHostToDevice,
-              stream_);
-      copy_2d(const_cast<float*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols, cudaMemcpyHostToDevice,
+      copy_2d(const_cast<float*>(d.a_as<float>()), d.lda, p.a_as<float>(), p.lda, a_rows, a_cols,
+              cudaMemcpyHostToDevice, stream_);
+      copy_2d(const_cast<float*>(d.b_as<float>()), d.ldb, p.b_as<float>(), p.ldb, b_rows, b_cols,
+              cudaMemcpyHostToDevice, stream_);
+    }
+    if (reads_c) {
+      copy_2d(d.c_as<float>(), d.ldc, p.c_as<float>(), p.ldc, p.m, p.n, cudaMemcpyHostToDevice,
               stream_);
     }
-    if (reads_c) copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, cudaMemcpyHostToDevice, stream_);
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, d, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
-    if (!is_empty(p)) copy_2d(p.c, p.ldc, d.c, d.ldc, p.m, p.n, cudaMemcpyDeviceToHost, stream_);
+    if (!is_empty(p)) {
+      copy_2d(p.c_as<float>(), p.ldc, d.c_as<float>(), d.ldc, p.m, p.n, cudaMemcpyDeviceToHost,
+              stream_);
+    }
     check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
 

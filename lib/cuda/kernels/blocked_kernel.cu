@@ -165,7 +165,7 @@ struct BlockShape {
 
 // The tile of C a block owns, in groups of kGroupM tile rows (kernel_common.cuh).
 template <class S>
-__device__ __forceinline__ TileOrigin tile_of_block(const GemmProblem& p) {
+__device__ __forceinline__ TileOrigin tile_of_block(const GemmView<float>& p) {
   return grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n);
 }
 
@@ -187,7 +187,8 @@ __device__ __forceinline__ ThreadOrigin thread_in_tile(int tid) {
 // Split-K: the block's slice [k_begin, k_begin + k_per_split) of k, as a problem of
 // its own: A and B shifted to its start, k shortened.
 template <bool KContigA, bool KContigB>
-__device__ __forceinline__ void take_k_slice(GemmProblem& p, int64_t k_begin, int64_t k_per_split) {
+__device__ __forceinline__ void take_k_slice(GemmView<float>& p, int64_t k_begin,
+                                             int64_t k_per_split) {
   p.a += KContigA ? k_begin : k_begin * p.lda;
   p.b += KContigB ? k_begin : k_begin * p.ldb;
   p.k = min(p.k - k_begin, k_per_split);
@@ -205,7 +206,7 @@ struct OperandLoads {
   using LoaderB = TileLoader<S::BN, S::BK, S::THREADS, KContigB, Vec>;
   LoaderA& a;
   LoaderB& b;
-  const GemmProblem& p;
+  const GemmView<float>& p;
   TileOrigin tile;
   int full_tiles_k;
   int tid;
@@ -279,8 +280,9 @@ __device__ __forceinline__ void each_group(TileOrigin tile, ThreadOrigin thr,
 // Split-K epilogue: raw sums into out[m][ldp] for reduce_splits(); ldp % 4 == 0
 // (partial_ld()), so interior tiles take 16-byte stores.
 template <class S>
-__device__ __forceinline__ void store_partial_tile(const GemmProblem& p, float* out, int64_t ldp,
-                                                   TileOrigin tile, ThreadOrigin thr, bool interior,
+__device__ __forceinline__ void store_partial_tile(const GemmView<float>& p, float* out,
+                                                   int64_t ldp, TileOrigin tile, ThreadOrigin thr,
+                                                   bool interior,
                                                    const float (&acc)[S::TM][S::TN]) {
   each_group<S>(tile, thr, acc, [&](int64_t row, int64_t col, const float* v) {
     if (interior) {
@@ -296,7 +298,7 @@ __device__ __forceinline__ void store_partial_tile(const GemmProblem& p, float* 
 // Epilogue: C = alpha * acc + beta * C, with 16-byte accesses where the tile is
 // interior and the operands vectorizable().
 template <class S, bool Vec>
-__device__ __forceinline__ void store_c_tile(const GemmProblem& p, TileOrigin tile,
+__device__ __forceinline__ void store_c_tile(const GemmView<float>& p, TileOrigin tile,
                                              ThreadOrigin thr, bool interior,
                                              const float (&acc)[S::TM][S::TN]) {
   const bool vec_c = Vec && interior;
@@ -326,7 +328,7 @@ __device__ __forceinline__ void store_c_tile(const GemmProblem& p, TileOrigin ti
 // its raw sums to partial[y][m][ldp]; reduce_splits() then applies alpha and beta.
 template <class S, bool KContigA, bool KContigB, bool Vec, bool Split>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
-    blocked_kernel(GemmProblem p, int64_t k_per_split, float* partial, int64_t ldp) {
+    blocked_kernel(GemmView<float> p, int64_t k_per_split, float* partial, int64_t ldp) {
   constexpr int A_STRIDE = S::BM + (KContigA ? 4 : 0);  // padded where the loader transposes
   constexpr int B_STRIDE = S::BN + (KContigB ? 4 : 0);
   __shared__ __align__(16) float a_tile[2][S::BK * A_STRIDE];
@@ -376,8 +378,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // 16-byte vector access needs every pointer 16-byte aligned and every leading
 // dimension a multiple of 4 floats.
 bool vectorizable(const GemmProblem& p) {
-  return rows_16_byte_aligned(p.a, p.lda) && rows_16_byte_aligned(p.b, p.ldb) &&
-         rows_16_byte_aligned(p.c, p.ldc);
+  return rows_16_byte_aligned(p.a_as<float>(), p.lda) &&
+         rows_16_byte_aligned(p.b_as<float>(), p.ldb) &&
+         rows_16_byte_aligned(p.c_as<float>(), p.ldc);
 }
 
 template <class S, bool KA, bool KB, bool Vec>
@@ -393,10 +396,10 @@ void launch(const GemmProblem& p, const KernelPlan& plan, float* workspace, cuda
           " for one block");
   if (plan.splits > 1) {
     launch_kernel("blocked kernel launch", blocked_kernel<S, KA, KB, Vec, true>, grid, S::THREADS,
-                  0, stream, p, k_per_split, workspace, partial_ld(p));
+                  0, stream, view_of<float>(p), k_per_split, workspace, partial_ld(p));
   } else {
     launch_kernel("blocked kernel launch", blocked_kernel<S, KA, KB, Vec, false>, grid, S::THREADS,
-                  0, stream, p, p.k, nullptr, 0);
+                  0, stream, view_of<float>(p), p.k, nullptr, 0);
   }
 }
 
@@ -418,7 +421,7 @@ void launch_for_shape(const GemmProblem& p, const KernelPlan& plan, float* ws,
 
 // C = alpha * sum over splits of partial + beta * C, in a fixed order, so split-K
 // results do not depend on timing.
-__global__ void reduce_splits(GemmProblem p, const float* partial, int64_t ldp, int splits) {
+__global__ void reduce_splits(GemmView<float> p, const float* partial, int64_t ldp, int splits) {
   const int64_t row = blockIdx.y * int64_t(blockDim.y) + threadIdx.y;
   const int64_t col = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (row >= p.m || col >= p.n) return;
@@ -478,8 +481,8 @@ void launch_blocked(const GemmProblem& p, const KernelPlan& plan, float* workspa
     const dim3 block(32, 8);
     const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(ceil_div(p.m, 8)));
     require(grid.y <= 65535, Status::NotSupported, "split-K reduction: too many rows");
-    launch_kernel("split-K reduction launch", reduce_splits, grid, block, 0, stream, p, workspace,
-                  partial_ld(p), plan.splits);
+    launch_kernel("split-K reduction launch", reduce_splits, grid, block, 0, stream,
+                  view_of<float>(p), workspace, partial_ld(p), plan.splits);
   }
 }
 

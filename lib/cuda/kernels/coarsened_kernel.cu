@@ -15,7 +15,7 @@ namespace {
 
 template <int T, int C, bool TransA, bool TransB>
 __global__ void __launch_bounds__(square_block_threads(T))
-    coarsened_kernel(GemmProblem p, int64_t first_block_row) {
+    coarsened_kernel(GemmView<float> p, int64_t first_block_row) {
   // One thread per element of each tile: the block is T x T threads. Coarsening
   // widens the strip rather than splitting the tile, so C need not divide T; each
   // of the C columns is guarded on its own.
@@ -76,7 +76,7 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   launch_in_row_slices(
       ceil_div(p.m, T), unsigned(ceil_div(p.n, int64_t(T) * C)), [&](int64_t first, dim3 grid) {
         launch_kernel("coarsened kernel launch", coarsened_kernel<T, C, TransA, TransB>, grid,
-                      block, 0, stream, p, first);
+                      block, 0, stream, view_of<float>(p), first);
       });
 }
 

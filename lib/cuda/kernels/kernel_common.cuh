@@ -18,27 +18,27 @@ namespace tiledmm {
 
 // op(A)[i][q]: A is stored m x k, or k x m when transposed.
 template <bool TransA>
-__device__ __forceinline__ float load_a(const GemmProblem& p, int64_t i, int64_t q) {
+__device__ __forceinline__ float load_a(const GemmView<float>& p, int64_t i, int64_t q) {
   return TransA ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
 }
 
 // op(B)[q][j]: B is stored k x n, or n x k when transposed.
 template <bool TransB>
-__device__ __forceinline__ float load_b(const GemmProblem& p, int64_t q, int64_t j) {
+__device__ __forceinline__ float load_b(const GemmView<float>& p, int64_t q, int64_t j) {
   return TransB ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
 }
 
 // C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
 // there cannot leak into the result.
-__device__ __forceinline__ void store_c(const GemmProblem& p, int64_t i, int64_t j, float acc) {
+__device__ __forceinline__ void store_c(const GemmView<float>& p, int64_t i, int64_t j, float acc) {
   float* c = p.c + i * p.ldc + j;
   *c = p.beta == 0.0f ? p.alpha * acc : p.alpha * acc + p.beta * *c;
 }
 
 // C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte
 // accesses where both columns exist and C is aligned for them.
-__device__ __forceinline__ void store_pair(const GemmProblem& p, int64_t row, int64_t col, float v0,
-                                           float v1) {
+__device__ __forceinline__ void store_pair(const GemmView<float>& p, int64_t row, int64_t col,
+                                           float v0, float v1) {
   if (row >= p.m || col >= p.n) return;
   float* c = p.c + row * p.ldc + col;
   if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 7) == 0) {
@@ -132,7 +132,8 @@ void with_transposes(const GemmProblem& p, F&& f) {
 // 16-byte copies can read them) as compile-time constants, as with_transposes does.
 template <class F>
 void with_alignment(const GemmProblem& p, F&& f) {
-  const bool vec_a = rows_16_byte_aligned(p.a, p.lda), vec_b = rows_16_byte_aligned(p.b, p.ldb);
+  const bool vec_a = rows_16_byte_aligned(p.a_as<float>(), p.lda);
+  const bool vec_b = rows_16_byte_aligned(p.b_as<float>(), p.ldb);
   if (vec_a) {
     vec_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
   } else {

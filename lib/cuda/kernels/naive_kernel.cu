@@ -12,7 +12,7 @@ namespace tiledmm {
 namespace {
 
 template <bool TransA, bool TransB>
-__global__ void naive_kernel(GemmProblem p, int64_t first_block_row) {
+__global__ void naive_kernel(GemmView<float> p, int64_t first_block_row) {
   const int64_t row = (first_block_row + blockIdx.y) * blockDim.y + threadIdx.y;
   const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= p.m || col >= p.n) return;
@@ -29,7 +29,7 @@ void launch(const GemmProblem& p, int edge, cudaStream_t stream) {
   launch_in_row_slices(ceil_div(p.m, edge), unsigned(ceil_div(p.n, edge)),
                        [&](int64_t first, dim3 grid) {
                          launch_kernel("naive kernel launch", naive_kernel<TransA, TransB>, grid,
-                                       block, 0, stream, p, first);
+                                       block, 0, stream, view_of<float>(p), first);
                        });
 }
 

@@ -6,7 +6,7 @@
 namespace tiledmm {
 namespace {
 
-__global__ void scale_kernel(GemmProblem p, int64_t first_block_row) {
+__global__ void scale_kernel(GemmView<float> p, int64_t first_block_row) {
   const int64_t row = (first_block_row + blockIdx.y) * blockDim.y + threadIdx.y;
   const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= p.m || col >= p.n) return;
@@ -18,10 +18,11 @@ __global__ void scale_kernel(GemmProblem p, int64_t first_block_row) {
 
 void launch_scale(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(32, 8);
-  launch_in_row_slices(
-      ceil_div(p.m, 8), unsigned(ceil_div(p.n, 32)), [&](int64_t first, dim3 grid) {
-        launch_kernel("scale kernel launch", scale_kernel, grid, block, 0, stream, p, first);
-      });
+  launch_in_row_slices(ceil_div(p.m, 8), unsigned(ceil_div(p.n, 32)),
+                       [&](int64_t first, dim3 grid) {
+                         launch_kernel("scale kernel launch", scale_kernel, grid, block, 0, stream,
+                                       view_of<float>(p), first);
+                       });
 }
 
 }  // namespace tiledmm

@@ -99,7 +99,7 @@ __device__ __forceinline__ void store_partial_pair(float* tile, int bn, int row,
 // the sums are added with TwoSum, their rounding errors into the correction, and the
 // value is sum + 2^-11 correction, or the sum alone where the correction is not finite.
 template <int BM, int BN, int GROUP_M, bool kTransposed, bool kCorrected>
-__global__ void tail_reduce_kernel(GemmProblem p, TailSplit t, int64_t rows, int64_t cols) {
+__global__ void tail_reduce_kernel(GemmView<float> p, TailSplit t, int64_t rows, int64_t cols) {
   const int i = int(blockIdx.x) * blockDim.x + threadIdx.x;  // element of the tile
   if (i >= BM * BN) return;
   const TileOrigin origin = grouped_tile<BM, BN, GROUP_M>(t.whole_tiles + blockIdx.y, rows, cols);
@@ -130,7 +130,7 @@ __global__ void tail_reduce_kernel(GemmProblem p, TailSplit t, int64_t rows, int
 
 // Enqueues tail_reduce_kernel when `t` splits any tile; throws Error on a launch failure.
 template <int BM, int BN, int GROUP_M, bool kTransposed, bool kCorrected>
-void launch_tail_reduce(const GemmProblem& p, const TailSplit& t, int64_t rows, int64_t cols,
+void launch_tail_reduce(const GemmView<float>& p, const TailSplit& t, int64_t rows, int64_t cols,
                         cudaStream_t stream) {
   if (t.tail_tiles == 0) return;
   constexpr int kThreads = 256;

@@ -18,7 +18,7 @@ namespace {
 
 template <int T, bool TransA, bool TransB>
 __global__ void __launch_bounds__(square_block_threads(T))
-    tiled_kernel(GemmProblem p, int64_t first_block_row) {
+    tiled_kernel(GemmView<float> p, int64_t first_block_row) {
   // One thread per element of the tile: the block is T x T threads.
   static_assert(T > 0 && T * T <= 1024, "a block has at most 1024 threads: T <= 32");
   __shared__ float a_tile[T][T + 1];  // a_tile[i][q] = op(A)[row0 + i][q0 + q]
@@ -62,8 +62,8 @@ template <int T, bool TransA, bool TransB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
   launch_in_row_slices(ceil_div(p.m, T), unsigned(ceil_div(p.n, T)), [&](int64_t first, dim3 grid) {
-    launch_kernel("tiled kernel launch", tiled_kernel<T, TransA, TransB>, grid, block, 0, stream, p,
-                  first);
+    launch_kernel("tiled kernel launch", tiled_kernel<T, TransA, TransB>, grid, block, 0, stream,
+                  view_of<float>(p), first);
   });
 }
 

@@ -122,13 +122,13 @@ class Call {
         settings_(settings),
         plan_(plan),
         kernels_(kernels),
-        reads_c_(p.beta != 0.0f),
+        reads_c_(p.beta != 0.0),
         threads_(packing_thread_count(settings.host_threads)),
         // Device layouts: each operand as it is stored, rows padded to 4 floats.
         sizes_(stream_buffers(p, plan)),
-        a_(operand(p.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
-        b_(operand(p.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
-        c_(operand(p.c, p.ldc, p.m, p.n, p.c_io)),
+        a_(operand(p.a_as<float>(), p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
+        b_(operand(p.b_as<float>(), p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
+        c_(operand(p.c_as<float>(), p.ldc, p.m, p.n, p.c_io)),
         a_chunk_(plan.tile_m * plan.chunk_k),
         b_chunk_(plan.chunk_k * plan.tile_n),
         c_tile_(plan.tile_m * plan.tile_n),
@@ -241,8 +241,8 @@ class Call {
     q.m = tile.rows;
     q.n = col.cols;
     q.k = chunk.depth;
-    q.alpha = 1.0f;
-    q.beta = chunk.index == 0 ? 0.0f : 1.0f;
+    q.alpha = 1.0;
+    q.beta = chunk.index == 0 ? 0.0 : 1.0;
     q.a = a_dev_[as];
     q.lda = sizes_.a_ld;
     q.b = b_on_device(chunk);
@@ -275,13 +275,15 @@ class Call {
       const int cs = tile.c_slot;
       if (reads_c_) wait(comp_, s_.c_up_slot[cs].end);
       float* out = reads_c_ ? cin_[cs] : acc_[cs];
-      launch_epilogue(mm, nn, p_.alpha, acc_[cs], c_ld, p_.beta, cin_[cs], c_ld, out, c_ld, comp_);
+      launch_epilogue(mm, nn, float(p_.alpha), acc_[cs], c_ld, float(p_.beta), cin_[cs], c_ld, out,
+                      c_ld, comp_);
       if (reads_c_) record(s_.c_up_slot[cs].consumed, comp_);
       record(s_.epilogue_done[cs], comp_);
       wait(d2h_, s_.epilogue_done[cs]);
       record(s_.down_start[cs], d2h_);
       if (c_.pinned) {  // straight into the caller's C, m x n part only
-        copy_2d(p_.c + m0 * p_.ldc + n0, p_.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
+        copy_2d(p_.c_as<float>() + m0 * p_.ldc + n0, p_.ldc, out, c_ld, mm, nn,
+                cudaMemcpyDeviceToHost, d2h_);
       } else {
         if (settings_.poison_staging) poison(down_st_[cs], c_tile_);  // its unpack is done
         copy_2d(down_st_[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
@@ -381,8 +383,8 @@ class Call {
         io_block(s_.pool, threads_, true, *c_.io, tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
                  tile.rows, tile.cols);
       } else {
-        copy_block(s_.pool, threads_, p_.c + tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
-                   tile.cols, tile.rows, tile.cols);
+        copy_block(s_.pool, threads_, p_.c_as<float>() + tile.m0 * p_.ldc + tile.n0, p_.ldc,
+                   down_st_[cs], tile.cols, tile.rows, tile.cols);
       }
       pack_ms_ += ms_since(u0);
     }

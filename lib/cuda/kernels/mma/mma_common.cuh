@@ -248,7 +248,7 @@ struct MmaMainloop {
   using TileA = OperandTile<S::BM, S::BK, KContigA>;
   using TileB = OperandTile<S::BN, S::BK, KContigB>;
 
-  const GemmProblem& p;
+  const GemmView<float>& p;
   float* const a_stages;
   float* const b_stages;
   const TileOrigin tile;
@@ -260,7 +260,7 @@ struct MmaMainloop {
   const int tiles_k, full_tiles_k;
   const bool rows_inside, cols_inside;
 
-  __device__ __forceinline__ MmaMainloop(const GemmProblem& problem, float* shared,
+  __device__ __forceinline__ MmaMainloop(const GemmView<float>& problem, float* shared,
                                          TileOrigin origin)
       : p(problem),
         a_stages(shared),
@@ -330,8 +330,8 @@ struct MmaMainloop {
 
 // The epilogue: each thread's accumulators to their places in C (see the header).
 template <class S>
-__device__ __forceinline__ void store_tile(const GemmProblem& p, TileOrigin tile, int wm, int wn,
-                                           int lane, const float (&acc)[S::MT][S::NT][4]) {
+__device__ __forceinline__ void store_tile(const GemmView<float>& p, TileOrigin tile, int wm,
+                                           int wn, int lane, const float (&acc)[S::MT][S::NT][4]) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int i = 0; i < S::MT; ++i) {
@@ -353,7 +353,7 @@ __device__ __forceinline__ void store_tile(const GemmProblem& p, TileOrigin tile
 // shared memory (over 48 KiB needs the opt-in) and the largest carveout, so that blocks
 // can share an SM. `name` heads the error messages.
 template <class S, class Kernel>
-void launch_mma_tiles(Kernel kernel, int bytes, const GemmProblem& p, cudaStream_t stream,
+void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<float>& p, cudaStream_t stream,
                       const char* name) {
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
              name);

@@ -135,7 +135,7 @@ __device__ __forceinline__ void multiply(const Fragments<S>& f, float (&acc)[S::
 // The kernel: place the block and its warps, keep STAGES - 1 tiles of k in flight,
 // multiply each as it lands, then the epilogue.
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
-__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(GemmProblem p) {
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(GemmView<float> p) {
 #if TMM_TF32_MMA
   extern __shared__ __align__(16) float shared[];
   MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
@@ -180,7 +180,7 @@ void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
   with_alignment(p, [&](auto vec_a, auto vec_b) {
     launch_mma_tiles<S>(
         tf32_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
-        shared_bytes<S, KContigA, KContigB>(), p, stream, "tf32 kernel");
+        shared_bytes<S, KContigA, KContigB>(), view_of<float>(p), stream, "tf32 kernel");
   });
 }
 

@@ -216,7 +216,7 @@ __device__ __forceinline__ void accumulate_tile(const float (&tile)[S::MT][S::NT
 // multiply each as it lands into a fresh sum and add that to acc, then the epilogue
 // of acc + 2^-11 corr.
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
-__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32x3_mma_kernel(GemmProblem p) {
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32x3_mma_kernel(GemmView<float> p) {
 #if TMM_TF32_MMA
   extern __shared__ __align__(16) float shared[];
   MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
@@ -276,7 +276,7 @@ void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
   with_alignment(p, [&](auto vec_a, auto vec_b) {
     launch_mma_tiles<S>(
         tf32x3_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
-        shared_bytes<S, KContigA, KContigB>(), p, stream, "tf32x3 kernel");
+        shared_bytes<S, KContigA, KContigB>(), view_of<float>(p), stream, "tf32x3 kernel");
   });
 }
 

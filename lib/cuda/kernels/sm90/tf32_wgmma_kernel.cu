@@ -109,7 +109,8 @@ __device__ __forceinline__ uint32_t mn_major_element(const float* tile, int row,
 template <bool kRegisterA, bool kTransposed>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32_wgmma_kernel(const __grid_constant__ CUtensorMap a_map,
-                      const __grid_constant__ CUtensorMap b_map, GemmProblem p, TailSplit split) {
+                      const __grid_constant__ CUtensorMap b_map, GemmView<float> p,
+                      TailSplit split) {
 #if TMM_SM90A
   extern __shared__ unsigned char shared_raw[];
   const uintptr_t base = (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~uintptr_t(1023);
@@ -284,9 +285,10 @@ void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const Ge
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "tf32 wgmma kernel: too many tiles for one launch");
   const unsigned grid = unsigned(blocks);
+  const GemmView<float> view = view_of<float>(p);
   launch_kernel("tf32 wgmma kernel launch", kernel, grid, kThreads, kSharedBytes, stream, a_map,
-                b_map, p, split);
-  launch_tail_reduce<kBM, kBN, kGroupM, kTransposed, false>(p, split, rows, cols, stream);
+                b_map, view, split);
+  launch_tail_reduce<kBM, kBN, kGroupM, kTransposed, false>(view, split, rows, cols, stream);
 }
 
 }  // namespace
@@ -334,20 +336,20 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* work
   require(workspace != nullptr || tf32_wgmma_workspace(p, plan) == 0, Status::Internal,
           "tf32 wgmma kernel: no workspace for the packed operands or the partial sums");
   const int64_t kp = padded_k(p);
-  const float* a = p.a;
-  const float* b = p.b;
+  const float* a = p.a_as<float>();
+  const float* b = p.b_as<float>();
   int64_t lda = p.lda, ldb = p.ldb;
   bool a_k_major = !p.trans_a, b_k_major = p.trans_b;
   float* next = workspace;
   if (ops.pack_a) {  // A is stored k x m when transposed
-    launch_pack(p.a, p.lda, p.trans_a, p.m, p.k, next, kp, stream);
+    launch_pack(p.a_as<float>(), p.lda, p.trans_a, p.m, p.k, next, kp, stream);
     a = next;
     lda = kp;
     a_k_major = true;
     next += p.m * kp;
   }
   if (ops.pack_b) {  // B is stored k x n unless transposed
-    launch_pack(p.b, p.ldb, !p.trans_b, p.n, p.k, next, kp, stream);
+    launch_pack(p.b_as<float>(), p.ldb, !p.trans_b, p.n, p.k, next, kp, stream);
     b = next;
     ldb = kp;
     b_k_major = true;

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     tf32x3_wgmma_kernel(const __grid_constant__ CUtensorMap a_big_map,
                         const __grid_constant__ CUtensorMap a_small_map,
                         const __grid_constant__ CUtensorMap b_big_map,
-                        const __grid_constant__ CUtensorMap b_small_map, GemmProblem p,
+                        const __grid_constant__ CUtensorMap b_small_map, GemmView<float> p,
                         TailSplit split) {
 #if TMM_SM90A
   using namespace sm90;
@@ -268,8 +268,8 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* wo
   float* const a_small = a_big + p.m * kp;
   float* const b_big = a_small + p.m * kp;
   float* const b_small = b_big + p.n * kp;
-  launch_pack(p.a, p.lda, p.trans_a, p.m, p.k, a_big, kp, stream, a_small);
-  launch_pack(p.b, p.ldb, !p.trans_b, p.n, p.k, b_big, kp, stream, b_small);
+  launch_pack(p.a_as<float>(), p.lda, p.trans_a, p.m, p.k, a_big, kp, stream, a_small);
+  launch_pack(p.b_as<float>(), p.ldb, !p.trans_b, p.n, p.k, b_big, kp, stream, b_small);
 
   const auto kernel = tf32x3_wgmma_kernel;
   check_cuda(
@@ -280,12 +280,13 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* wo
   const int64_t blocks = tail_split_blocks(split);
   require(blocks <= kMax, Status::NotSupported,
           "tf32x3 wgmma kernel: too many tiles for one launch");
+  const GemmView<float> view = view_of<float>(p);
   launch_kernel("tf32x3 wgmma kernel launch", kernel, unsigned(blocks), kThreads, kSharedBytes,
                 stream, sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
                 sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
                 sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
-                sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), p, split);
-  launch_tail_reduce<kBM, kBN, kGroupM, false, true>(p, split, p.m, p.n, stream);
+                sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), view, split);
+  launch_tail_reduce<kBM, kBN, kGroupM, false, true>(view, split, p.m, p.n, stream);
 }
 
 }  // namespace tiledmm
