@@ -59,8 +59,8 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
       const int64_t waves = ceil_div(blocks * splits, slots);
       double t = double(waves) * 2.0 * s.rows * s.cols * double(depth) / per_block_rate;
       if (splits > 1)
-        t +=
-            kLaunchSeconds + double(splits + 2) * 4.0 * double(p.m) * double(p.n) / split_bandwidth;
+        t += kLaunchSeconds + double(splits + 2) * double(element_bytes(p.precision)) *
+                                  double(p.m) * double(p.n) / split_bandwidth;
       if (t < best_time * 0.95) {  // prefer fewer splits and earlier tiles unless clearly faster
         best_time = t;
         best = {s.tile, splits};

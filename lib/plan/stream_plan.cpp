@@ -8,7 +8,12 @@ namespace tiledmm {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0
-int64_t round_up4(int64_t v) { return (v + 3) / 4 * 4; }
+// v elements of `bytes` bytes (a divisor of 16) rounded up to whole 16 bytes: a padded
+// row (4 floats).
+int64_t aligned_elements(int64_t v, int bytes) {
+  const int per = 16 / bytes;
+  return (v + per - 1) / per * per;
+}
 
 StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_t group = 1,
                 bool b_resident = true) {
@@ -26,13 +31,14 @@ StreamPlan make(const GemmProblem& p, int64_t tm, int64_t tn, int64_t tk, int64_
 
 // True when a panel of all of k by `tile_n` columns (as stream_buffers lays it out)
 // fits `device` bytes on its own. Checked in 128 bits before any buffer size is
-// computed, since k may be up to 2^61: once it holds, the panel's floats fit 64 bits
+// computed, since k may be up to 2^61: once it holds, the panel's elements fit 64 bits
 // (the byte totals are summed in 128 bits and saturated).
 bool panel_can_fit(const GemmProblem& p, int64_t tile_n, int64_t device) {
+  const int bytes = element_bytes(p.precision);
   const int64_t k = std::max<int64_t>(p.k, 1);
   const __int128 rows = p.trans_b ? tile_n : k;
-  const __int128 ld = p.trans_b ? round_up4(k) : round_up4(tile_n);
-  return rows * ld * 4 <= __int128(device);
+  const __int128 ld = aligned_elements(p.trans_b ? k : tile_n, bytes);
+  return rows * ld * bytes <= __int128(device);
 }
 
 bool fits(const GemmProblem& p, const StreamPlan& s, int64_t device, int64_t staging) {
@@ -42,16 +48,17 @@ bool fits(const GemmProblem& p, const StreamPlan& s, int64_t device, int64_t sta
 
 }  // namespace
 
-// Device rows are padded to 4 floats (16-byte accesses); staging is dense.
+// Device rows are padded to 16 bytes (16-byte accesses); staging is dense.
 StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
+  const int bytes = element_bytes(p.precision);
   StreamBuffers b;
   // Each operand keeps the orientation it is stored in (op(A) chunk: tile_m x chunk_k,
   // or chunk_k x tile_m when A is transposed; the panel: k x tile_n, or tile_n x k).
   // Streaming B, the panel is one chunk deep.
   const int64_t k = s.b_resident ? std::max<int64_t>(p.k, 1) : s.chunk_k;
-  b.a_ld = round_up4(p.trans_a ? s.tile_m : s.chunk_k);
-  b.b_ld = round_up4(p.trans_b ? k : s.tile_n);
-  b.c_ld = round_up4(s.tile_n);
+  b.a_ld = aligned_elements(p.trans_a ? s.tile_m : s.chunk_k, bytes);
+  b.b_ld = aligned_elements(p.trans_b ? k : s.tile_n, bytes);
+  b.c_ld = aligned_elements(s.tile_n, bytes);
   b.a_slot = (p.trans_a ? s.chunk_k : s.tile_m) * b.a_ld;
   b.b_panel = (p.trans_b ? s.tile_n : k) * b.b_ld;
   b.b_slot = s.chunk_k * s.tile_n;
@@ -62,30 +69,39 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
 namespace {
 
 // Byte counts in 128 bits, saturated at INT64_MAX (more than any budget): a panel of
-// B is up to tile_n x k floats (up to 2^63 - 4 of them; aligned_floats would
+// B is up to tile_n x k elements (up to 2^63 - 4 of them; aligned_floats would
 // overflow), and two panels with the rest pass 2^63 bytes for operands near the
 // 2^63-byte limit of make_problem.
 using i128 = __int128;
-i128 aligned(i128 floats) { return (floats + 63) / 64 * 64; }
-int64_t saturated_bytes(i128 floats) {
-  return 4 * floats > INT64_MAX ? INT64_MAX : int64_t(4 * floats);
+// A buffer of `elements` of `bytes` bytes, as elements up to the next 256-byte boundary.
+i128 aligned(i128 elements, int bytes) {
+  const int per = 256 / bytes;
+  return (elements + per - 1) / per * per;
+}
+int64_t saturated_bytes(i128 elements, int bytes) {
+  return bytes * elements > INT64_MAX ? INT64_MAX : int64_t(bytes * elements);
 }
 
 }  // namespace
 
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
+  const int bytes = element_bytes(p.precision);
   const StreamBuffers b = stream_buffers(p, s);
-  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();
-  return saturated_bytes(kASlots * aligned(b.a_slot) + s.panels() * aligned(b.b_panel) +
-                         c_buffers * aligned(b.c_tile));
+  const int64_t c_buffers = (p.beta != 0.0 ? 2 : 1) * s.c_slots();
+  return saturated_bytes(kASlots * aligned(b.a_slot, bytes) +
+                             s.panels() * aligned(b.b_panel, bytes) +
+                             c_buffers * aligned(b.c_tile, bytes),
+                         bytes);
 }
 
 // Staging is dense: no padding inside a buffer.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
-  const int64_t c_buffers = (p.beta != 0.0f ? 2 : 1) * s.c_slots();  // down, and up
-  return saturated_bytes(kASlots * aligned(i128(s.tile_m) * s.chunk_k) +
-                         2 * aligned(i128(s.chunk_k) * s.tile_n) +
-                         c_buffers * aligned(i128(s.tile_m) * s.tile_n));
+  const int bytes = element_bytes(p.precision);
+  const int64_t c_buffers = (p.beta != 0.0 ? 2 : 1) * s.c_slots();  // down, and up
+  return saturated_bytes(kASlots * aligned(i128(s.tile_m) * s.chunk_k, bytes) +
+                             2 * aligned(i128(s.chunk_k) * s.tile_n, bytes) +
+                             c_buffers * aligned(i128(s.tile_m) * s.tile_n, bytes),
+                         bytes);
 }
 
 namespace {
@@ -137,17 +153,19 @@ StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t stagi
 }
 
 double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates& r) {
-  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
-  const double c = 4.0 * double(p.m) * double(p.n);
-  const double up = (a + b + (p.beta != 0.0f ? c : 0.0)) / r.pageable_h2d;
+  const double size = element_bytes(p.precision);
+  const double a = size * double(p.m) * double(p.k), b = size * double(p.k) * double(p.n);
+  const double c = size * double(p.m) * double(p.n);
+  const double up = (a + b + (p.beta != 0.0 ? c : 0.0)) / r.pageable_h2d;
   return up + 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s + c / r.pageable_d2h;
 }
 
 double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s, int threads,
                         const HostRates& r) {
-  const double a = 4.0 * double(p.m) * double(p.k), b = 4.0 * double(p.k) * double(p.n);
-  const double c = 4.0 * double(p.m) * double(p.n);
-  const double c_moves = p.beta != 0.0f ? 2.0 : 1.0;
+  const double size = element_bytes(p.precision);
+  const double a = size * double(p.m) * double(p.k), b = size * double(p.k) * double(p.n);
+  const double c = size * double(p.m) * double(p.n);
+  const double c_moves = p.beta != 0.0 ? 2.0 : 1.0;
   const double moved =
       a * double(s.tiles_n) + b * double(s.b_uploads()) + c * c_moves;  // each way once
   const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
@@ -155,14 +173,14 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   const double steady = std::max({moved / r.pinned_link, moved / pack, kernel});
   // Fill: the first chunks packed and uploaded before the first kernel; drain: the
   // last tile of C downloaded and unpacked after the last kernel.
-  const double first = 4.0 * double(s.chunk_k) * double(s.tile_m + s.tile_n);
-  const double last = 4.0 * double(s.tile_m) * double(s.tile_n);
+  const double first = size * double(s.chunk_k) * double(s.tile_m + s.tile_n);
+  const double last = size * double(s.tile_m) * double(s.tile_n);
   const double fill = first / pack + first / r.pinned_link;
   const double drain = last / r.pinned_link + last / pack;
   // Each panel: the host packs it and the group's chunks of A while the device
   // multiplies the group; what the device cannot cover is lost, once per panel.
-  const double panel = 4.0 * double(p.k) * double(s.tile_n);
-  const double group_a = 4.0 * double(s.group) * double(s.tile_m) * double(p.k);
+  const double panel = size * double(p.k) * double(s.tile_n);
+  const double group_a = size * double(s.group) * double(s.tile_m) * double(p.k);
   const double group_flops =
       2.0 * double(s.group) * double(s.tile_m) * double(s.tile_n) * double(p.k);
   const double panel_wait =
