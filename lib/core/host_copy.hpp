@@ -1,12 +1,12 @@
 // Host copies between the caller's memory and pinned staging, the streamed path's
 // packing step (host C++, no CUDA; unit-tested in tests/core/test_host_copy.cpp).
 //
-// A block of `rows` runs of `cols` floats is copied by the pool's threads, each taking
-// whole rows. The stores are non-temporal on x86-64 (SSE2, in every x86-64 CPU): the
-// destination is either staging that the DMA engine reads next, or the caller's C that
-// the caller reads later, so bringing its lines into the cache first (what a plain
-// store does) only costs memory bandwidth. On the H100's host, 16 threads with the
-// link busy: 43 GB/s against memcpy's 33 (BENCHMARKS.md, "Host copies").
+// A block of `rows` runs of `cols` elements is copied by the pool's threads, each taking
+// whole rows; the copy itself sees only bytes, so one core serves every element type. The stores
+// are non-temporal on x86-64 (SSE2, in every x86-64 CPU): the destination is either staging that
+// the DMA engine reads next, or the caller's C that the caller reads later, so bringing its lines
+// into the cache first (what a plain store does) only costs memory bandwidth. On the H100's host,
+// 16 threads with the link busy: 43 GB/s against memcpy's 33 (BENCHMARKS.md, "Host copies").
 #pragma once
 
 #include <cstdint>
@@ -15,14 +15,23 @@
 
 namespace tiledmm {
 
-// One row: n floats from src to dst, non-temporal stores where the CPU has them. The
+// One row: n bytes from src to dst, non-temporal stores where the CPU has them. The
 // stores are ordered (a store fence) before it returns.
-void copy_floats(float* dst, const float* src, int64_t n) noexcept;
+void copy_bytes(void* dst, const void* src, int64_t n) noexcept;
 
-// rows x cols floats from (src, src_ld) to (dst, dst_ld), with at most `threads`
-// threads of `pool` (and the calling thread). Never throws.
-void copy_block(WorkerPool& pool, int threads, float* dst, int64_t dst_ld, const float* src,
-                int64_t src_ld, int64_t rows, int64_t cols) noexcept;
+// rows x cols elements of `bytes` bytes (a divisor of 64) from (src, src_ld) to
+// (dst, dst_ld), leading dimensions in elements, with at most `threads` threads of
+// `pool` (and the calling thread). Never throws.
+void copy_block(WorkerPool& pool, int threads, void* dst, int64_t dst_ld, const void* src,
+                int64_t src_ld, int64_t rows, int64_t cols, int bytes) noexcept;
+
+// The same for elements of T.
+template <class T>
+void copy_block(WorkerPool& pool, int threads, T* dst, int64_t dst_ld, const T* src, int64_t src_ld,
+                int64_t rows, int64_t cols) noexcept {
+  copy_block(pool, threads, static_cast<void*>(dst), dst_ld, static_cast<const void*>(src), src_ld,
+             rows, cols, int(sizeof(T)));
+}
 
 // The threads that pack by default: three quarters of the cores, at least one. With
 // the link busy, 12 of the H100 host's 16 cores copy faster than 16 (the DMA engines
