@@ -58,7 +58,8 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
     t.kernel = "cpu_naive";
     t.host_threads = 1;
   } else {
-    t.host_threads = cpu_blocked_gemm(problem, settings.host_threads, workspaces_, pool_);
+    t.host_threads =
+        cpu_blocked_gemm(view_of<float>(problem), settings.host_threads, workspaces_, pool_);
     t.kernel = "cpu_blocked";
   }
   const std::chrono::duration<double, std::milli> elapsed =

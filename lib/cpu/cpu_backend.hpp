@@ -26,8 +26,8 @@ class CpuBackend final : public Backend {
  private:
   Timing timing_;
   bool has_timing_ = false;
-  std::vector<BlockedWorkspace> workspaces_;  // kept across calls
-  WorkerPool pool_;                           // started once, kept across calls
+  std::vector<BlockedWorkspace<float>> workspaces_;  // kept across calls
+  WorkerPool pool_;                                  // started once, kept across calls
 };
 
 }  // namespace tiledmm

@@ -1,4 +1,4 @@
-// Cache-blocked, multi-threaded SGEMM for machines without a GPU.
+// Cache-blocked, multi-threaded GEMM (float and double) for machines without a GPU.
 //
 // The classic three-level blocking: a KC x NC block of op(B) is packed into
 // NR-column panels (it stays in L2), an MC x KC block of op(A) into MR-row panels
@@ -20,7 +20,7 @@ namespace tiledmm {
 namespace {
 
 constexpr int64_t kMR = 4;    // rows of the register block
-constexpr int64_t kNR = 8;    // columns of the register block (two SSE vectors)
+constexpr int64_t kNR = 8;    // columns of the register block (two SSE vectors of float)
 constexpr int64_t kMC = 64;   // rows of a packed A block
 constexpr int64_t kKC = 256;  // depth of packed blocks
 constexpr int64_t kNC = 512;  // columns of a packed B block
@@ -32,36 +32,39 @@ struct Block {
 
 // op(B)[depth.., col..] into panels of kNR columns: panel-major, then depth, then
 // column. Columns past the edge are zero so the micro-kernel needs no edge case.
-void pack_b(const GemmView<float>& p, const Block& blk, float* out) {
+template <class T>
+void pack_b(const GemmView<T>& p, const Block& blk, T* out) {
   for (int64_t j0 = 0; j0 < blk.cols; j0 += kNR) {
     for (int64_t q = 0; q < blk.depths; ++q) {
       for (int64_t j = 0; j < kNR; ++j) {
         const int64_t col = j0 + j;
-        *out++ = col < blk.cols ? element_b(p, blk.depth + q, blk.col + col) : 0.0f;
+        *out++ = col < blk.cols ? element_b(p, blk.depth + q, blk.col + col) : T(0);
       }
     }
   }
 }
 
 // op(A)[row.., depth..] into panels of kMR rows, zero past the edge.
-void pack_a(const GemmView<float>& p, const Block& blk, float* out) {
+template <class T>
+void pack_a(const GemmView<T>& p, const Block& blk, T* out) {
   for (int64_t i0 = 0; i0 < blk.rows; i0 += kMR) {
     for (int64_t q = 0; q < blk.depths; ++q) {
       for (int64_t i = 0; i < kMR; ++i) {
         const int64_t row = i0 + i;
-        *out++ = row < blk.rows ? element_a(p, blk.row + row, blk.depth + q) : 0.0f;
+        *out++ = row < blk.rows ? element_a(p, blk.row + row, blk.depth + q) : T(0);
       }
     }
   }
 }
 
 // C[rows x cols] += alpha * A panel (kMR x depth) * B panel (depth x kNR).
-void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, float* c, int64_t ldc,
-                  int64_t rows, int64_t cols) {
-  float acc[kMR][kNR] = {};
+template <class T>
+void micro_kernel(int64_t depth, const T* a, const T* b, T alpha, T* c, int64_t ldc, int64_t rows,
+                  int64_t cols) {
+  T acc[kMR][kNR] = {};
   for (int64_t q = 0; q < depth; ++q) {
     for (int64_t i = 0; i < kMR; ++i) {
-      const float ai = a[q * kMR + i];
+      const T ai = a[q * kMR + i];
       for (int64_t j = 0; j < kNR; ++j) acc[i][j] += ai * b[q * kNR + j];
     }
   }
@@ -70,16 +73,18 @@ void micro_kernel(int64_t depth, const float* a, const float* b, float alpha, fl
 }
 
 // C = beta * C on the rows this thread owns.
-void scale_rows(const GemmView<float>& p, int thread, int threads) {
+template <class T>
+void scale_rows(const GemmView<T>& p, int thread, int threads) {
   for (int64_t row = thread * kMC; row < p.m; row += threads * kMC) {
-    GemmView<float> rows = p;
+    GemmView<T> rows = p;
     rows.c = p.c + row * p.ldc;
     rows.m = std::min(kMC, p.m - row);
     cpu_scale_c(rows);
   }
 }
 
-void worker(const GemmView<float>& p, int thread, int threads, BlockedWorkspace& ws) {
+template <class T>
+void worker(const GemmView<T>& p, int thread, int threads, BlockedWorkspace<T>& ws) {
   scale_rows(p, thread, threads);
   for (int64_t col = 0; col < p.n; col += kNC) {
     for (int64_t depth = 0; depth < p.k; depth += kKC) {
@@ -103,7 +108,8 @@ void worker(const GemmView<float>& p, int thread, int threads, BlockedWorkspace&
 
 int64_t round_up(int64_t v, int64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 
-int thread_count(const GemmView<float>& p, int host_threads) {
+template <class T>
+int thread_count(const GemmView<T>& p, int host_threads) {
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
   if (flops < 4.0e6) return 1;  // handing work to a thread costs more than the product
   const int64_t row_blocks = (p.m + kMC - 1) / kMC;
@@ -113,10 +119,10 @@ int thread_count(const GemmView<float>& p, int host_threads) {
 
 }  // namespace
 
-int cpu_blocked_gemm(const GemmProblem& problem, int host_threads,
-                     std::vector<BlockedWorkspace>& workspaces, WorkerPool& pool) {
-  const GemmView<float> p = view_of<float>(problem);
-  if (is_scale_only(problem)) {
+template <class T>
+int cpu_blocked_gemm(const GemmView<T>& p, int host_threads,
+                     std::vector<BlockedWorkspace<T>>& workspaces, WorkerPool& pool) {
+  if (p.k == 0 || p.alpha == T(0)) {  // C = beta * C
     cpu_scale_c(p);
     return 1;
   }
@@ -124,17 +130,23 @@ int cpu_blocked_gemm(const GemmProblem& problem, int host_threads,
   // Everything that can fail happens here, before C is touched.
   if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
   // Packing buffers as large as this product's blocks (a 4 x 4 product needs 64
-  // floats, not the full 576 KiB); they only grow, so a warm call allocates nothing.
+  // elements, not the full 576 KiB of floats); they only grow, so a warm call
+  // allocates nothing.
   const int64_t depth = std::min(kKC, p.k);
-  const size_t a_floats = size_t(round_up(std::min(kMC, p.m), kMR) * depth);
-  const size_t b_floats = size_t(round_up(std::min(kNC, p.n), kNR) * depth);
-  for (BlockedWorkspace& ws : workspaces) {
-    if (ws.a.size() < a_floats) ws.a.resize(a_floats);
-    if (ws.b.size() < b_floats) ws.b.resize(b_floats);
+  const size_t a_elements = size_t(round_up(std::min(kMC, p.m), kMR) * depth);
+  const size_t b_elements = size_t(round_up(std::min(kNC, p.n), kNR) * depth);
+  for (BlockedWorkspace<T>& ws : workspaces) {
+    if (ws.a.size() < a_elements) ws.a.resize(a_elements);
+    if (ws.b.size() < b_elements) ws.b.resize(b_elements);
   }
   auto task = [&](int t) { worker(p, t, threads, workspaces[size_t(t)]); };
   pool.run(threads, task);  // never fails: threads it cannot start run inline
   return threads;
 }
+
+template int cpu_blocked_gemm(const GemmView<float>&, int, std::vector<BlockedWorkspace<float>>&,
+                              WorkerPool&);
+template int cpu_blocked_gemm(const GemmView<double>&, int, std::vector<BlockedWorkspace<double>>&,
+                              WorkerPool&);
 
 }  // namespace tiledmm
