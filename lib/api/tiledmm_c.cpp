@@ -490,7 +490,8 @@ tmm_status tmm_sgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
       require(given[i]->struct_size >= offsetof(tmm_host_io, user) + sizeof(void*),
               Status::InvalidValue, names[i], "->struct_size is ", given[i]->struct_size,
               "; set it to sizeof(tmm_host_io)");
-      io[i] = tiledmm::HostIo{given[i]->read, given[i]->write, given[i]->user, names[i]};
+      io[i] = tiledmm::host_io(tiledmm::IoFunctions<float>{given[i]->read, given[i]->write},
+                               given[i]->user, names[i]);
     }
     const bool uses_c = !tiledmm::is_empty(p);
     const bool uses_ab = uses_c && !tiledmm::is_scale_only(p);

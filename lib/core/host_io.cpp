@@ -8,43 +8,52 @@
 
 namespace tiledmm {
 
-void io_read(const HostIo& io, int64_t offset, int64_t ld, int64_t rows, int64_t cols, float* dst,
+template <class T>
+void io_read(const HostIo& io, int64_t offset, int64_t ld, int64_t rows, int64_t cols, T* dst,
              int64_t dst_ld) {
+  const IoFunctions<T>& f = io.functions<T>();
   for (int64_t r = 0; r < rows; ++r) {
-    const int rc = io.read(io.user, offset + r * ld, cols, dst + r * dst_ld);
+    const int rc = f.read(io.user, offset + r * ld, cols, dst + r * dst_ld);
     require(rc == 0, Status::Callback, "the read function of ", io.name, " returned ", rc);
   }
 }
 
+template <class T>
 void io_write(const HostIo& io, int64_t offset, int64_t ld, int64_t rows, int64_t cols,
-              const float* src, int64_t src_ld) {
+              const T* src, int64_t src_ld) {
+  const IoFunctions<T>& f = io.functions<T>();
   for (int64_t r = 0; r < rows; ++r) {
-    const int rc = io.write(io.user, offset + r * ld, cols, src + r * src_ld);
+    const int rc = f.write(io.user, offset + r * ld, cols, src + r * src_ld);
     require(rc == 0, Status::Callback, "the write function of ", io.name, " returned ", rc);
   }
 }
 
+template void io_read(const HostIo&, int64_t, int64_t, int64_t, int64_t, float*, int64_t);
+template void io_read(const HostIo&, int64_t, int64_t, int64_t, int64_t, double*, int64_t);
+template void io_write(const HostIo&, int64_t, int64_t, int64_t, int64_t, const float*, int64_t);
+template void io_write(const HostIo&, int64_t, int64_t, int64_t, int64_t, const double*, int64_t);
+
 namespace {
 
-// A dense host copy of an operand of `rows` x `cols` floats. make_problem bounds the
-// count (rows * cols <= the operand's span, below 2^61), but not below what a vector
-// may hold everywhere, and std::length_error would surface as an internal error: a
-// copy too large for this host is out of memory, as a failed allocation is.
-void resize_dense(std::vector<float>& v, int64_t rows, int64_t cols, const char* name) {
-  const uint64_t floats = uint64_t(rows) * uint64_t(cols);
-  require(floats <= v.max_size(), Status::OutOfMemory, "the host copy of ", name, " (",
-          floats * sizeof(float), " bytes) is larger than this host can allocate");
-  v.resize(size_t(floats));
+// A dense host copy of an operand of `rows` x `cols` elements. make_problem bounds the
+// count (rows * cols <= the operand's span, below 2^61 bytes), but not below what a
+// vector may hold everywhere, and std::length_error would surface as an internal
+// error: a copy too large for this host is out of memory, as a failed allocation is.
+template <class T>
+void resize_dense(std::vector<T>& v, int64_t rows, int64_t cols, const char* name) {
+  const uint64_t elements = uint64_t(rows) * uint64_t(cols);
+  require(elements <= v.max_size(), Status::OutOfMemory, "the host copy of ", name, " (",
+          elements * sizeof(T), " bytes) is larger than this host can allocate");
+  v.resize(size_t(elements));
 }
 
-}  // namespace
-
-void run_materialized(const GemmProblem& p, const std::function<void(const GemmProblem&)>& run) {
+template <class T>
+void run_materialized_as(const GemmProblem& p, const std::function<void(const GemmProblem&)>& run) {
   const bool uses_c = !is_empty(p);
   const bool uses_ab = uses_c && !is_scale_only(p);
   const int64_t a_rows = stored_rows_a(p), a_cols = stored_cols_a(p);
   const int64_t b_rows = stored_rows_b(p), b_cols = stored_cols_b(p);
-  std::vector<float> a, b, c;  // dense: leading dimension = columns
+  std::vector<T> a, b, c;  // dense: leading dimension = columns
   if (uses_ab) {
     resize_dense(a, a_rows, a_cols, p.a_io->name);
     resize_dense(b, b_rows, b_cols, p.b_io->name);
@@ -67,6 +76,12 @@ void run_materialized(const GemmProblem& p, const std::function<void(const GemmP
   }
   run(q);
   if (uses_c) io_write(*p.c_io, 0, p.ldc, p.m, p.n, c.data(), p.n);
+}
+
+}  // namespace
+
+void run_materialized(const GemmProblem& p, const std::function<void(const GemmProblem&)>& run) {
+  visit_precision(p.precision, [&](auto zero) { run_materialized_as<decltype(zero)>(p, run); });
 }
 
 }  // namespace tiledmm
