@@ -259,6 +259,11 @@ inline ::testing::AssertionResult check_case(const DgemmCase& g) {
   return with_padding_check(DgemmReference(g).check(g.c), g);
 }
 
+inline tmm_status run_case(tmm_handle h, DgemmCase& g) {
+  return tmm_dgemm(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data(), g.lda, g.b.data(),
+                   g.ldb, g.beta, g.c.data(), g.ldc);
+}
+
 inline std::string describe(const DgemmCase& g) {
   char scalars[64];
   std::snprintf(scalars, sizeof scalars, " alpha=%g beta=%g", g.alpha, g.beta);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
 
 namespace {
 
@@ -203,10 +204,10 @@ TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
     // the one that runs (tf32_wgmma_128x256 on Hopper for tf32_mma_128x256's).
     for (int j = 0; j < i; ++j) {
       const tmm_kernel_info other = kernel_info(j);
-      if (other.backend == info.backend && other.algorithm == info.algorithm &&
-          other.tile_size == info.tile_size && other.coarsening == info.coarsening &&
-          other.math_mode == info.math_mode && cc >= other.min_compute_capability &&
-          cc <= other.max_compute_capability) {
+      if (other.backend == info.backend && other.precision == info.precision &&
+          other.algorithm == info.algorithm && other.tile_size == info.tile_size &&
+          other.coarsening == info.coarsening && other.math_mode == info.math_mode &&
+          cc >= other.min_compute_capability && cc <= other.max_compute_capability) {
         expected = other.name;
         break;
       }
@@ -216,24 +217,34 @@ TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
   for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
       for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
-        tmm_test::GemmCase g;
-        g.layout = layout;
-        g.ta = ta;
-        g.tb = tb;
-        g.m = 67 + variant;
-        g.n = 45 + 3 * variant;
-        g.k = 129 + 7 * variant;
-        g.alpha = 0.75f;
-        g.beta = variant % 2 ? 0.0f : -1.5f;
-        g.pad = variant % 3;
-        tmm_test::fill_case(g, seed + uint32_t(i * 16 + variant));
+        const int64_t m = 67 + variant, n = 45 + 3 * variant, k = 129 + 7 * variant;
+        const bool beta0 = variant % 2, pad = variant % 3;
+        const uint32_t case_seed = seed + uint32_t(i * 16 + variant);
         ++variant;
-        SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
-        ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
         tmm_report r{};
         r.struct_size = sizeof r;
-        ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
-        EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
+        // A DOUBLE row through tmm_dgemm against the FP64 bound, the others through
+        // tmm_sgemm against their mode's.
+        if (info.precision == TMM_PRECISION_DOUBLE) {
+          tmm_test::DgemmCase g;
+          g.layout = layout, g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+          g.alpha = 0.75, g.beta = beta0 ? 0.0 : -1.5, g.pad = pad;
+          tmm_test::fill_case(g, case_seed);
+          SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
+          ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+          ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+          EXPECT_TRUE(tmm_test::check_case(g));
+        } else {
+          tmm_test::GemmCase g;
+          g.layout = layout, g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+          g.alpha = 0.75f, g.beta = beta0 ? 0.0f : -1.5f, g.pad = pad;
+          tmm_test::fill_case(g, case_seed);
+          SCOPED_TRACE(std::string(info.name) + " " + tmm_test::describe(g));
+          ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+          ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+          EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)));
+        }
+        EXPECT_EQ(r.precision, info.precision);
         if (runs_here) {
           EXPECT_EQ(std::string(r.kernel), expected);
           EXPECT_EQ(r.math_mode, info.math_mode);

@@ -144,7 +144,7 @@ typedef enum tmm_algorithm {
                              registers (CPU: cache-blocked and multi-threaded) */
 } tmm_algorithm;
 
-/* Where the time of the last successful sgemm went, in milliseconds, and what ran. */
+/* Where the time of the last successful sgemm or dgemm went, in milliseconds, and what ran. */
 typedef struct tmm_timing {
   double upload_ms;        /* host to device copies (0 for device pointers and CPU) */
   double compute_ms;       /* the kernel(s) */
@@ -222,7 +222,11 @@ typedef enum tmm_math_mode {
                                 Inputs around 2^-120 keep FP32 accuracy */
 } tmm_math_mode;
 
-/* The report of the last successful sgemm (tmm_get_last_report): where the time
+/* Since 1.2: the element type of a product (tmm_report, tmm_kernel_info):
+ * tmm_sgemm* multiply floats, tmm_dgemm* doubles. */
+typedef enum tmm_precision { TMM_PRECISION_SINGLE = 0, TMM_PRECISION_DOUBLE = 1 } tmm_precision;
+
+/* The report of the last successful sgemm or dgemm (tmm_get_last_report): where the time
  * went and what ran. Growable: the caller sets struct_size = sizeof(tmm_report)
  * before the call; the library writes at most that many bytes and sets struct_size
  * to the number it wrote, so a program built against an older header keeps working
@@ -259,7 +263,10 @@ typedef struct tmm_report {
                               and total_ms the wall time of the call */
   tmm_math_mode math_mode; /* the arithmetic of the kernel that ran: TMM_MATH_FP32
                               whenever the strict kernel ran (the CPU, "scale",
-                              "none", a mode without a kernel for the call) */
+                              "none", a mode without a kernel for the call, and
+                              every dgemm: strict in the product's precision) */
+  int64_t precision;       /* since 1.2 (a tmm_precision): TMM_PRECISION_DOUBLE
+                              after a dgemm, else TMM_PRECISION_SINGLE */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
@@ -278,6 +285,8 @@ typedef struct tmm_kernel_info {
   int outputs_per_thread;     /* elements of C one thread computes (0: not fixed) */
   tmm_math_mode math_mode;    /* its arithmetic: a kernel other than TMM_MATH_FP32
                                  runs only where TMM_OPTION_MATH_MODE allows it */
+  int64_t precision;          /* since 1.2 (a tmm_precision): the element type it
+                                 multiplies; a dgemm runs only DOUBLE kernels */
 } tmm_kernel_info;
 
 /* What the device of a CUDA handle is. */
@@ -482,6 +491,47 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
                                     float alpha, const float* A, int64_t lda, const float* B,
                                     int64_t ldb, float beta, float* C, int64_t ldc);
 
+/* ==================================================================== *
+ *  DGEMM (since 1.2)
+ * ==================================================================== */
+
+/* tmm_sgemm, tmm_sgemm_io and tmm_sgemm_device in double precision: the same
+ * arguments, checks, messages, BLAS semantics (beta = 0 never reads C, k = 0 or
+ * alpha = 0 reads neither A nor B), aliasing rule, and what C holds after a failure,
+ * with double for float; leading dimensions and io offsets count doubles. Every
+ * product and sum is in FP64 in an order that depends on the algorithm:
+ * TMM_OPTION_MATH_MODE concerns FP32 inputs and does not change a dgemm, whose
+ * report says TMM_MATH_FP32 (strict, in its precision) and TMM_PRECISION_DOUBLE.
+ *
+ * In this version the CPU backend (NAIVE, BLOCKED, AUTO) runs them; the CUDA backend
+ * gives TMM_ERROR_NOT_SUPPORTED, before it reads or writes any matrix, until its
+ * FP64 kernels land. */
+TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                             tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                             const double* A, int64_t lda, const double* B, int64_t ldb,
+                             double beta, double* C, int64_t ldc);
+
+/* tmm_host_io for double matrices: offsets and counts in doubles. Set struct_size. */
+typedef struct tmm_host_io_double {
+  size_t struct_size; /* sizeof(tmm_host_io_double) */
+  /* copy `count` doubles from `offset` into `dst` */
+  int (*read)(void* user, int64_t offset, int64_t count, double* dst);
+  /* copy `count` doubles from `src` to `offset` (C only; NULL for A and B) */
+  int (*write)(void* user, int64_t offset, int64_t count, const double* src);
+  void* user; /* passed to both */
+} tmm_host_io_double;
+
+TMM_API tmm_status tmm_dgemm_io(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                                tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                double alpha, const tmm_host_io_double* A, int64_t lda,
+                                const tmm_host_io_double* B, int64_t ldb, double beta,
+                                const tmm_host_io_double* C, int64_t ldc);
+
+TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
+                                    tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                    double alpha, const double* A, int64_t lda, const double* B,
+                                    int64_t ldb, double beta, double* C, int64_t ldc);
+
 /* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the
  * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED.
  * A handle the CUDA runtime rejects gives TMM_ERROR_INVALID_VALUE; the stream must
@@ -516,15 +566,15 @@ TMM_API tmm_status tmm_synchronize(tmm_handle handle);
  *  Timing and device
  * ==================================================================== */
 
-/* Compute time of the last successful sgemm, in milliseconds: CUDA events on the
+/* Compute time of the last successful sgemm or dgemm, in milliseconds: CUDA events on the
  * GPU, a steady clock on the CPU. After tmm_sgemm_device this waits for that
- * product to finish. TMM_ERROR_INVALID_VALUE if no sgemm has succeeded yet. */
+ * product to finish. TMM_ERROR_INVALID_VALUE if no sgemm or dgemm has succeeded yet. */
 TMM_API tmm_status tmm_get_last_time(tmm_handle handle, double* ms);
 
-/* The breakdown of the last successful sgemm. Same rules as tmm_get_last_time. */
+/* The breakdown of the last successful sgemm or dgemm. Same rules as tmm_get_last_time. */
 TMM_API tmm_status tmm_get_last_timing(tmm_handle handle, tmm_timing* out);
 
-/* The full report of the last successful sgemm (see tmm_report): set
+/* The full report of the last successful sgemm or dgemm (see tmm_report): set
  * out->struct_size first. Same rules as tmm_get_last_time; a struct_size smaller
  * than the 1.1 tmm_report is TMM_ERROR_INVALID_VALUE. */
 TMM_API tmm_status tmm_get_last_report(tmm_handle handle, tmm_report* out);

@@ -17,6 +17,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "api/backend_select.hpp"
@@ -197,12 +198,14 @@ bool to_trans(int t, const char* name) {
   tiledmm::fail(Status::InvalidValue, "unknown ", name, " ", t);
 }
 
-// Enum arguments arrive as raw() ints (see raw()).
-tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                             float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
-                             float beta, float* C, int64_t ldc) {
-  return tiledmm::make_problem(to_layout(layout), to_trans(ta, "trans_a"), to_trans(tb, "trans_b"),
-                               m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+// Enum arguments arrive as raw() ints (see raw()). T: float (sgemm) or double (dgemm).
+template <class T>
+tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha,
+                             const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
+                             int64_t ldc) {
+  return tiledmm::make_problem(tiledmm::precision_of<T>, to_layout(layout), to_trans(ta, "trans_a"),
+                               to_trans(tb, "trans_b"), m, n, k, alpha, A, lda, B, ldb, beta, C,
+                               ldc);
 }
 
 // The options table: every option the library knows, with its name, bounds and
@@ -337,6 +340,82 @@ tiledmm::MathMode math_mode_from_environment() {
 // them: the least a caller may pass. (math_mode joined both before 1.1.0 shipped.)
 constexpr size_t kReportSize11 = offsetof(tmm_report, math_mode) + sizeof(tmm_math_mode);
 constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, math_mode) + sizeof(tmm_math_mode);
+// 1.2's precision fields start past 1.1's whole structs (their tail padding included):
+// a 1.1 caller's struct_size never covers part of them (docs/ABI.md).
+static_assert(sizeof(void*) != 8 || (offsetof(tmm_report, precision) == 128 &&
+                                     offsetof(tmm_kernel_info, precision) == 64),
+              "tmm_report and tmm_kernel_info grew past 1.1's sizes");
+
+int64_t from_precision(tiledmm::Precision p) {
+  return p == tiledmm::Precision::F64 ? TMM_PRECISION_DOUBLE : TMM_PRECISION_SINGLE;
+}
+
+// The bodies of tmm_sgemm/tmm_dgemm, _device and _io (extern "C" below), for T = float
+// and double, Io = tmm_host_io and tmm_host_io_double.
+template <class T>
+tmm_status gemm_host(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
+                     int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
+                     int64_t ldb, T beta, T* C, int64_t ldc) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                           beta, C, ldc);
+    tiledmm::check_no_alias(p);
+    c.backend->gemm_host(p, c.settings);
+  });
+}
+
+template <class T>
+tmm_status gemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                       tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* A,
+                       int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                           beta, C, ldc);
+    c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
+  });
+}
+
+template <class T, class Io>
+tmm_status gemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
+                   int64_t m, int64_t n, int64_t k, T alpha, const Io* A, int64_t lda, const Io* B,
+                   int64_t ldb, T beta, const Io* C, int64_t ldc) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    // The pointer checks of tmm_sgemm on stand-ins (never dereferenced), so that a
+    // missing io is the same error, with the same words, as a missing matrix.
+    static T stand_in;
+    auto p =
+        problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A ? &stand_in : nullptr,
+                lda, B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
+    tiledmm::HostIo io[3];
+    const Io* given[3] = {A, B, C};
+    const char* names[3] = {"A", "B", "C"};
+    for (int i = 0; i < 3; ++i) {
+      if (given[i] == nullptr) continue;
+      require(given[i]->struct_size >= offsetof(Io, user) + sizeof(void*), Status::InvalidValue,
+              names[i], "->struct_size is ", given[i]->struct_size, "; set it to sizeof(",
+              std::is_same_v<T, double> ? "tmm_host_io_double" : "tmm_host_io", ")");
+      io[i] = tiledmm::host_io(tiledmm::IoFunctions<T>{given[i]->read, given[i]->write},
+                               given[i]->user, names[i]);
+    }
+    const bool uses_c = !tiledmm::is_empty(p);
+    const bool uses_ab = uses_c && !tiledmm::is_scale_only(p);
+    if (uses_ab) {
+      require(A->read != nullptr, Status::InvalidValue, "A->read is NULL");
+      require(B->read != nullptr, Status::InvalidValue, "B->read is NULL");
+    }
+    if (uses_c) {
+      require(C->write != nullptr, Status::InvalidValue, "C->write is NULL");
+      require(beta == T(0) || C->read != nullptr, Status::InvalidValue,
+              "C->read is NULL, and beta != 0 reads C");
+    }
+    // The canonical problem swaps A and B for column-major calls (gemm_problem.hpp).
+    const bool swapped = p.col_major;
+    p.a_io = uses_ab ? &io[swapped ? 1 : 0] : nullptr;
+    p.b_io = uses_ab ? &io[swapped ? 0 : 1] : nullptr;
+    p.c_io = uses_c ? &io[2] : nullptr;
+    c.backend->gemm_host(p, c.settings);
+  });
+}
 
 }  // namespace
 
@@ -463,65 +542,41 @@ tmm_status tmm_get_coarsening(tmm_handle h, int* out) {
 tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
                      int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda,
                      const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
-                           beta, C, ldc);
-    tiledmm::check_no_alias(p);
-    c.backend->gemm_host(p, c.settings);
-  });
+  return gemm_host(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+tmm_status tmm_dgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
+                     int64_t m, int64_t n, int64_t k, double alpha, const double* A, int64_t lda,
+                     const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  return gemm_host(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 tmm_status tmm_sgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                         tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                         const tmm_host_io* A, int64_t lda, const tmm_host_io* B, int64_t ldb,
                         float beta, const tmm_host_io* C, int64_t ldc) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    // The pointer checks of tmm_sgemm on stand-ins (never dereferenced), so that a
-    // missing io is the same error, with the same words, as a missing matrix.
-    static float stand_in;
-    auto p =
-        problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A ? &stand_in : nullptr,
-                lda, B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
-    tiledmm::HostIo io[3];
-    const tmm_host_io* given[3] = {A, B, C};
-    const char* names[3] = {"A", "B", "C"};
-    for (int i = 0; i < 3; ++i) {
-      if (given[i] == nullptr) continue;
-      require(given[i]->struct_size >= offsetof(tmm_host_io, user) + sizeof(void*),
-              Status::InvalidValue, names[i], "->struct_size is ", given[i]->struct_size,
-              "; set it to sizeof(tmm_host_io)");
-      io[i] = tiledmm::host_io(tiledmm::IoFunctions<float>{given[i]->read, given[i]->write},
-                               given[i]->user, names[i]);
-    }
-    const bool uses_c = !tiledmm::is_empty(p);
-    const bool uses_ab = uses_c && !tiledmm::is_scale_only(p);
-    if (uses_ab) {
-      require(A->read != nullptr, Status::InvalidValue, "A->read is NULL");
-      require(B->read != nullptr, Status::InvalidValue, "B->read is NULL");
-    }
-    if (uses_c) {
-      require(C->write != nullptr, Status::InvalidValue, "C->write is NULL");
-      require(beta == 0.0f || C->read != nullptr, Status::InvalidValue,
-              "C->read is NULL, and beta != 0 reads C");
-    }
-    // The canonical problem swaps A and B for column-major calls (gemm_problem.hpp).
-    const bool swapped = p.col_major;
-    p.a_io = uses_ab ? &io[swapped ? 1 : 0] : nullptr;
-    p.b_io = uses_ab ? &io[swapped ? 0 : 1] : nullptr;
-    p.c_io = uses_c ? &io[2] : nullptr;
-    c.backend->gemm_host(p, c.settings);
-  });
+  return gemm_io(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+tmm_status tmm_dgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                        tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                        const tmm_host_io_double* A, int64_t lda, const tmm_host_io_double* B,
+                        int64_t ldb, double beta, const tmm_host_io_double* C, int64_t ldc) {
+  return gemm_io(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 tmm_status tmm_sgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                             tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                             const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                             float* C, int64_t ldc) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
-                           beta, C, ldc);
-    c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
-  });
+  return gemm_device(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+tmm_status tmm_dgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                            tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                            const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
+                            double* C, int64_t ldc) {
+  return gemm_device(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 tmm_status tmm_set_stream(tmm_handle h, void* stream) {
@@ -596,6 +651,7 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.pack_ms = t.pack_ms;
     r.link_ms = t.link_ms;
     r.math_mode = from_math_mode(t.math_mode);
+    r.precision = from_precision(t.precision);
     std::memcpy(out, &r, r.struct_size);
   });
 }
@@ -621,6 +677,7 @@ tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
     info.max_compute_capability = k->max_cc;
     info.outputs_per_thread = k->outputs_per_thread;
     info.math_mode = from_math_mode(k->math_mode);
+    info.precision = from_precision(k->precision);
     std::memcpy(out, &info, info.struct_size);
   });
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/host_io.hpp"
@@ -14,8 +15,8 @@ namespace {
 
 // The CPU rows of the kernel registry (lib/registry/kernel_registry.hpp). The CPU backend
 // calls its two kernels directly; the rows name them for the report, the tests and
-// tmm_get_kernel_info.
-// Both are strict FP32: the CPU accepts every math mode and runs these.
+// tmm_get_kernel_info. All are strict in their precision: the CPU accepts every math
+// mode and runs these.
 constexpr KernelEntry kCpuKernels[] = {
     kernel_row(BackendKind::Cpu, "cpu_naive", "the seeds' sequential triple loop")
         .algorithm(Algorithm::Naive)
@@ -24,14 +25,32 @@ constexpr KernelEntry kCpuKernels[] = {
                "cache-blocked, packed, multi-threaded (host_threads)")
         .algorithm(Algorithm::Blocked)
         .is_default(),
+    kernel_row(BackendKind::Cpu, "cpu_f64_naive", "the seeds' sequential triple loop, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Naive)
+        .is_default(),
+    kernel_row(BackendKind::Cpu, "cpu_f64_blocked",
+               "cache-blocked, packed, multi-threaded (host_threads), in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .is_default(),
 };
+
+// The names the report gives, by precision: the rows above.
+template <class T>
+constexpr const char* kNaiveName = std::is_same_v<T, double> ? "cpu_f64_naive" : "cpu_naive";
+template <class T>
+constexpr const char* kBlockedName = std::is_same_v<T, double> ? "cpu_f64_blocked" : "cpu_blocked";
 
 }  // namespace
 
 KernelTable cpu_kernel_table() { return {kCpuKernels, sizeof kCpuKernels / sizeof kCpuKernels[0]}; }
 
 void CpuBackend::check_algorithm(Algorithm algorithm) const {
-  require(algorithm == Algorithm::Auto || find_kernel(BackendKind::Cpu, algorithm, 0, 0),
+  // Every algorithm has rows in both precisions (test_kernel_registry), so float's answer
+  // holds for double.
+  require(algorithm == Algorithm::Auto ||
+              find_kernel(BackendKind::Cpu, Precision::F32, algorithm, 0, 0),
           Status::NotSupported, "the CPU backend has only the NAIVE, BLOCKED and AUTO algorithms");
 }
 
@@ -40,27 +59,34 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
     run_materialized(problem, [&](const GemmProblem& q) { gemm_host(q, settings); });
     return;
   }
+  visit_precision(problem.precision,
+                  [&](auto zero) { gemm_as<decltype(zero)>(problem, settings); });
+}
+
+template <class T>
+void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
   const auto start = std::chrono::steady_clock::now();
+  const GemmView<T> p = view_of<T>(problem);
   // BLOCKED adds alpha * (partial sums over slices of k) into C; with alpha = +-Inf
   // or NaN the slices would give NaN where the whole sum gives +-Inf, so such calls
   // run the single-sum loop (see "Arithmetic" at tmm_sgemm).
   const bool naive = settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha);
   Timing t;
+  t.precision = problem.precision;
   t.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
   if (is_empty(problem)) {
     // Nothing to compute, and nothing may be read.
   } else if (is_scale_only(problem)) {
-    cpu_scale_c(view_of<float>(problem));
+    cpu_scale_c(p);
     t.kernel = "cpu_scale";
     t.host_threads = 1;
   } else if (naive) {
-    cpu_naive_gemm(view_of<float>(problem));
-    t.kernel = "cpu_naive";
+    cpu_naive_gemm(p);
+    t.kernel = kNaiveName<T>;
     t.host_threads = 1;
   } else {
-    t.host_threads =
-        cpu_blocked_gemm(view_of<float>(problem), settings.host_threads, workspaces_, pool_);
-    t.kernel = "cpu_blocked";
+    t.host_threads = cpu_blocked_gemm(p, settings.host_threads, workspaces<T>(), pool_);
+    t.kernel = kBlockedName<T>;
   }
   const std::chrono::duration<double, std::milli> elapsed =
       std::chrono::steady_clock::now() - start;
@@ -75,7 +101,7 @@ void CpuBackend::gemm_device(const GemmProblem&, const Settings&) {
 }
 
 Timing CpuBackend::last_timing() {
-  require(has_timing_, Status::InvalidValue, "no sgemm has succeeded on this handle yet");
+  require(has_timing_, Status::InvalidValue, "no sgemm or dgemm has succeeded on this handle yet");
   return timing_;
 }
 

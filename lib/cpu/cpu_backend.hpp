@@ -2,6 +2,7 @@
 // multi-threaded implementation (BLOCKED, the AUTO choice), timed with a steady clock.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -24,10 +25,23 @@ class CpuBackend final : public Backend {
   int device() const override { return -1; }
 
  private:
+  template <class T>
+  void gemm_as(const GemmProblem& problem, const Settings& settings);
+  // BLOCKED's packing buffers of each precision, kept across calls.
+  template <class T>
+  std::vector<BlockedWorkspace<T>>& workspaces() {
+    if constexpr (std::is_same_v<T, double>) {
+      return workspaces_f64_;
+    } else {
+      return workspaces_f32_;
+    }
+  }
+
   Timing timing_;
   bool has_timing_ = false;
-  std::vector<BlockedWorkspace<float>> workspaces_;  // kept across calls
-  WorkerPool pool_;                                  // started once, kept across calls
+  std::vector<BlockedWorkspace<float>> workspaces_f32_;
+  std::vector<BlockedWorkspace<double>> workspaces_f64_;
+  WorkerPool pool_;  // started once, kept across calls
 };
 
 }  // namespace tiledmm

@@ -23,39 +23,41 @@ KernelTable table_of(BackendKind backend) {
   return backend == BackendKind::Cpu ? cpu_kernel_table() : cuda_kernel_table();
 }
 
-const KernelEntry* exact(BackendKind backend, Algorithm algorithm, MathMode mode, int tile,
-                         int coarsening) {
+const KernelEntry* exact(BackendKind backend, Precision precision, Algorithm algorithm,
+                         MathMode mode, int tile, int coarsening) {
   for (const KernelEntry& k : table_of(backend))
-    if (k.algorithm == algorithm && k.math_mode == mode && k.tile == tile &&
-        k.coarsening == coarsening)
+    if (k.precision == precision && k.algorithm == algorithm && k.math_mode == mode &&
+        k.tile == tile && k.coarsening == coarsening)
       return &k;
   return nullptr;
 }
 
-const KernelEntry* default_of(BackendKind backend, Algorithm algorithm, MathMode mode) {
+const KernelEntry* default_of(BackendKind backend, Precision precision, Algorithm algorithm,
+                              MathMode mode) {
   for (const KernelEntry& k : table_of(backend))
-    if (k.algorithm == algorithm && k.math_mode == mode && k.is_default) return &k;
+    if (k.precision == precision && k.algorithm == algorithm && k.math_mode == mode && k.is_default)
+      return &k;
   return nullptr;
 }
 
 }  // namespace
 
-// Rows are unique by (algorithm, mode, tile, coarsening). A 0 setting takes the
-// default row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
-                               MathMode math_mode) {
-  const KernelEntry* d = default_of(backend, algorithm, math_mode);
+// Rows are unique by (precision, algorithm, mode, tile, coarsening). A 0 setting takes
+// the default row's value: tile 0 with coarsening 4 is the default tile at coarsening 4.
+const KernelEntry* find_kernel(BackendKind backend, Precision precision, Algorithm algorithm,
+                               int tile, int coarsening, MathMode math_mode) {
+  const KernelEntry* d = default_of(backend, precision, algorithm, math_mode);
   if (tile == 0 && d == nullptr) return nullptr;
-  return exact(backend, algorithm, math_mode, tile != 0 ? tile : d->tile,
+  return exact(backend, precision, algorithm, math_mode, tile != 0 ? tile : d->tile,
                coarsening != 0 ? coarsening : (d ? d->coarsening : 0));
 }
 
 // Each tile size once, in the order of the rows (several modes may share one).
-std::string tiles_of(BackendKind backend, Algorithm algorithm) {
+std::string tiles_of(BackendKind backend, Precision precision, Algorithm algorithm) {
   std::vector<int> seen;
   std::string list;
   for (const KernelEntry& k : table_of(backend)) {
-    if (k.algorithm != algorithm || k.tile == 0) continue;
+    if (k.precision != precision || k.algorithm != algorithm || k.tile == 0) continue;
     if (std::find(seen.begin(), seen.end(), k.tile) != seen.end()) continue;
     seen.push_back(k.tile);
     list += (list.empty() ? "" : ", ") + std::to_string(k.tile);

@@ -34,13 +34,14 @@ using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, fl
 using WorkspaceFloats = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
 
 // A row, written with named fields through KernelRow below. The defaults are what most
-// rows leave out: strict FP32, no tile or coarsening setting, no compute capability
-// (the CPU's rows), not a default, and no hooks.
+// rows leave out: single precision, strict FP32, no tile or coarsening setting, no
+// compute capability (the CPU's rows), not a default, and no hooks.
 struct KernelEntry {
   const char* name = nullptr;         // reported in tmm_report.kernel; unique
   const char* description = nullptr;  // one line
   BackendKind backend = BackendKind::Auto;
   Algorithm algorithm = Algorithm::Auto;
+  Precision precision = Precision::F32;  // the element type of the products it computes
   MathMode math_mode =
       MathMode::Fp32;  // its arithmetic; other than Fp32, it runs only where the setting allows
   int tile = 0;        // the tile_size setting that selects it (0: none)
@@ -81,6 +82,7 @@ class KernelRow {
     e_.description = description;
   }
   constexpr KernelRow algorithm(Algorithm v) const { return with(&KernelEntry::algorithm, v); }
+  constexpr KernelRow precision(Precision v) const { return with(&KernelEntry::precision, v); }
   constexpr KernelRow math_mode(MathMode v) const { return with(&KernelEntry::math_mode, v); }
   constexpr KernelRow tile(int v) const { return with(&KernelEntry::tile, v); }
   constexpr KernelRow coarsening(int v) const { return with(&KernelEntry::coarsening, v); }
@@ -128,16 +130,16 @@ KernelTable cuda_kernel_table();  // empty in a build without CUDA
 const KernelEntry* kernel_at(size_t index);
 
 // The row for these settings, nullptr if none. tile 0 (and coarsening 0) select the
-// algorithm's default row. Rows are unique by (algorithm, math mode, tile,
-// coarsening), a tensor-core row may share a tile size with a strict FP32 row, and
-// rows for different architectures may share all four (the first row wins here;
-// dispatch asks runs_here() of each).
-const KernelEntry* find_kernel(BackendKind backend, Algorithm algorithm, int tile, int coarsening,
-                               MathMode math_mode = MathMode::Fp32);
+// algorithm's default row in that precision. Rows are unique by (precision,
+// algorithm, math mode, tile, coarsening), a tensor-core row may share a tile size
+// with a strict FP32 row, and rows for different architectures may share all five
+// (the first row wins here; dispatch asks runs_here() of each).
+const KernelEntry* find_kernel(BackendKind backend, Precision precision, Algorithm algorithm,
+                               int tile, int coarsening, MathMode math_mode = MathMode::Fp32);
 
-// The tile sizes rows of `algorithm` on `backend` take, for messages: "8, 16, 32".
-// Builds a string: only on failure paths.
-std::string tiles_of(BackendKind backend, Algorithm algorithm);
+// The tile sizes rows of `algorithm` in `precision` on `backend` take, for messages:
+// "8, 16, 32". Builds a string: only on failure paths.
+std::string tiles_of(BackendKind backend, Precision precision, Algorithm algorithm);
 
 // The tile_size option's valid values: 0, 1.0's sizes (valid in every build) and any
 // a row takes.

@@ -121,6 +121,14 @@ void check_device_pointer(const void* ptr, const char* name) {
           " is not a device, managed or registered host pointer");
 }
 
+// Until the FP64 kernels land (docs/design/double-precision.md), a double product fails
+// here, before anything is allocated, copied or launched.
+void require_single_precision(const GemmProblem& p) {
+  require(p.precision == Precision::F32, Status::NotSupported,
+          "double precision has no CUDA kernel in this version; the CPU backend "
+          "(TMM_BACKEND_CPU) runs it");
+}
+
 // A row of `cols` floats padded to 4 (saturated: a matrix that wide is never copied).
 int64_t padded_ld(int64_t cols) {
   if (cols <= 0) return 4;
@@ -207,6 +215,7 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
+    require_single_precision(p);
     check_context(device_);
     DeviceGuard guard(device_);
     if (!is_empty(p) && !is_scale_only(p)) {
@@ -303,6 +312,7 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_device(const GemmProblem& p, const Settings& settings) override {
+    require_single_precision(p);
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
@@ -324,7 +334,8 @@ class CudaBackend final : public Backend {
   }
 
   Timing last_timing() override {
-    require(current_ >= 0, Status::InvalidValue, "no sgemm has succeeded on this handle yet");
+    require(current_ >= 0, Status::InvalidValue,
+            "no sgemm or dgemm has succeeded on this handle yet");
     if (pending_) {
       check_context(device_);
       DeviceGuard guard(device_);

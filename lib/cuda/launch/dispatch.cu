@@ -35,9 +35,9 @@ const char* algorithm_name(Algorithm a) {
   }
 }
 
-[[noreturn]] void no_such_tile(Algorithm a, int tile) {
+[[noreturn]] void no_such_tile(Precision precision, Algorithm a, int tile) {
   fail(Status::NotSupported, "tile size ", tile, " is not available for ", algorithm_name(a), " (",
-       tiles_of(BackendKind::Cuda, a), ")");
+       tiles_of(BackendKind::Cuda, precision, a), ")");
 }
 
 // Whether a Hopper row of `mode` (a wgmma kernel, cc 9.0 only) runs here: then the
@@ -91,15 +91,15 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
     if (with_workspace && tensor_cores->plan_tail != nullptr)
       tensor_cores->plan_tail(p, device, choice.plan);
   } else if (algorithm == Algorithm::Blocked) {
-    if (tile != 0 && find_kernel(BackendKind::Cuda, algorithm, tile, 0) == nullptr)
-      no_such_tile(algorithm, tile);
+    if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
+      no_such_tile(p.precision, algorithm, tile);
     const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits > 0 ? s.max_splits : 32);
-    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, plan.tile, 0);
+    choice.kernel = find_kernel(BackendKind::Cuda, p.precision, algorithm, plan.tile, 0);
     choice.plan.splits = plan.splits;
   } else {
     const int coarsening = algorithm == Algorithm::Coarsened ? s.coarsening : 0;
-    choice.kernel = find_kernel(BackendKind::Cuda, algorithm, tile, coarsening);
-    if (choice.kernel == nullptr) no_such_tile(algorithm, tile);
+    choice.kernel = find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, coarsening);
+    if (choice.kernel == nullptr) no_such_tile(p.precision, algorithm, tile);
   }
   require(choice.kernel != nullptr, Status::Internal, "planner chose a kernel not in the registry");
   require(runs_on(*choice.kernel, device.compute_capability()), Status::NotSupported, "kernel ",

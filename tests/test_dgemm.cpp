@@ -1,0 +1,246 @@
+// The double-precision entry points (tmm_dgemm, tmm_dgemm_io, tmm_dgemm_device): the
+// contract of their single-precision twins, argument by argument and word for word,
+// results within the FP64 bound, the report's and the registry's precision, and the
+// CUDA backend's refusal (it has no FP64 kernel yet) before it touches C.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
+
+namespace {
+
+// One call's arguments, for both precisions: the tests break them one at a time.
+struct Args {
+  tmm_layout layout = TMM_ROW_MAJOR;
+  tmm_transpose ta = TMM_NO_TRANS, tb = TMM_NO_TRANS;
+  int64_t m = 4, n = 3, k = 5, lda = 5, ldb = 3, ldc = 3;
+  bool null_a = false, null_b = false, null_c = false;
+  int c_offset = 0;  // C this many elements into A's array (aliasing)
+};
+
+class Dgemm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+  }
+  void TearDown() override { tmm_destroy(h_); }
+
+  template <class T>
+  tmm_status call(const Args& x) {
+    static std::vector<T> a(64, T(1)), b(64, T(2)), c(64, T(3));
+    T* cp = x.c_offset ? a.data() + x.c_offset : c.data();
+    if constexpr (std::is_same_v<T, double>) {
+      return tmm_dgemm(h_, x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0, x.null_a ? nullptr : a.data(),
+                       x.lda, x.null_b ? nullptr : b.data(), x.ldb, 0.5, x.null_c ? nullptr : cp,
+                       x.ldc);
+    } else {
+      return tmm_sgemm(h_, x.layout, x.ta, x.tb, x.m, x.n, x.k, 1.0f, x.null_a ? nullptr : a.data(),
+                       x.lda, x.null_b ? nullptr : b.data(), x.ldb, 0.5f, x.null_c ? nullptr : cp,
+                       x.ldc);
+    }
+  }
+  std::string message() const { return tmm_get_error_message(h_); }
+
+  tmm_handle h_ = nullptr;
+};
+
+// Every argument error of tmm_sgemm is tmm_dgemm's, with the same status and words.
+TEST_F(Dgemm, ArgumentErrorsAreSgemmsWordForWord) {
+  std::vector<Args> bad;
+  Args x;
+  x.m = -1, bad.push_back(x), x = Args{};
+  x.k = -2, bad.push_back(x), x = Args{};
+  x.lda = 4, bad.push_back(x), x = Args{};
+  x.ldb = 2, bad.push_back(x), x = Args{};
+  x.ldc = 0, bad.push_back(x), x = Args{};
+  x.layout = tmm_layout(7), bad.push_back(x), x = Args{};
+  x.ta = tmm_transpose(9), bad.push_back(x), x = Args{};
+  x.null_a = true, bad.push_back(x), x = Args{};
+  x.null_b = true, bad.push_back(x), x = Args{};
+  x.null_c = true, bad.push_back(x), x = Args{};
+  x.c_offset = 2, bad.push_back(x), x = Args{};  // C shares elements with A
+  // Byte counts past what int64 holds: the check counts 8-byte elements for double.
+  x.m = int64_t(1) << 60, x.lda = 5, x.ldc = 3, bad.push_back(x), x = Args{};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    const tmm_status s = call<float>(bad[i]);
+    const std::string words = message();
+    EXPECT_NE(s, TMM_SUCCESS);
+    EXPECT_EQ(call<double>(bad[i]), s);
+    EXPECT_EQ(message(), words);
+  }
+}
+
+// 2^59 rows of one double are 2^62 bytes: representable, and a valid size; 2^60 rows
+// of floats are too, of doubles they are 2^63 bytes, past int64.
+TEST_F(Dgemm, ByteCountsCountEightByteElements) {
+  Args x;
+  x.m = int64_t(1) << 60, x.n = 1, x.k = 1, x.lda = 1, x.ldb = 1, x.ldc = 1;
+  EXPECT_EQ(call<double>(x), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("overflow"), std::string::npos) << message();
+}
+
+TEST_F(Dgemm, BlasSemanticsAsInSgemm) {
+  for (tmm_algorithm algo : {TMM_ALGO_AUTO, TMM_ALGO_NAIVE, TMM_ALGO_BLOCKED}) {
+    ASSERT_EQ(tmm_set_algorithm(h_, algo), TMM_SUCCESS);
+    // beta = 0 never reads C: NaN there does not leak.
+    tmm_test::DgemmCase g;
+    g.m = 33, g.n = 17, g.k = 65, g.alpha = -1.25, g.beta = 0.0, g.pad = 2;
+    tmm_test::fill_case(g, tmm_test::fresh_seed());
+    SCOPED_TRACE(tmm_test::describe(g) + " algorithm " + std::to_string(int(algo)));
+    ASSERT_TRUE(std::isnan(g.c[0]));
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+    EXPECT_TRUE(tmm_test::check_case(g));
+    // k = 0: C = beta C, A and B not read (NULL).
+    std::vector<double> c(12, 2.0);
+    ASSERT_EQ(tmm_dgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 3, 0, 1.0, nullptr, 1,
+                        nullptr, 3, -0.5, c.data(), 3),
+              TMM_SUCCESS)
+        << message();
+    EXPECT_EQ(c, std::vector<double>(12, -1.0));
+    // alpha = 0: the same, with a k.
+    ASSERT_EQ(tmm_dgemm(h_, TMM_COL_MAJOR, TMM_TRANS, TMM_NO_TRANS, 4, 3, 9, 0.0, nullptr, 9,
+                        nullptr, 9, 2.0, c.data(), 4),
+              TMM_SUCCESS)
+        << message();
+    EXPECT_EQ(c, std::vector<double>(12, -2.0));
+  }
+}
+
+// The report says DOUBLE after a dgemm (and strict arithmetic whatever the math
+// mode), SINGLE after an sgemm; a 1.1-sized report gets no precision field.
+TEST_F(Dgemm, ReportSaysThePrecisionThatRan) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
+  ASSERT_EQ(call<double>(Args{}), TMM_SUCCESS) << message();
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.precision, TMM_PRECISION_DOUBLE);
+  EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+  EXPECT_STREQ(r.kernel, "cpu_f64_blocked");
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_NAIVE), TMM_SUCCESS);
+  ASSERT_EQ(call<double>(Args{}), TMM_SUCCESS) << message();
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_STREQ(r.kernel, "cpu_f64_naive");
+  ASSERT_EQ(call<float>(Args{}), TMM_SUCCESS) << message();
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.precision, TMM_PRECISION_SINGLE);
+  EXPECT_STREQ(r.kernel, "cpu_naive");
+
+  ASSERT_EQ(call<double>(Args{}), TMM_SUCCESS) << message();
+  tmm_report old{};
+  std::memset(&old, 0x5a, sizeof old);
+  old.struct_size = offsetof(tmm_report, precision);  // 1.1's size, tail padding included
+  ASSERT_EQ(tmm_get_last_report(h_, &old), TMM_SUCCESS);
+  EXPECT_EQ(old.struct_size, offsetof(tmm_report, precision));
+  int64_t untouched;
+  std::memset(&untouched, 0x5a, sizeof untouched);
+  EXPECT_EQ(old.precision, untouched) << "written past the caller's struct_size";
+}
+
+TEST_F(Dgemm, RegistrySaysEachKernelsPrecision) {
+  int doubles = 0;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    ASSERT_TRUE(info.precision == TMM_PRECISION_SINGLE || info.precision == TMM_PRECISION_DOUBLE);
+    const bool named_f64 = std::strstr(info.name, "f64") != nullptr;
+    EXPECT_EQ(info.precision == TMM_PRECISION_DOUBLE, named_f64) << info.name;
+    if (info.precision == TMM_PRECISION_DOUBLE) {
+      ++doubles;
+      EXPECT_EQ(info.math_mode, TMM_MATH_FP32) << info.name;
+    }
+  }
+  EXPECT_GE(doubles, 2) << "the CPU's two algorithms in double";
+}
+
+// tmm_dgemm_io gives what tmm_dgemm gives, through the caller's functions.
+struct Store {
+  std::vector<double>* v;
+  static int read(void* user, int64_t offset, int64_t count, double* dst) {
+    auto* s = static_cast<Store*>(user);
+    std::copy_n(s->v->data() + offset, count, dst);
+    return 0;
+  }
+  static int write(void* user, int64_t offset, int64_t count, const double* src) {
+    auto* s = static_cast<Store*>(user);
+    std::copy_n(src, count, s->v->data() + offset);
+    return 0;
+  }
+};
+
+TEST_F(Dgemm, IoMatchesThePointerCall) {
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    tmm_test::DgemmCase g;
+    g.layout = layout, g.tb = TMM_TRANS, g.m = 21, g.n = 34, g.k = 55, g.alpha = 0.5;
+    g.beta = 1.5, g.pad = 1;
+    tmm_test::fill_case(g, tmm_test::fresh_seed());
+    SCOPED_TRACE(tmm_test::describe(g));
+    tmm_test::DgemmCase pointers = g;
+    ASSERT_EQ(tmm_test::run_case(h_, pointers), TMM_SUCCESS) << message();
+    Store sa{&g.a}, sb{&g.b}, sc{&g.c};
+    const tmm_host_io_double a{sizeof(tmm_host_io_double), Store::read, nullptr, &sa};
+    const tmm_host_io_double b{sizeof(tmm_host_io_double), Store::read, nullptr, &sb};
+    const tmm_host_io_double c{sizeof(tmm_host_io_double), Store::read, Store::write, &sc};
+    ASSERT_EQ(tmm_dgemm_io(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, &a, g.lda, &b, g.ldb,
+                           g.beta, &c, g.ldc),
+              TMM_SUCCESS)
+        << message();
+    EXPECT_EQ(g.c, pointers.c);
+    EXPECT_TRUE(tmm_test::check_case(g));
+  }
+  // A struct_size short of the functions is rejected, naming the double struct.
+  std::vector<double> v(64, 1.0);
+  Store s{&v};
+  const tmm_host_io_double small{sizeof(size_t), Store::read, Store::write, &s};
+  EXPECT_EQ(tmm_dgemm_io(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 2, 2, 2, 1.0, &small, 2,
+                         &small, 2, 0.0, &small, 2),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(message().find("sizeof(tmm_host_io_double)"), std::string::npos) << message();
+}
+
+TEST_F(Dgemm, DevicePointersNeedCuda) {
+  std::vector<double> a(16, 1.0), b(16, 1.0), c(16, 1.0);
+  EXPECT_EQ(tmm_dgemm_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0, a.data(),
+                             4, b.data(), 4, 0.0, c.data(), 4),
+            TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(c, std::vector<double>(16, 1.0));
+}
+
+// No FP64 kernel on CUDA yet: both entry points refuse before touching C (host and
+// device memory), and the handle goes on working.
+TEST(DgemmCuda, RefusedBeforeCIsTouched) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  std::vector<double> a(64, 1.0), b(64, 1.0), c(64, 7.0);
+  EXPECT_EQ(tmm_dgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 8, 8, 8, 1.0, a.data(), 8,
+                      b.data(), 8, 0.0, c.data(), 8),
+            TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(tmm_get_error_message(h)).find("double precision"), std::string::npos);
+  EXPECT_EQ(c, std::vector<double>(64, 7.0));
+  // Device pointers: refused before any kernel (the pointers are host memory here, which
+  // a launch would fault on; the refusal comes first).
+  EXPECT_EQ(tmm_dgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 8, 8, 8, 1.0, a.data(),
+                             8, b.data(), 8, 0.0, c.data(), 8),
+            TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(c, std::vector<double>(64, 7.0));
+  tmm_test::GemmCase g;
+  g.m = 40, g.n = 30, g.k = 20;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
+  EXPECT_TRUE(tmm_test::check_case(g));
+  tmm_destroy(h);
+}
+
+}  // namespace
