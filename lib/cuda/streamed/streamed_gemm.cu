@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -142,8 +143,9 @@ class Call {
   void carve() {
     const StreamLayout l =
         stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned);
-    float* device = s_.device.reserve(size_t(l.device_floats));
-    float* staging = l.staging_floats > 0 ? s_.staging.reserve(size_t(l.staging_floats)) : nullptr;
+    float* device = s_.device.reserve<float>(size_t(l.device_floats));
+    float* staging =
+        l.staging_floats > 0 ? s_.staging.reserve<float>(size_t(l.staging_floats)) : nullptr;
     for (int i = 0; i < kASlots; ++i) {
       a_dev_[i] = at(device, l.a_chunk[i]);
       a_st_[i] = at(staging, l.a_stage[i]);
@@ -429,12 +431,13 @@ StreamedGemm::~StreamedGemm() = default;
 
 void StreamedGemm::reserve_staging(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  state_->staging.reserve(size_t(aligned_floats(bytes / 4 + (bytes % 4 != 0))));
+  // Whole 256-byte blocks, as the layout carves them (aligned_floats).
+  state_->staging.reserve<std::byte>((size_t(bytes) + 255) / 256 * 256);
 }
 
 int64_t StreamedGemm::staging_bytes() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return int64_t(state_->staging.capacity() * sizeof(float));
+  return int64_t(state_->staging.capacity());
 }
 
 Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
