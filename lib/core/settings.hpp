@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/precision.hpp"
+
 namespace tiledmm {
 
 enum class BackendKind { Auto, Cuda, Cpu };
@@ -58,12 +60,13 @@ struct Timing {
   int coarsening = 0;
   int splits = 1;
   int host_threads = 0;
-  const char* kernel = "none";          // static text
-  MathMode math_mode = MathMode::Fp32;  // the arithmetic of that kernel
-  HostPath host_path = HostPath::Auto;  // Direct or Streamed for host calls on CUDA
-  int64_t tiles = 0, k_chunks = 0;      // the streamed path's cut of the product
-  double pack_ms = 0;                   // host time packing into and out of staging
-  double link_ms = 0;                   // time copies kept the link busy
+  const char* kernel = "none";           // static text
+  MathMode math_mode = MathMode::Fp32;   // the arithmetic of that kernel
+  Precision precision = Precision::F32;  // the call's element type (not reported yet)
+  HostPath host_path = HostPath::Auto;   // Direct or Streamed for host calls on CUDA
+  int64_t tiles = 0, k_chunks = 0;       // the streamed path's cut of the product
+  double pack_ms = 0;                    // host time packing into and out of staging
+  double link_ms = 0;                    // time copies kept the link busy
 };
 
 struct DeviceInfo {

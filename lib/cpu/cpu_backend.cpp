@@ -47,6 +47,7 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
   const bool naive = settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha);
   Timing t;
   t.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
+  t.precision = problem.precision;
   if (is_empty(problem)) {
     // Nothing to compute, and nothing may be read.
   } else if (is_scale_only(problem)) {

@@ -414,6 +414,7 @@ class CudaBackend final : public Backend {
     t.splits = choice.plan.splits;
     t.kernel = kernel_name(choice, p);
     t.math_mode = math_mode_of(choice, p);
+    t.precision = p.precision;
     return t;
   }
 

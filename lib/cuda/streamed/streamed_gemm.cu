@@ -321,6 +321,7 @@ class Call {
   Timing timing(Clock::time_point t0) {
     Timing t = t_;
     t.host_path = HostPath::Streamed;
+    t.precision = p_.precision;
     t.tiles = plan_.tiles();
     t.k_chunks = plan_.chunks;
     t.pack_ms = pack_ms_;
