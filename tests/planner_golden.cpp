@@ -26,7 +26,7 @@
 // and the Hopper kernels' hooks agreed with choose() below on every device shape here,
 // with and without the sm_90a rows. Not covered: a change to dispatch.cu's order of
 // rules, or to the registry's rows (a CUDA build checks only that each name printed is a
-// row of its table); and the direct-or-streamed rule's memory test (direct_floats,
+// row of its table); and the direct-or-streamed rule's memory test (direct_bytes,
 // cuda_backend.cu).
 //
 // To regenerate it on purpose (a planner change), from the repository root:

@@ -72,8 +72,8 @@ void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
   // run the single-sum loop (see "Arithmetic" at tmm_sgemm).
   const bool naive = settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha);
   Timing t;
-  t.precision = problem.precision;
   t.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
+  t.precision = problem.precision;
   if (is_empty(problem)) {
     // Nothing to compute, and nothing may be read.
   } else if (is_scale_only(problem)) {

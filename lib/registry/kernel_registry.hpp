@@ -28,10 +28,11 @@ struct KernelPlan {
 };
 
 // Enqueues the kernel on a CUDA stream (a cudaStream_t; void* keeps this header
-// free of CUDA). `workspace` holds at least `workspace(p, plan)` floats.
-using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+// free of CUDA). `workspace` holds at least `workspace(p, plan)` bytes: untyped, so
+// that one signature serves rows of either precision.
+using KernelLauncher = void (*)(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                                 void* stream);
-using WorkspaceFloats = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
+using WorkspaceBytes = size_t (*)(const GemmProblem& p, const KernelPlan& plan);
 
 // A row, written with named fields through KernelRow below. The defaults are what most
 // rows leave out: single precision, strict FP32, no tile or coarsening setting, no
@@ -46,11 +47,11 @@ struct KernelEntry {
       MathMode::Fp32;  // its arithmetic; other than Fp32, it runs only where the setting allows
   int tile = 0;        // the tile_size setting that selects it (0: none)
   int coarsening = 0;  // the coarsening setting that selects it (0: none)
-  int outputs_per_thread = 0;           // reported as tmm_timing.coarsening (0: not applicable)
-  int min_cc = 0, max_cc = 0;           // compute capabilities it runs on, major * 10 + minor
-  bool is_default = false;              // what tile_size (and coarsening) 0 select
-  KernelLauncher launch = nullptr;      // CUDA rows; nullptr on the CPU
-  WorkspaceFloats workspace = nullptr;  // nullptr: needs none
+  int outputs_per_thread = 0;          // reported as tmm_timing.coarsening (0: not applicable)
+  int min_cc = 0, max_cc = 0;          // compute capabilities it runs on, major * 10 + minor
+  bool is_default = false;             // what tile_size (and coarsening) 0 select
+  KernelLauncher launch = nullptr;     // CUDA rows; nullptr on the CPU
+  WorkspaceBytes workspace = nullptr;  // nullptr: needs none
   // Whether the current device can run it beyond its cc range (its code loaded);
   // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
   // in where they run: dispatch takes the first that runs on the device.
@@ -99,9 +100,7 @@ class KernelRow {
   constexpr KernelRow max_cc(int v) const { return with(&KernelEntry::max_cc, v); }
   constexpr KernelRow is_default() const { return with(&KernelEntry::is_default, true); }
   constexpr KernelRow launch(KernelLauncher v) const { return with(&KernelEntry::launch, v); }
-  constexpr KernelRow workspace(WorkspaceFloats v) const {
-    return with(&KernelEntry::workspace, v);
-  }
+  constexpr KernelRow workspace(WorkspaceBytes v) const { return with(&KernelEntry::workspace, v); }
   constexpr KernelRow available(bool (*v)()) const { return with(&KernelEntry::available, v); }
   constexpr KernelRow plan_tail(decltype(KernelEntry::plan_tail) v) const {
     return with(&KernelEntry::plan_tail, v);

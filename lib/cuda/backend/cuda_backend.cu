@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,10 +51,10 @@ struct EventSet {
 // user; release() marks the end of this call's use on that stream.
 class OrderedWorkspace {
  public:
-  // At least `elements` floats, usable by work enqueued on `stream` from now on.
-  float* acquire(size_t elements, cudaStream_t stream) {
+  // At least `bytes`, usable by work enqueued on `stream` from now on.
+  void* acquire(size_t bytes, cudaStream_t stream) {
     if (used_) {
-      if (elements > buffer_.capacity()) {
+      if (bytes > buffer_.capacity()) {
         // Growing frees the old buffer: its last user must be done with it.
         check_cuda(cudaEventSynchronize(last_use_.get()), "sgemm workspace");
       } else {
@@ -62,7 +63,7 @@ class OrderedWorkspace {
         check_cuda(cudaStreamWaitEvent(stream, last_use_.get(), 0), "cudaStreamWaitEvent");
       }
     }
-    return buffer_.reserve(elements);
+    return buffer_.reserve<std::byte>(bytes);
   }
   // After the last work using the buffer was enqueued on `stream` (or an attempt
   // to enqueue it failed: what was enqueued before the failure still runs). A
@@ -135,18 +136,19 @@ int64_t padded_ld(int64_t cols) {
   return cols > INT64_MAX - 3 ? INT64_MAX : (cols + 3) / 4 * 4;
 }
 
-// Floats the direct path copies to the device: dense A and B (when the call reads
-// them) and C, rows padded to 4 floats (not counting a kernel's workspace). In 128
-// bits, saturated at 2^60 floats (more than any device holds): the caller multiplies
-// it by 4 and adds a workspace.
-int64_t direct_floats(const GemmProblem& p) {
+// Bytes the direct path copies to the device: dense A and B (when the call reads
+// them) and C, rows padded to 4 elements (not counting a kernel's workspace). In 128
+// bits, saturated at 2^62 bytes (more than any device holds), so that the caller can
+// add a workspace.
+int64_t direct_bytes(const GemmProblem& p) {
   if (is_empty(p)) return 0;
   const auto dense = [](int64_t rows, int64_t cols) { return __int128(rows) * padded_ld(cols); };
-  __int128 floats = dense(p.m, p.n);
+  __int128 elements = dense(p.m, p.n);
   if (!is_scale_only(p)) {
-    floats += dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
+    elements +=
+        dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
   }
-  return int64_t(std::min<__int128>(floats, __int128(1) << 60));
+  return int64_t(std::min<__int128>(elements * element_bytes(p.precision), __int128(1) << 62));
 }
 
 int attribute(cudaDeviceAttr what, int device) {
@@ -242,7 +244,9 @@ class CudaBackend final : public Backend {
 
     // Everything that can fail for lack of memory happens before any copy.
     // Device copies are dense, with rows padded to a multiple of 4 floats so that
-    // kernels can always use 16-byte accesses.
+    // kernels can always use 16-byte accesses. Nothing here touches an element: the
+    // buffers and copies are in bytes of the call's precision.
+    const int bytes = element_bytes(p.precision);
     GemmProblem d = p;
     d.lda = padded_ld(a_cols);
     d.ldb = padded_ld(b_cols);
@@ -253,15 +257,15 @@ class CudaBackend final : public Backend {
     d.a = d.b = nullptr;
     d.c = nullptr;
     KernelChoice config = choose_kernel(d, settings, profile_);
-    d.a = uses_ab ? state_->a.reserve(size_t(a_rows * d.lda)) : nullptr;
-    d.b = uses_ab ? state_->b.reserve(size_t(b_rows * d.ldb)) : nullptr;
+    d.a = uses_ab ? state_->a.reserve<std::byte>(size_t(a_rows * d.lda) * bytes) : nullptr;
+    d.b = uses_ab ? state_->b.reserve<std::byte>(size_t(b_rows * d.ldb) * bytes) : nullptr;
     if (settings.device_budget > 0) {  // the budget bounds what this call may hold
       const auto need = [&](const KernelChoice& c) {
-        return int64_t((size_t(direct_floats(p)) + workspace_elements(c, d)) * sizeof(float));
+        return int64_t(size_t(direct_bytes(p)) + workspace_bytes(c, d));
       };
       // A kernel whose workspace the budget cannot hold runs unsplit, or gives way to
       // one needing none.
-      if (need(config) > settings.device_budget && workspace_elements(config, d) > 0) {
+      if (need(config) > settings.device_budget && workspace_bytes(config, d) > 0) {
         const KernelChoice unsplit = without_splits(config);
         if (need(unsplit) <= settings.device_budget) {
           config = unsplit;
@@ -275,29 +279,27 @@ class CudaBackend final : public Backend {
               settings.device_budget >> 20,
               " MiB (TMM_OPTION_DEVICE_MEMORY_BUDGET); the streamed path fits any budget");
     }
-    d.c = is_empty(p) ? nullptr : state_->c.reserve(size_t(p.m * d.ldc));
-    float* workspace = reserve_workspace(config, d, settings);
+    d.c = is_empty(p) ? nullptr : state_->c.reserve<std::byte>(size_t(p.m * d.ldc) * bytes);
+    void* workspace = reserve_workspace(config, d, settings);
     const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
     const DrainOnThrow drain(stream_);  // declared after `use`: the drain runs first
 
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.start.get(), stream_), "cudaEventRecord");
     if (uses_ab) {
-      copy_2d(const_cast<float*>(d.a_as<float>()), d.lda, p.a_as<float>(), p.lda, a_rows, a_cols,
+      copy_2d(const_cast<void*>(d.a), d.lda, p.a, p.lda, a_rows, a_cols, bytes,
               cudaMemcpyHostToDevice, stream_);
-      copy_2d(const_cast<float*>(d.b_as<float>()), d.ldb, p.b_as<float>(), p.ldb, b_rows, b_cols,
+      copy_2d(const_cast<void*>(d.b), d.ldb, p.b, p.ldb, b_rows, b_cols, bytes,
               cudaMemcpyHostToDevice, stream_);
     }
     if (reads_c) {
-      copy_2d(d.c_as<float>(), d.ldc, p.c_as<float>(), p.ldc, p.m, p.n, cudaMemcpyHostToDevice,
-              stream_);
+      copy_2d(d.c, d.ldc, p.c, p.ldc, p.m, p.n, bytes, cudaMemcpyHostToDevice, stream_);
     }
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, d, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) {
-      copy_2d(p.c_as<float>(), p.ldc, d.c_as<float>(), d.ldc, p.m, p.n, cudaMemcpyDeviceToHost,
-              stream_);
+      copy_2d(p.c, p.ldc, d.c, d.ldc, p.m, p.n, bytes, cudaMemcpyDeviceToHost, stream_);
     }
     check_cuda(cudaEventRecord(ev.stop.get(), stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
@@ -324,7 +326,7 @@ class CudaBackend final : public Backend {
       }
       check_device_pointer(p.c, "C");
     }
-    float* workspace = reserve_workspace(config, p, settings);
+    void* workspace = reserve_workspace(config, p, settings);
     const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
@@ -398,7 +400,7 @@ class CudaBackend final : public Backend {
     const double rate = kernel_rate();
     const int threads = packing_thread_count(s.host_threads);
     const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
-    if (s.host_path == HostPath::Streamed || 4 * direct_floats(p) > budget) return plan;
+    if (s.host_path == HostPath::Streamed || direct_bytes(p) > budget) return plan;
     const HostRates rates;
     if (streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates))
       return plan;
@@ -423,6 +425,7 @@ class CudaBackend final : public Backend {
     t.splits = choice.plan.splits;
     t.kernel = kernel_name(choice, p);
     t.math_mode = math_mode_of(choice, p);
+    t.precision = p.precision;
     return t;
   }
 
@@ -431,21 +434,20 @@ class CudaBackend final : public Backend {
   // FP32_ACCURATE), the kernel gives way to the planner's choice among those needing
   // none (the mma.sync row of the mode, or strict FP32): the call runs, somewhat
   // slower, instead of failing, and the report names the kernel that ran.
-  float* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings) {
-    const size_t elements = workspace_elements(config, p);
-    if (elements == 0) return nullptr;
+  void* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings) {
+    const size_t bytes = workspace_bytes(config, p);
+    if (bytes == 0) return nullptr;
     try {
-      return state_->workspace.acquire(elements, stream_);
+      return state_->workspace.acquire(bytes, stream_);
     } catch (const Error& e) {
       if (e.status() != Status::OutOfMemory) throw;
     }
     // The same kernel without its split of k (partial sums), if it needs less.
     const KernelChoice unsplit = without_splits(config);
-    const size_t unsplit_elements = workspace_elements(unsplit, p);
-    if (unsplit_elements < elements) {
+    const size_t unsplit_bytes = workspace_bytes(unsplit, p);
+    if (unsplit_bytes < bytes) {
       try {
-        float* w =
-            unsplit_elements > 0 ? state_->workspace.acquire(unsplit_elements, stream_) : nullptr;
+        void* w = unsplit_bytes > 0 ? state_->workspace.acquire(unsplit_bytes, stream_) : nullptr;
         config = unsplit;
         return w;
       } catch (const Error& e) {
@@ -453,7 +455,7 @@ class CudaBackend final : public Backend {
       }
     }
     KernelChoice without = choose_kernel(p, settings, profile_, false);
-    require(workspace_elements(without, p) == 0, Status::OutOfMemory,
+    require(workspace_bytes(without, p) == 0, Status::OutOfMemory,
             "cannot allocate the kernel's workspace");
     config = without;
     return nullptr;

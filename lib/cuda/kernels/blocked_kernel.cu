@@ -457,13 +457,16 @@ static_assert(kBlockedShapes[0].shared_bytes <= 48 * 1024 &&
                   kBlockedShapes[2].shared_bytes <= 48 * 1024,
               "static shared memory is limited to 48 KiB per block");
 
+// Bytes of the split-K partial sums: `splits` floats per element of C.
 size_t blocked_workspace(const GemmProblem& p, const KernelPlan& plan) {
-  return plan.splits > 1 ? size_t(plan.splits) * size_t(p.m) * size_t(partial_ld(p)) : 0;
+  return plan.splits > 1 ? size_t(plan.splits) * size_t(p.m) * size_t(partial_ld(p)) * sizeof(float)
+                         : 0;
 }
 
-void launch_blocked(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+void launch_blocked(const GemmProblem& p, const KernelPlan& plan, void* workspace_ptr,
                     void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  auto* const workspace = static_cast<float*>(workspace_ptr);
   switch (plan.tile) {
     case 256:
       launch_for_shape<Shape256>(p, plan, workspace, stream);

@@ -106,7 +106,7 @@ void launch_for_tile(const GemmProblem& p, int coarsening, cudaStream_t stream) 
 
 }  // namespace
 
-void launch_coarsened(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
+void launch_coarsened(const GemmProblem& p, const KernelPlan& plan, void*, void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   switch (plan.tile) {
     case 8:

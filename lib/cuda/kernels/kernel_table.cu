@@ -9,19 +9,19 @@
 namespace tiledmm {
 
 // Launchers, each defined in its kernel's file.
-void launch_naive(const GemmProblem&, const KernelPlan&, float*, void*);
-void launch_tiled(const GemmProblem&, const KernelPlan&, float*, void*);
-void launch_coarsened(const GemmProblem&, const KernelPlan&, float*, void*);
-void launch_blocked(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_naive(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_tiled(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_coarsened(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
-void launch_tf32_mma(const GemmProblem&, const KernelPlan&, float*, void*);
-void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_tf32_mma(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 #if TILEDMM_WITH_SM90A
-void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_tf32_wgmma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
 bool tf32_wgmma_available();
-void launch_tf32x3_wgmma(const GemmProblem&, const KernelPlan&, float*, void*);
+void launch_tf32x3_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32x3_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_tf32x3_wgmma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
 #endif

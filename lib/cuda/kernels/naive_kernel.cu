@@ -35,7 +35,7 @@ void launch(const GemmProblem& p, int edge, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_naive(const GemmProblem& p, const KernelPlan& plan, float*, void* stream) {
+void launch_naive(const GemmProblem& p, const KernelPlan& plan, void*, void* stream) {
   // One thread per element of an edge x edge block of C.
   require(plan.tile > 0 && plan.tile * plan.tile <= 1024, Status::Internal,
           "naive kernel: a block has at most 1024 threads");

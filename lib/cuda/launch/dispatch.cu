@@ -116,12 +116,12 @@ KernelChoice without_splits(KernelChoice choice) {
   return choice;
 }
 
-size_t workspace_elements(const KernelChoice& c, const GemmProblem& p) {
+size_t workspace_bytes(const KernelChoice& c, const GemmProblem& p) {
   if (is_empty(p) || is_scale_only(p) || c.kernel->workspace == nullptr) return 0;
   return c.kernel->workspace(p, c.plan);
 }
 
-void launch_gemm(const KernelChoice& c, const GemmProblem& p, float* workspace,
+void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,
                  cudaStream_t stream) {
   if (is_scale_only(p)) {
     launch_scale(p, stream);

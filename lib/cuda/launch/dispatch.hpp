@@ -33,12 +33,12 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& settings,
 // runs where the partial sums do not fit.
 KernelChoice without_splits(KernelChoice choice);
 
-// Floats of device workspace the chosen kernel needs (0 for most).
-size_t workspace_elements(const KernelChoice& choice, const GemmProblem& p);
+// Bytes of device workspace the chosen kernel needs (0 for most).
+size_t workspace_bytes(const KernelChoice& choice, const GemmProblem& p);
 
 // Runs the chosen kernel (or the scale kernel when A and B take no part).
-// `workspace` holds at least workspace_elements() floats.
-void launch_gemm(const KernelChoice& choice, const GemmProblem& p, float* workspace,
+// `workspace` holds at least workspace_bytes() bytes.
+void launch_gemm(const KernelChoice& choice, const GemmProblem& p, void* workspace,
                  cudaStream_t stream);
 
 // The name of what `choice` runs for `p`: its kernel, "scale" or "none".

@@ -89,32 +89,37 @@ class PinnedBuffer {
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   ~PinnedBuffer() { release(); }
 
-  float* reserve(size_t elements) {
-    if (elements <= capacity_) return ptr_;
+  // At least `n` elements of T. It holds bytes, so one buffer serves both precisions:
+  // it grows only when n T's are more bytes than it holds.
+  template <class T>
+  T* reserve(size_t n) {
+    return static_cast<T*>(reserve_bytes(n * sizeof(T)));
+  }
+  size_t capacity() const { return capacity_; }  // in bytes
+
+ private:
+  void* reserve_bytes(size_t bytes) {
+    if (bytes <= capacity_) return ptr_;
     release();
     void* p = nullptr;
     const LastErrorScope scope;
-    const cudaError_t err = cudaHostAlloc(&p, elements * sizeof(float), cudaHostAllocPortable);
+    const cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
     if (err != cudaSuccess) {
       scope.clear_if_ours();
-      fail(Status::OutOfMemory, "cannot allocate ", uint64_t(elements * sizeof(float) >> 20),
+      fail(Status::OutOfMemory, "cannot allocate ", uint64_t(bytes >> 20),
            " MiB of pinned host memory: ", cudaGetErrorString(err));
     }
-    ptr_ = static_cast<float*>(p);
-    capacity_ = elements;
+    ptr_ = p;
+    capacity_ = bytes;
     return ptr_;
   }
-  float* get() const { return ptr_; }
-  size_t capacity() const { return capacity_; }
-
- private:
   void release() noexcept {
     if (ptr_ != nullptr) cudaFreeHost(ptr_);
     ptr_ = nullptr;
     capacity_ = 0;
   }
-  float* ptr_ = nullptr;
-  size_t capacity_ = 0;
+  void* ptr_ = nullptr;
+  size_t capacity_ = 0;  // bytes
 };
 
 }  // namespace tiledmm

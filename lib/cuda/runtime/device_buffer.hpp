@@ -23,28 +23,34 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { release(); }
 
-  // A buffer of at least `elements` floats; contents are undefined after growth.
-  float* reserve(size_t elements) {
-    if (elements <= capacity_) return ptr_.get();
+  // A buffer of at least `n` elements of T; contents are undefined after growth. It
+  // holds bytes, so one buffer serves both precisions: it grows only when n T's are
+  // more bytes than it holds.
+  template <class T>
+  T* reserve(size_t n) {
+    return static_cast<T*>(reserve_bytes(n * sizeof(T)));
+  }
+  size_t capacity() const { return capacity_; }  // in bytes
+
+ private:
+  void* reserve_bytes(size_t bytes) {
+    if (bytes <= capacity_) return ptr_.get();
     release();
     const LastErrorScope scope;
     try {
-      ptr_ = thrust::device_malloc<float>(elements);
+      ptr_ = thrust::device_malloc(bytes);
     } catch (const std::bad_alloc&) {
       scope.clear_if_ours();  // the failed cudaMalloc must not poison later calls
-      throw Error(Status::OutOfMemory, "cannot allocate " +
-                                           std::to_string(elements * sizeof(float) >> 20) +
-                                           " MiB of device memory");
+      throw Error(Status::OutOfMemory,
+                  "cannot allocate " + std::to_string(bytes >> 20) + " MiB of device memory");
     } catch (const std::exception& e) {
       scope.clear_if_ours();
       throw Error(Status::Cuda, std::string("device allocation failed: ") + e.what());
     }
-    capacity_ = elements;
+    capacity_ = bytes;
     return ptr_.get();
   }
-  size_t capacity() const { return capacity_; }
 
- private:
   void release() noexcept {
     if (capacity_ == 0) return;
     try {
@@ -53,12 +59,12 @@ class DeviceBuffer {
       // Freeing after a sticky CUDA error can throw; the memory is gone with the
       // context anyway.
     }
-    ptr_ = thrust::device_ptr<float>();
+    ptr_ = thrust::device_ptr<void>();
     capacity_ = 0;
   }
 
-  thrust::device_ptr<float> ptr_;
-  size_t capacity_ = 0;
+  thrust::device_ptr<void> ptr_;
+  size_t capacity_ = 0;  // bytes
 };
 
 }  // namespace tiledmm

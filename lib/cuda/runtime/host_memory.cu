@@ -72,21 +72,23 @@ bool is_pinned_range(const void* p, size_t bytes) noexcept {
   return true;
 }
 
-void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
-             int64_t cols, cudaMemcpyKind kind, cudaStream_t stream) {
+void copy_2d(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t rows, int64_t cols,
+             int bytes, cudaMemcpyKind kind, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   injected_failure_point();
-  const size_t width = size_t(cols) * sizeof(float);
+  const size_t width = size_t(cols) * size_t(bytes);
+  const int64_t dst_pitch = dst_ld * bytes, src_pitch = src_ld * bytes;
   const int64_t max_pitch = INT_MAX;  // cudaMemcpy2D's pitch limit
-  if (dst_ld * int64_t(sizeof(float)) <= max_pitch &&
-      src_ld * int64_t(sizeof(float)) <= max_pitch) {
-    check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_ld) * sizeof(float), src,
-                                 size_t(src_ld) * sizeof(float), width, size_t(rows), kind, stream),
+  if (dst_pitch <= max_pitch && src_pitch <= max_pitch) {
+    check_cuda(cudaMemcpy2DAsync(dst, size_t(dst_pitch), src, size_t(src_pitch), width,
+                                 size_t(rows), kind, stream),
                "cudaMemcpy2DAsync");
     return;
   }
+  auto* to = static_cast<char*>(dst);
+  const auto* from = static_cast<const char*>(src);
   for (int64_t r = 0; r < rows; ++r) {  // pitches beyond the 2D copy's reach
-    check_cuda(cudaMemcpyAsync(dst + r * dst_ld, src + r * src_ld, width, kind, stream),
+    check_cuda(cudaMemcpyAsync(to + r * dst_pitch, from + r * src_pitch, width, kind, stream),
                "cudaMemcpyAsync");
   }
 }

@@ -16,10 +16,19 @@ namespace tiledmm {
 // is only partly pinned, and when the driver cannot tell. Never throws.
 bool is_pinned_range(const void* p, size_t bytes) noexcept;
 
-// rows x cols floats from (src, src_ld) to (dst, dst_ld), in elements, on `stream`;
-// pitches beyond cudaMemcpy2D's reach go row by row.
-void copy_2d(float* dst, int64_t dst_ld, const float* src, int64_t src_ld, int64_t rows,
-             int64_t cols, cudaMemcpyKind kind, cudaStream_t stream);
+// rows x cols elements of `bytes` each from (src, src_ld) to (dst, dst_ld), leading
+// dimensions in elements, on `stream`; pitches beyond cudaMemcpy2D's reach go row by
+// row. In bytes, so that one copy serves both precisions.
+void copy_2d(void* dst, int64_t dst_ld, const void* src, int64_t src_ld, int64_t rows, int64_t cols,
+             int bytes, cudaMemcpyKind kind, cudaStream_t stream);
+
+// The same for callers that know the element type.
+template <class T>
+void copy_2d(T* dst, int64_t dst_ld, const T* src, int64_t src_ld, int64_t rows, int64_t cols,
+             cudaMemcpyKind kind, cudaStream_t stream) {
+  copy_2d(static_cast<void*>(dst), dst_ld, static_cast<const void*>(src), src_ld, rows, cols,
+          int(sizeof(T)), kind, stream);
+}
 
 // Fault injection for the test of the streamed engine
 // (tests/cuda/streamed/test_streamed_gemm.cpp links these objects; nothing exports

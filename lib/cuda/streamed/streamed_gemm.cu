@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
@@ -37,8 +39,9 @@ float elapsed(const Event& a, const Event& b) {
   return ms;
 }
 
-void poison(float* p, int64_t n) {
-  if (p != nullptr) std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
+template <class T>
+void poison(T* p, int64_t n) {
+  if (p != nullptr) std::fill(p, p + n, std::numeric_limits<T>::quiet_NaN());
 }
 
 // One device copy slot fed from one staging slot: the copy's start and end, and
@@ -51,16 +54,18 @@ struct CopySlot {
 // Where one operand comes from or goes to: the caller's memory, read or written by
 // the DMA engines in place when it is pinned over its whole range, else through
 // staging; or the caller's functions (tmm_sgemm_io), through staging.
+template <class T>
 struct Operand {
-  const float* ptr;
+  const T* ptr;
   int64_t ld;
   bool pinned;
   const HostIo* io;
 };
-Operand operand(const float* ptr, int64_t ld, int64_t rows, int64_t cols, const HostIo* io) {
-  if (io != nullptr) return Operand{nullptr, ld, false, io};
-  const size_t bytes = size_t((rows - 1) * ld + cols) * sizeof(float);
-  return Operand{ptr, ld, is_pinned_range(ptr, bytes), nullptr};
+template <class T>
+Operand<T> operand(const T* ptr, int64_t ld, int64_t rows, int64_t cols, const HostIo* io) {
+  if (io != nullptr) return Operand<T>{nullptr, ld, false, io};
+  const size_t bytes = size_t((rows - 1) * ld + cols) * sizeof(T);
+  return Operand<T>{ptr, ld, is_pinned_range(ptr, bytes), nullptr};
 }
 
 // rows x cols of an operand behind the caller's functions, between `buf` (dense)
@@ -94,7 +99,8 @@ void io_block(WorkerPool& pool, int threads, bool write, const HostIo& io, int64
 }
 
 // The engine's streams, events, buffers and packing threads, kept from call to call
-// (StreamedGemm::State).
+// (StreamedGemm::State). Untyped: the buffers hold bytes, and a call of either
+// precision carves them.
 struct Resources {
   Stream h2d{cudaStreamNonBlocking}, compute{cudaStreamNonBlocking}, d2h{cudaStreamNonBlocking};
   DeviceBuffer device;   // carved into the device slots
@@ -105,7 +111,8 @@ struct Resources {
   WorkerPool pool;  // the packing threads
 };
 
-float* at(float* base, int64_t offset) {
+template <class T>
+T* at(T* base, int64_t offset) {
   return base != nullptr && offset >= 0 ? base + offset : nullptr;
 }
 
@@ -113,6 +120,10 @@ float* at(float* base, int64_t offset) {
 // prime() makes the events' first waits pass, walk_stream_plan (stream_schedule.hpp)
 // calls the steps of each column tile, group of row tiles and chunk in order
 // (uploads, products, epilogues and downloads), and finish() waits for the rest.
+// Over the element type T, so that the compiler scales every offset; the caller's
+// matrices and scalars are read through the typed view v_. Only float is built: the
+// caller's functions (io_block) and the epilogue take floats until double lands.
+template <class T>
 class Call {
  public:
   Call(Resources& s, const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
@@ -122,13 +133,14 @@ class Call {
         settings_(settings),
         plan_(plan),
         kernels_(kernels),
+        v_(view_of<T>(p)),
         reads_c_(p.beta != 0.0),
         threads_(packing_thread_count(settings.host_threads)),
         // Device layouts: each operand as it is stored, rows padded to 4 floats.
         sizes_(stream_buffers(p, plan)),
-        a_(operand(p.a_as<float>(), p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
-        b_(operand(p.b_as<float>(), p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
-        c_(operand(p.c_as<float>(), p.ldc, p.m, p.n, p.c_io)),
+        a_(operand(v_.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
+        b_(operand(v_.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
+        c_(operand(v_.c, p.ldc, p.m, p.n, p.c_io)),
         a_chunk_(plan.tile_m * plan.chunk_k),
         b_chunk_(plan.chunk_k * plan.tile_n),
         c_tile_(plan.tile_m * plan.tile_n),
@@ -142,8 +154,8 @@ class Call {
   void carve() {
     const StreamLayout l =
         stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned);
-    float* device = s_.device.reserve(size_t(l.device_floats));
-    float* staging = l.staging_floats > 0 ? s_.staging.reserve(size_t(l.staging_floats)) : nullptr;
+    T* device = s_.device.reserve<T>(size_t(l.device_floats));
+    T* staging = l.staging_floats > 0 ? s_.staging.reserve<T>(size_t(l.staging_floats)) : nullptr;
     for (int i = 0; i < kASlots; ++i) {
       a_dev_[i] = at(device, l.a_chunk[i]);
       a_st_[i] = at(staging, l.a_stage[i]);
@@ -210,8 +222,8 @@ class Call {
     if (chunk.b_slot < 0) return;
     CopySlot& slot = s_.b_slot[chunk.b_slot];
     claim(slot);
-    float* dst = b_on_device(chunk);
-    float* stage = b_st_[chunk.b_slot];
+    T* dst = b_on_device(chunk);
+    T* stage = b_st_[chunk.b_slot];
     if (p_.trans_b) {  // B stored n x k: rows n0.. of it, columns k0..
       upload(slot, dst, sizes_.b_ld, b_, col.n0 * p_.ldb + chunk.k0, stage, b_chunk_, col.cols,
              chunk.depth);
@@ -274,16 +286,14 @@ class Call {
       const int64_t c_ld = sizes_.c_ld;
       const int cs = tile.c_slot;
       if (reads_c_) wait(comp_, s_.c_up_slot[cs].end);
-      float* out = reads_c_ ? cin_[cs] : acc_[cs];
-      launch_epilogue(mm, nn, float(p_.alpha), acc_[cs], c_ld, float(p_.beta), cin_[cs], c_ld, out,
-                      c_ld, comp_);
+      T* out = reads_c_ ? cin_[cs] : acc_[cs];
+      launch_epilogue(mm, nn, v_.alpha, acc_[cs], c_ld, v_.beta, cin_[cs], c_ld, out, c_ld, comp_);
       if (reads_c_) record(s_.c_up_slot[cs].consumed, comp_);
       record(s_.epilogue_done[cs], comp_);
       wait(d2h_, s_.epilogue_done[cs]);
       record(s_.down_start[cs], d2h_);
       if (c_.pinned) {  // straight into the caller's C, m x n part only
-        copy_2d(p_.c_as<float>() + m0 * p_.ldc + n0, p_.ldc, out, c_ld, mm, nn,
-                cudaMemcpyDeviceToHost, d2h_);
+        copy_2d(v_.c + m0 * v_.ldc + n0, v_.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
       } else {
         if (settings_.poison_staging) poison(down_st_[cs], c_tile_);  // its unpack is done
         copy_2d(down_st_[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
@@ -311,6 +321,7 @@ class Call {
   Timing timing(Clock::time_point t0) {
     Timing t = t_;
     t.host_path = HostPath::Streamed;
+    t.precision = p_.precision;
     t.tiles = plan_.tiles();
     t.k_chunks = plan_.chunks;
     t.pack_ms = pack_ms_;
@@ -330,8 +341,8 @@ class Call {
   };
 
   // Where op(B)'s chunk is on the device (leading dimension b_ld).
-  float* b_on_device(const StreamChunk& chunk) const {
-    float* buffer = panels_[chunk.b_buffer];
+  T* b_on_device(const StreamChunk& chunk) const {
+    T* buffer = panels_[chunk.b_buffer];
     return p_.trans_b ? buffer + chunk.b_row : buffer + chunk.b_row * sizes_.b_ld;
   }
 
@@ -346,14 +357,14 @@ class Call {
 
   // rows x cols of the operand stored at (src, src_ld) up to (dst, dst_ld), through
   // `stage` (packed densely by the packing threads) unless the source is pinned.
-  void upload(CopySlot& slot, float* dst, int64_t dst_ld, const Operand& from, int64_t offset,
-              float* stage, int64_t slot_floats, int64_t rows, int64_t cols) {
-    const float* src = from.io ? nullptr : from.ptr + offset;
+  void upload(CopySlot& slot, T* dst, int64_t dst_ld, const Operand<T>& from, int64_t offset,
+              T* stage, int64_t slot_elements, int64_t rows, int64_t cols) {
+    const T* src = from.io ? nullptr : from.ptr + offset;
     int64_t src_ld = from.ld;
     if (!from.pinned) {
       // Debug: NaN in the whole slot first, so a packing step that misses part of
       // the block, or a copy that reads the slot before or after it, shows in C.
-      if (settings_.poison_staging) poison(stage, slot_floats);
+      if (settings_.poison_staging) poison(stage, slot_elements);
       const auto u0 = Clock::now();
       if (from.io) {
         io_block(s_.pool, threads_, false, *from.io, offset, from.ld, stage, rows, cols);
@@ -383,8 +394,8 @@ class Call {
         io_block(s_.pool, threads_, true, *c_.io, tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
                  tile.rows, tile.cols);
       } else {
-        copy_block(s_.pool, threads_, p_.c_as<float>() + tile.m0 * p_.ldc + tile.n0, p_.ldc,
-                   down_st_[cs], tile.cols, tile.rows, tile.cols);
+        copy_block(s_.pool, threads_, v_.c + tile.m0 * v_.ldc + tile.n0, v_.ldc, down_st_[cs],
+                   tile.cols, tile.rows, tile.cols);
       }
       pack_ms_ += ms_since(u0);
     }
@@ -396,29 +407,49 @@ class Call {
   const Settings& settings_;
   const StreamPlan& plan_;
   const ChunkKernelChooser& kernels_;
+  const GemmView<T> v_;  // p_'s matrices and scalars as T
   const bool reads_c_;
   const int threads_;
   const StreamBuffers sizes_;
-  const Operand a_, b_, c_;
-  const int64_t a_chunk_, b_chunk_, c_tile_;  // staging slots' floats (dense)
+  const Operand<T> a_, b_, c_;
+  const int64_t a_chunk_, b_chunk_, c_tile_;  // staging slots' elements (dense)
   const int c_slots_;
   const cudaStream_t h2d_, comp_, d2h_;
 
   // Carved by carve(): device slots, then staging slots (nullptr: not needed).
-  float* a_dev_[kASlots];
-  float* acc_[kMaxCSlots];
-  float* cin_[kMaxCSlots];
-  float* panels_[2];
-  float* a_st_[kASlots];
-  float* b_st_[2];
-  float* up_st_[kMaxCSlots];
-  float* down_st_[kMaxCSlots];
+  T* a_dev_[kASlots];
+  T* acc_[kMaxCSlots];
+  T* cin_[kMaxCSlots];
+  T* panels_[2];
+  T* a_st_[kASlots];
+  T* b_st_[2];
+  T* up_st_[kMaxCSlots];
+  T* down_st_[kMaxCSlots];
 
   Pending pending_[kMaxCSlots];
   Timing t_;  // what ran, filled by the first product
   double pack_ms_ = 0, link_ms_ = 0;
   bool first_product_ = true;
 };
+
+// One product of element type T on the engine's resources `s`.
+template <class T>
+Timing run_call(Resources& s, const GemmProblem& p, const Settings& settings,
+                const StreamPlan& plan, const ChunkKernelChooser& kernels) {
+  const auto t0 = Clock::now();
+  Call<T> call(s, p, settings, plan, kernels);
+  call.carve();
+  // From the first enqueue on, every exit leaves none of this call's work in flight:
+  // a failure (a callback's, a CUDA error's) waits for the three streams before it
+  // returns, so no copy of this call writes the caller's C or reads staging after
+  // it, and the next call finds every slot free. (The success path, finish(), waits
+  // for each copy itself.) Declared in this order, they drain downloads last.
+  const DrainOnThrow drain_d2h(s.d2h.get()), drain_compute(s.compute.get()), drain_h2d(s.h2d.get());
+  call.prime();
+  const SlotRing c_slots = walk_stream_plan(plan, p.m, p.n, p.k, call);
+  call.finish(c_slots);
+  return call.timing(t0);
+}
 
 }  // namespace
 
@@ -429,31 +460,29 @@ StreamedGemm::~StreamedGemm() = default;
 
 void StreamedGemm::reserve_staging(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  state_->staging.reserve(size_t(aligned_floats(bytes / 4 + (bytes % 4 != 0))));
+  // Whole 256-byte blocks, as the layout carves them (aligned_floats).
+  state_->staging.reserve<std::byte>((size_t(bytes) + 255) / 256 * 256);
 }
 
 int64_t StreamedGemm::staging_bytes() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return int64_t(state_->staging.capacity() * sizeof(float));
+  return int64_t(state_->staging.capacity());
 }
 
 Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
                          const ChunkKernelChooser& kernels) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto t0 = Clock::now();
-  Call call(*state_, p, settings, plan, kernels);
-  call.carve();
-  // From the first enqueue on, every exit leaves none of this call's work in flight:
-  // a failure (a callback's, a CUDA error's) waits for the three streams before it
-  // returns, so no copy of this call writes the caller's C or reads staging after
-  // it, and the next call finds every slot free. (The success path, finish(), waits
-  // for each copy itself.) Declared in this order, they drain downloads last.
-  const DrainOnThrow drain_d2h(state_->d2h.get()), drain_compute(state_->compute.get()),
-      drain_h2d(state_->h2d.get());
-  call.prime();
-  const SlotRing c_slots = walk_stream_plan(plan, p.m, p.n, p.k, call);
-  call.finish(c_slots);
-  return call.timing(t0);
+  // The one switch from the tag to the element type.
+  return visit_precision(p.precision, [&](auto zero) -> Timing {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, double>) {
+      throw Error(Status::NotSupported,
+                  "the streamed path: double precision is not built yet (its kernels, "
+                  "epilogue and host I/O take floats)");
+    } else {
+      return run_call<T>(*state_, p, settings, plan, kernels);
+    }
+  });
 }
 
 // The chunk products: the caller's algorithm settings, no split-K (chunks already give

@@ -45,13 +45,13 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
   float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
   const GemmProblem p = make_problem(Layout::RowMajor, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m,
                                      g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
-  const size_t floats = row.workspace != nullptr ? row.workspace(p, plan) : 0;
+  const size_t bytes = row.workspace != nullptr ? row.workspace(p, plan) : 0;
   if (plan.splits > 1 && row.workspace != nullptr) {  // room for the partial sums
-    EXPECT_GT(floats, row.workspace(p, KernelPlan{plan.tile, plan.coarsening, 1}));
+    EXPECT_GT(bytes, row.workspace(p, KernelPlan{plan.tile, plan.coarsening, 1}));
   }
-  if (floats > 0) {
-    EXPECT_EQ(cudaMalloc(&workspace, floats * sizeof(float)), cudaSuccess);
-    EXPECT_EQ(cudaMemset(workspace, 0x7f, floats * sizeof(float)), cudaSuccess);
+  if (bytes > 0) {
+    EXPECT_EQ(cudaMalloc(&workspace, bytes), cudaSuccess);
+    EXPECT_EQ(cudaMemset(workspace, 0x7f, bytes), cudaSuccess);
   }
   row.launch(p, plan, workspace, nullptr);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

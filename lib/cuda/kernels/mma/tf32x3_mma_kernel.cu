@@ -282,7 +282,7 @@ void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_tf32x3_mma(const GemmProblem& p, const KernelPlan& plan, float*, void* stream_ptr) {
+void launch_tf32x3_mma(const GemmProblem& p, const KernelPlan& plan, void*, void* stream_ptr) {
   require(plan.splits == 1, Status::Internal, "tf32x3 kernel: split-K is not supported");
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   // A is K-contiguous unless transposed; B is K-contiguous only when transposed.

@@ -299,11 +299,12 @@ void plan_tf32_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, Ker
   plan.tail_tiles = tail.tail_tiles;
 }
 
-// The packed operands, then the tail's partial sums.
+// Bytes: the packed operands, then the tail's partial sums, all floats.
 size_t tf32_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
   const WgmmaOperands ops = operands(p);
-  return size_t((ops.pack_a ? p.m : 0) + (ops.pack_b ? p.n : 0)) * size_t(padded_k(p)) +
-         tail_partial_floats(plan, kPartialFloats);
+  return (size_t((ops.pack_a ? p.m : 0) + (ops.pack_b ? p.n : 0)) * size_t(padded_k(p)) +
+          tail_partial_floats(plan, kPartialFloats)) *
+         sizeof(float);
 }
 
 bool tf32_wgmma_available() {
@@ -324,7 +325,7 @@ bool tf32_wgmma_available() {
   return state == 1;
 }
 
-void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                        void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kLimit = sm90::kMaxExtent;
@@ -340,7 +341,7 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, float* work
   const float* b = p.b_as<float>();
   int64_t lda = p.lda, ldb = p.ldb;
   bool a_k_major = !p.trans_a, b_k_major = p.trans_b;
-  float* next = workspace;
+  float* next = static_cast<float*>(workspace);
   if (ops.pack_a) {  // A is stored k x m when transposed
     launch_pack(p.a_as<float>(), p.lda, p.trans_a, p.m, p.k, next, kp, stream);
     a = next;

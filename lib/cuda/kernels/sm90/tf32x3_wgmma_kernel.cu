@@ -248,11 +248,13 @@ void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, K
   plan.tail_tiles = tail.tail_tiles;
 }
 
+// Bytes: the split operands, then the tail's partial sums, all floats.
 size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
-  return 2 * size_t(p.m + p.n) * size_t(padded_k(p)) + tail_partial_floats(plan, kPartialFloats);
+  return (2 * size_t(p.m + p.n) * size_t(padded_k(p)) + tail_partial_floats(plan, kPartialFloats)) *
+         sizeof(float);
 }
 
-void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* workspace,
+void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                          void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kMax = 0x7fffffff;
@@ -264,7 +266,7 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, float* wo
   // A (m x k) and B (n x k), split and K-major: A is stored k x m when transposed, B
   // k x n unless transposed.
   const int64_t kp = padded_k(p);
-  float* const a_big = workspace;
+  float* const a_big = static_cast<float*>(workspace);
   float* const a_small = a_big + p.m * kp;
   float* const b_big = a_small + p.m * kp;
   float* const b_small = b_big + p.n * kp;
