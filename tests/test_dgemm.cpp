@@ -164,6 +164,29 @@ TEST_F(Dgemm, RegistrySaysEachKernelsPrecision) {
   EXPECT_GE(doubles, 2) << "the CPU's two algorithms in double";
 }
 
+// A 1.1 program's tmm_kernel_info has no precision field: it sees the single rows
+// alone, in the order and at the indices the full list gives them.
+TEST(KernelInfo, A11CallerSeesTheSingleRowsAlone) {
+  std::vector<std::string> singles;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) break;
+    if (info.precision == TMM_PRECISION_SINGLE) singles.push_back(info.name);
+  }
+  for (size_t i = 0;; ++i) {
+    tmm_kernel_info old{};
+    old.struct_size = offsetof(tmm_kernel_info, precision);
+    if (tmm_get_kernel_info(int(i), &old) != TMM_SUCCESS) {
+      EXPECT_EQ(i, singles.size());
+      break;
+    }
+    ASSERT_LT(i, singles.size());
+    EXPECT_EQ(old.name, singles[i]);
+    EXPECT_EQ(old.struct_size, offsetof(tmm_kernel_info, precision));
+  }
+}
+
 // tmm_dgemm_io gives what tmm_dgemm gives, through the caller's functions.
 struct Store {
   std::vector<double>* v;

@@ -414,7 +414,9 @@ TMM_API const char* tmm_option_name(tmm_option option);
 
 /* The library's kernels, index 0, 1, ... until TMM_ERROR_INVALID_VALUE: each with
  * the settings that select it (TMM_OPTION_ALGORITHM, _TILE_SIZE, _COARSENING; BLOCKED
- * on CUDA also splits k where that helps). No handle needed; set out->struct_size. */
+ * on CUDA also splits k where that helps) and, since 1.2, its precision. No handle
+ * needed; set out->struct_size. A struct_size without the precision field (a
+ * program built against 1.1) lists the single-precision kernels only. */
 TMM_API tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out);
 
 /* ==================================================================== *

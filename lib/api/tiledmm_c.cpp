@@ -662,7 +662,16 @@ tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
     tiledmm::require(out->struct_size >= kKernelInfoSize11, Status::InvalidValue,
                      "out->struct_size must be set to sizeof(tmm_kernel_info) (got ",
                      uint64_t(out->struct_size), ")");
-    const tiledmm::KernelEntry* k = index >= 0 ? tiledmm::kernel_at(size_t(index)) : nullptr;
+    // A caller whose struct ends before `precision` (built against 1.1) cannot tell a
+    // double-precision row from a single one: it sees the single rows alone, indexed
+    // 0, 1, ... as 1.1 listed them, each selectable through tmm_sgemm.
+    const bool sees_precision = out->struct_size >= offsetof(tmm_kernel_info, precision) +
+                                                        sizeof(tmm_kernel_info::precision);
+    const tiledmm::KernelEntry* k = nullptr;
+    for (size_t i = 0, seen = 0; index >= 0 && (k = tiledmm::kernel_at(i)) != nullptr; ++i) {
+      if (!sees_precision && k->precision != tiledmm::Precision::F32) continue;
+      if (seen++ == size_t(index)) break;
+    }
     tiledmm::require(k != nullptr, Status::InvalidValue, "no kernel of index ", index);
     tmm_kernel_info info{};
     info.struct_size = std::min(out->struct_size, sizeof(tmm_kernel_info));
