@@ -44,11 +44,11 @@ string(REGEX MATCH "}[ \t\r\n]*tmm_status[ \t\r\n]*;" status_end "${changed}")
 string(REPLACE "${status_end}" "${status_end}
 
 /* A new enum type, added by the test. */
-typedef enum tmm_precision {
-  TMM_PRECISION_FP32 = 0, /* strict FP32 */
-  TMM_PRECISION_TF32_X3 = 3
-} tmm_precision;" changed "${changed}")
-if(changed STREQUAL header OR NOT changed MATCHES "tmm_precision")
+typedef enum tmm_test_only_kind {
+  TMM_TEST_ONLY_KIND_FP32 = 0, /* strict FP32 */
+  TMM_TEST_ONLY_KIND_TF32_X3 = 3
+} tmm_test_only_kind;" changed "${changed}")
+if(changed STREQUAL header OR NOT changed MATCHES "tmm_test_only_kind")
   message(FATAL_ERROR "could not add the test's values to a copy of ${HEADER}")
 endif()
 file(WRITE "${WORK}/include/tiledmm/tiledmm.h" "${changed}")
@@ -78,14 +78,14 @@ if(LANGUAGE STREQUAL "java")
   expect(Algorithm.java "  BLOCKED(4)," "  FROM_TEST(99),"
          "{@code TMM_ALGO_FROM_TEST}: added by the test, on two lines" "case 99:")
   expect(Option.java "  FROM_TEST(98)" "{@code TMM_OPTION_FROM_TEST}: a new option")
-  expect(Precision.java "public enum Precision {" "  FP32(0)," "  TF32_X3(3)"
+  expect(TestOnlyKind.java "public enum TestOnlyKind {" "  FP32(0)," "  TF32_X3(3)"
          "A new enum type, added by the test.")
   file(GLOB sources "${WORK}/out/*.java")
   set(compile ${COMPILER} --release 11 -Xlint:all -Werror -d ${WORK}/classes ${sources})
 else()
   expect(Enums.cs "Blocked = 4," "FromTest = 99"
          "TMM_ALGO_FROM_TEST: added by the test, on two lines" "FromTest = 98"
-         "public enum Precision" "Fp32 = 0," "Tf32X3 = 3")
+         "public enum TestOnlyKind" "Fp32 = 0," "Tf32X3 = 3")
   set(compile ${COMPILER} -nologo -target:library -warnaserror+ -out:${WORK}/Enums.dll
       ${WORK}/out/Enums.cs)
 endif()

@@ -49,6 +49,7 @@ binding_enum(tmm_algorithm Algorithm PREFIXES TMM_ALGO_ RETURNED)
 binding_enum(tmm_option Option PREFIXES TMM_OPTION_)
 binding_enum(tmm_host_path HostPath PREFIXES TMM_HOST_PATH_ RETURNED)
 binding_enum(tmm_math_mode MathMode PREFIXES TMM_MATH_ RETURNED)
+binding_enum(tmm_precision Precision PREFIXES TMM_PRECISION_ RETURNED)
 
 # ---------------------------------------------------------------------------------
 # Text helpers. ';', '[' and ']' would split or join CMake list items, so the text

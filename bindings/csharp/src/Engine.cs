@@ -236,7 +236,8 @@ namespace TiledMM
                         Coarsening = k.coarsening, IsDefault = k.is_default != 0,
                         MinComputeCapability = k.min_compute_capability,
                         MaxComputeCapability = k.max_compute_capability,
-                        OutputsPerThread = k.outputs_per_thread, MathMode = (MathMode)k.math_mode
+                        OutputsPerThread = k.outputs_per_thread, MathMode = (MathMode)k.math_mode,
+                        Precision = (Precision)k.precision
                     });
                 }
             }

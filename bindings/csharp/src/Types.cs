@@ -137,9 +137,13 @@ namespace TiledMM
         /// <summary>Its arithmetic: a kernel other than Fp32 runs only where
         /// <see cref="Option.MathMode"/> allows it.</summary>
         public MathMode MathMode { get; internal set; }
+        /// <summary>The element type it multiplies (since 1.2): Single kernels run the float
+        /// calls of this binding; Double ones run the C library's tmm_dgemm, which this binding
+        /// does not call yet.</summary>
+        public Precision Precision { get; internal set; }
 
         public override string ToString() =>
-            $"{Name} ({Backend} {Algorithm} {MathMode}, tile {TileSize}, coarsening {Coarsening}" +
+            $"{Name} ({Backend} {Precision} {Algorithm} {MathMode}, tile {TileSize}, coarsening {Coarsening}" +
             $"{(IsDefault ? ", default" : "")}): {Description}";
     }
 

@@ -206,7 +206,9 @@ static partial class EngineTests
                 Assert(k.MathMode == MathMode.Fp32, "the CPU has strict FP32 only: " + k);
             if (k.MathMode != MathMode.Fp32)  // tensor cores: Blocked (and Auto) only
                 Assert(k.Algorithm == Algorithm.Blocked, k.ToString());
-            if (k.IsDefault) Assert(defaults.Add(k.Backend + " " + k.Algorithm), "one default: " + k);
+            Assert(Enum.IsDefined(typeof(Precision), k.Precision), k.ToString());
+            if (k.IsDefault)
+                Assert(defaults.Add(k.Backend + " " + k.Precision + " " + k.Algorithm), "one default: " + k);
         }
         Assert(names.Contains("cpu_naive") && names.Contains("cpu_blocked"), string.Join(", ", names));
         if (kernels.Any(k => k.Backend == Backend.Cuda))  // a CUDA build
@@ -219,9 +221,11 @@ static partial class EngineTests
             foreach (MathMode mode in new[] { MathMode.Fp32, MathMode.Tf32, MathMode.Fp32Accurate })
                 Assert(modes.Contains(mode), mode + " in " + string.Join(", ", modes));
         }
-        // Each CPU kernel runs when its settings are chosen, and the report names it.
+        // Each single-precision CPU kernel runs when its settings are chosen (the products
+        // of this binding are float ones), and the report names it.
         using (var e = new Engine(Backend.Cpu, 0))
-            foreach (KernelInfo k in kernels.Where(k => k.Backend == Backend.Cpu))
+            foreach (KernelInfo k in kernels.Where(k => k.Backend == Backend.Cpu &&
+                                                        k.Precision == Precision.Single))
             {
                 e.Algorithm = k.Algorithm;
                 e.TileSize = k.TileSize;

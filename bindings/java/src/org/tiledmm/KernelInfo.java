@@ -17,6 +17,7 @@ public final class KernelInfo {
   private final int maxComputeCapability;
   private final int outputsPerThread;
   private final MathMode mathMode;
+  private final Precision precision;
 
   KernelInfo(tmm_kernel_info k) {
     name = k.getName();
@@ -30,6 +31,7 @@ public final class KernelInfo {
     maxComputeCapability = k.getMax_compute_capability();
     outputsPerThread = k.getOutputs_per_thread();
     mathMode = MathMode.of(k.getMath_mode());
+    precision = Precision.of((int) k.getPrecision());
   }
 
   /** Elements of C one thread computes (0: not fixed). */
@@ -90,9 +92,18 @@ public final class KernelInfo {
     return mathMode;
   }
 
+  /**
+   * The element type it multiplies (since 1.2): SINGLE kernels run the float calls of this
+   * binding; DOUBLE ones run the C library's tmm_dgemm, which this binding does not call yet.
+   */
+  public Precision getPrecision() {
+    return precision;
+  }
+
   @Override
   public String toString() {
-    return String.format("%s (%s %s %s, tile %d, coarsening %d%s): %s", name, backend, algorithm,
-        mathMode, tileSize, coarsening, isDefault ? ", default" : "", description);
+    return String.format("%s (%s %s %s %s, tile %d, coarsening %d%s): %s", name, backend,
+        precision, algorithm, mathMode, tileSize, coarsening, isDefault ? ", default" : "",
+        description);
   }
 }

@@ -241,6 +241,7 @@ class OptionsAndReportTest {
       assertNotEquals(Algorithm.UNKNOWN, k.getAlgorithm());
       assertTrue(k.getMinComputeCapability() <= k.getMaxComputeCapability(), k.toString());
       assertNotEquals(MathMode.UNKNOWN, k.getMathMode(), k.toString());
+      assertNotEquals(Precision.UNKNOWN, k.getPrecision(), k.toString());
       if (k.getBackend() == Backend.CPU) {
         assertEquals(MathMode.FP32, k.getMathMode(), "the CPU has strict FP32 only: " + k);
       }
@@ -248,7 +249,8 @@ class OptionsAndReportTest {
         assertEquals(Algorithm.BLOCKED, k.getAlgorithm(), k.toString());
       }
       if (k.isDefault()) {
-        assertTrue(defaults.add(k.getBackend() + " " + k.getAlgorithm()), "one default " + k);
+        assertTrue(defaults.add(k.getBackend() + " " + k.getPrecision() + " " + k.getAlgorithm()),
+            "one default " + k);
       }
     }
     assertTrue(names.contains("cpu_naive") && names.contains("cpu_blocked"), names.toString());
@@ -269,10 +271,11 @@ class OptionsAndReportTest {
         assertTrue(modes.contains(mode), mode + " in " + modes);
       }
     }
-    // Each CPU kernel runs when its settings are chosen, and the report names it.
+    // Each single-precision CPU kernel runs when its settings are chosen (the products of
+    // this binding are float ones), and the report names it.
     try (Engine mm = new Engine(Backend.CPU, 0)) {
       for (KernelInfo k : kernels) {
-        if (k.getBackend() != Backend.CPU) continue;
+        if (k.getBackend() != Backend.CPU || k.getPrecision() != Precision.SINGLE) continue;
         mm.setAlgorithm(k.getAlgorithm());
         mm.setTileSize(k.getTileSize());
         product().run(mm);
