@@ -16,6 +16,13 @@
 #     which compare lists separately, since a smaller struct is the point of a view.
 # Every instruction, operand and parameter offset must match. Run emit on the tree
 # before a change and after it, then compare.
+#
+#   scripts/ptx-identity.sh compare BEFORE AFTER --without-double
+# first sets aside, in both sets, every entry, function and module-scope declaration
+# whose name (demangled by c++filt) mentions double: the kernels a change adds over
+# double, so that the float kernels beside them are compared alone. Block labels then
+# lose their function's number (it counts the entries set aside). The count set aside
+# is printed per file.
 set -euo pipefail
 
 emit() {
@@ -53,6 +60,43 @@ for line in open(sys.argv[1]):
 PY
 }
 
+# The PTX without the entries, functions and module-scope declarations whose names
+# demangle to something mentioning double; prints to stdout, the count to stderr.
+without_double() {
+  python3 - "$1" <<'PY'
+import re, subprocess, sys
+lines = open(sys.argv[1]).read().split("\n")
+# Chunks: an entry or function from its header to its closing brace at column 0;
+# every other line on its own.
+chunks, i = [], 0
+while i < len(lines):
+    if re.match(r"\s*(\.visible\s+|\.weak\s+)?\.(entry|func)\b", lines[i]):
+        j = i
+        while j < len(lines) and lines[j] != "}":
+            j += 1
+        chunks.append(lines[i:j + 1])
+        i = j + 1
+    else:
+        chunks.append([lines[i]])
+        i += 1
+symbol = re.compile(r"_Z[0-9A-Za-z_]+")
+names = sorted({m for c in chunks for l in c for m in symbol.findall(l)})
+demangled = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
+                           text=True, check=True).stdout.split("\n") if names else []
+double = {n for n, d in zip(names, demangled) if "double" in d}
+kept, dropped = [], 0
+for c in chunks:
+    if any(m in double for l in c for m in symbol.findall(l)):
+        dropped += 1
+    else:
+        kept.extend(c)
+# Block labels ($L__BB<function>_<block>) count the functions before theirs, those set
+# aside included: the function's number goes, the block's stays.
+sys.stdout.write(re.sub(r"\$L__BB[0-9]+_", "$L__BB_", "\n".join(kept)))
+sys.stderr.write(str(dropped))
+PY
+}
+
 # Parameter sizes that differ between the two files (listed, not failed).
 param_sizes() {
   grep -oE '\.b8 _Z[0-9A-Za-z_]+_param_[0-9]+\[[0-9]+\]' "$1" | sed -E 's/.*\[([0-9]+)\]/\1/' |
@@ -60,9 +104,13 @@ param_sizes() {
 }
 
 compare() {
-  local before=$1 after=$2 status=0 f name work
+  local before=$1 after=$2 filter=${3:-} status=0 f name work
   work=$(mktemp -d)
   trap 'rm -rf "$work"' RETURN
+  if [ -n "$filter" ] && [ "$filter" != "--without-double" ]; then
+    echo "unknown option $filter" >&2
+    return 2
+  fi
   for f in "$before"/*.ptx; do
     name=$(basename "$f")
     if [ ! -f "$after/$name" ]; then
@@ -70,12 +118,19 @@ compare() {
       status=1
       continue
     fi
-    normalise "$f" >"$work/before"
-    normalise "$after/$name" >"$work/after"
+    local b=$f a=$after/$name
+    if [ -n "$filter" ]; then
+      without_double "$f" >"$work/before.ptx" 2>"$work/count"
+      without_double "$after/$name" >"$work/after.ptx" 2>"$work/count"
+      echo "        $name: $(cat "$work/count") double entries and declarations set aside"
+      b=$work/before.ptx a=$work/after.ptx
+    fi
+    normalise "$b" >"$work/before"
+    normalise "$a" >"$work/after"
     if diff -q "$work/before" "$work/after" >/dev/null; then
-      echo "SAME    $name ($(grep -c . "$f") lines)"
-      if [ "$(param_sizes "$f")" != "$(param_sizes "$after/$name")" ]; then
-        echo "        struct parameter sizes (count size): $(param_sizes "$f") -> $(param_sizes "$after/$name")"
+      echo "SAME    $name ($(grep -c . "$b") lines)"
+      if [ "$(param_sizes "$b")" != "$(param_sizes "$a")" ]; then
+        echo "        struct parameter sizes (count size): $(param_sizes "$b") -> $(param_sizes "$a")"
       fi
     else
       echo "DIFFERS $name"
@@ -88,9 +143,9 @@ compare() {
 
 case "${1:-}" in
   emit) emit "$2" "$3" ;;
-  compare) compare "$2" "$3" ;;
+  compare) compare "$2" "$3" "${4:-}" ;;
   *)
-    echo "usage: $0 emit BUILD_DIR OUT_DIR | compare BEFORE AFTER" >&2
+    echo "usage: $0 emit BUILD_DIR OUT_DIR | compare BEFORE AFTER [--without-double]" >&2
     exit 2
     ;;
 esac

@@ -1,7 +1,7 @@
 // The double-precision entry points (tmm_dgemm, tmm_dgemm_io, tmm_dgemm_device): the
 // contract of their single-precision twins, argument by argument and word for word,
 // results within the FP64 bound, the report's and the registry's precision, and the
-// CUDA backend's refusal (it has no FP64 kernel yet) before it touches C.
+// CUDA backend's ladder kernels in double (DgemmCuda, run on a GPU).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -240,30 +240,207 @@ TEST_F(Dgemm, DevicePointersNeedCuda) {
   EXPECT_EQ(c, std::vector<double>(16, 1.0));
 }
 
-// No FP64 kernel on CUDA yet: both entry points refuse before touching C (host and
-// device memory), and the handle goes on working.
-TEST(DgemmCuda, RefusedBeforeCIsTouched) {
-  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  tmm_handle h = nullptr;
-  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
-  std::vector<double> a(64, 1.0), b(64, 1.0), c(64, 7.0);
-  EXPECT_EQ(tmm_dgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 8, 8, 8, 1.0, a.data(), 8,
-                      b.data(), 8, 0.0, c.data(), 8),
-            TMM_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(tmm_get_error_message(h)).find("double precision"), std::string::npos);
-  EXPECT_EQ(c, std::vector<double>(64, 7.0));
-  // Device pointers: refused before any kernel (the pointers are host memory here, which
-  // a launch would fault on; the refusal comes first).
-  EXPECT_EQ(tmm_dgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 8, 8, 8, 1.0, a.data(),
-                             8, b.data(), 8, 0.0, c.data(), 8),
-            TMM_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(c, std::vector<double>(64, 7.0));
-  tmm_test::GemmCase g;
-  g.m = 40, g.n = 30, g.k = 20;
-  tmm_test::fill_case(g, tmm_test::fresh_seed());
-  ASSERT_EQ(tmm_test::run_case(h, g), TMM_SUCCESS) << tmm_get_error_message(h);
-  EXPECT_TRUE(tmm_test::check_case(g));
-  tmm_destroy(h);
+// The CUDA backend in double: the ladder's kernels over double (f64_naive_*,
+// f64_tiled_*, f64_coarsened_*), through the direct path, the streamed path and device
+// pointers, each result within the FP64 bound.
+class DgemmCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  }
+  void TearDown() override {
+    if (h_ != nullptr) tmm_destroy(h_);
+  }
+  std::string message() const { return tmm_get_error_message(h_); }
+
+  // The report of the last call: DOUBLE, strict, a kernel of double.
+  tmm_report report_of_double() {
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    EXPECT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    EXPECT_EQ(r.precision, TMM_PRECISION_DOUBLE);
+    EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+    EXPECT_NE(std::strstr(r.kernel, "f64"), nullptr) << r.kernel;
+    return r;
+  }
+
+  tmm_handle h_ = nullptr;
+};
+
+// One setting of the algorithm options.
+struct Setting {
+  tmm_algorithm algorithm;
+  int tile, coarsening;
+};
+
+// AUTO and BLOCKED (tile 0), and every ladder row's setting.
+std::vector<Setting> every_setting() {
+  std::vector<Setting> s{{TMM_ALGO_AUTO, 0, 0}, {TMM_ALGO_BLOCKED, 0, 0}};
+  for (int tile : {8, 16, 32}) {
+    s.push_back({TMM_ALGO_NAIVE, tile, 0});
+    s.push_back({TMM_ALGO_TILED, tile, 0});
+    for (int c : {1, 2, 4}) s.push_back({TMM_ALGO_COARSENED, tile, c});
+  }
+  return s;
 }
+
+void apply(tmm_handle h, const Setting& s) {
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, s.algorithm), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, s.tile), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h, TMM_OPTION_COARSENING, s.coarsening), TMM_SUCCESS);
+}
+
+std::string describe(const Setting& s) {
+  return "algorithm " + std::to_string(int(s.algorithm)) + " tile " + std::to_string(s.tile) +
+         " x" + std::to_string(s.coarsening);
+}
+
+// Every setting, layout and transpose on ragged shapes, beta 0 (NaN in C) and not,
+// padded leading dimensions: host pointers on the direct path.
+TEST_F(DgemmCuda, HostCallsMatchTheReferenceEverySetting) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  const int64_t shapes[][3] = {{67, 45, 129}, {1, 1, 1}, {300, 260, 100}};
+  int variant = 0;
+  for (const Setting& s : every_setting()) {
+    apply(h_, s);
+    for (const auto& shape : shapes) {
+      for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+        for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+          for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+            tmm_test::DgemmCase g;
+            g.layout = layout, g.ta = ta, g.tb = tb;
+            g.m = shape[0], g.n = shape[1], g.k = shape[2];
+            g.alpha = 0.75, g.beta = variant % 2 ? 0.0 : -1.5, g.pad = variant % 3;
+            ++variant;
+            tmm_test::fill_case(g, tmm_test::fresh_seed());
+            SCOPED_TRACE(describe(s) + " " + tmm_test::describe(g));
+            ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+            EXPECT_TRUE(tmm_test::check_case(g));
+            const tmm_report r = report_of_double();
+            EXPECT_EQ(r.host_path, TMM_HOST_PATH_DIRECT);
+          }
+        }
+      }
+    }
+  }
+}
+
+// AUTO and BLOCKED in double run the ladder's best row until the FP64 blocked kernel
+// lands; BLOCKED with a tile has no row in double.
+TEST_F(DgemmCuda, AutoRunsTheCoarsenedRowAndBlockedTilesAreRefused) {
+  tmm_test::DgemmCase g;
+  g.m = 65, g.n = 33, g.k = 17, g.beta = 0.5;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+  EXPECT_TRUE(tmm_test::check_case(g));
+  EXPECT_STREQ(report_of_double().kernel, "f64_coarsened_32_x4");
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, 128), TMM_SUCCESS);
+  const std::vector<double> before = g.c;
+  EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(message().find("double"), std::string::npos) << message();
+  EXPECT_EQ(g.c, before) << "refused before C is touched";
+}
+
+// TMM_OPTION_MATH_MODE is a permission about FP32 inputs: a dgemm runs the same strict
+// kernel under TF32 and FP32_ACCURATE.
+TEST_F(DgemmCuda, MathModeDoesNotChangeADgemm) {
+  for (tmm_math_mode mode : {TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS);
+    // Odd integers whose products FP32 (let alone TF32) cannot hold: strict FP64 is exact.
+    tmm_test::DgemmCase g;
+    g.m = 96, g.n = 80, g.k = 64, g.beta = 1.0;
+    tmm_test::fill_odd_integers(g, tmm_test::fresh_seed());
+    ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+    EXPECT_TRUE(tmm_test::check_case(g));
+    EXPECT_STREQ(report_of_double().kernel, "f64_coarsened_32_x4");
+  }
+}
+
+// A host call the streamed path takes in double (a device budget the direct path does
+// not fit): tiles of C and chunks of k, beta 0 and not, pinned staging poisoned.
+TEST_F(DgemmCuda, StreamedPathRunsDouble) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEVICE_MEMORY_BUDGET, int64_t(1) << 20), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_DEBUG_POISON_STAGING, 1), TMM_SUCCESS);
+  int variant = 0;
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        tmm_test::DgemmCase g;
+        g.layout = layout, g.ta = ta, g.tb = tb, g.m = 301, g.n = 257, g.k = 400;
+        g.alpha = -0.5, g.beta = variant % 2 ? 0.0 : 2.0, g.pad = variant % 3;
+        ++variant;
+        tmm_test::fill_case(g, tmm_test::fresh_seed());
+        SCOPED_TRACE(tmm_test::describe(g));
+        ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+        EXPECT_TRUE(tmm_test::check_case(g));
+        const tmm_report r = report_of_double();
+        EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
+        EXPECT_GT(r.tiles * r.k_chunks, 1) << "the budget cuts the product";
+      }
+    }
+  }
+  // The caller's functions on the streamed path give what the pointers give.
+  tmm_test::DgemmCase g;
+  g.m = 200, g.n = 300, g.k = 500, g.beta = 1.5;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  tmm_test::DgemmCase pointers = g;
+  ASSERT_EQ(tmm_test::run_case(h_, pointers), TMM_SUCCESS) << message();
+  Store sa{&g.a}, sb{&g.b}, sc{&g.c};
+  const tmm_host_io_double a{sizeof(tmm_host_io_double), Store::read, nullptr, &sa};
+  const tmm_host_io_double b{sizeof(tmm_host_io_double), Store::read, nullptr, &sb};
+  const tmm_host_io_double c{sizeof(tmm_host_io_double), Store::read, Store::write, &sc};
+  ASSERT_EQ(tmm_dgemm_io(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, &a, g.lda, &b, g.ldb,
+                         g.beta, &c, g.ldc),
+            TMM_SUCCESS)
+      << message();
+  EXPECT_EQ(report_of_double().host_path, TMM_HOST_PATH_STREAMED);
+  EXPECT_EQ(g.c, pointers.c);
+  EXPECT_TRUE(tmm_test::check_case(g));
+}
+
+#if TMM_TEST_WITH_CUDA
+// tmm_dgemm_device on device copies of the case, every setting, both layouts, all
+// transposes, beta 0 with NaN in C: C comes back within the bound, padding untouched.
+TEST_F(DgemmCuda, DevicePointersEverySetting) {
+  int variant = 0;
+  for (const Setting& s : every_setting()) {
+    apply(h_, s);
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          tmm_test::DgemmCase g;
+          g.layout = layout, g.ta = ta, g.tb = tb, g.m = 67, g.n = 45, g.k = 129;
+          g.alpha = 1.25, g.beta = variant % 2 ? 0.0 : 0.5, g.pad = variant % 3;
+          ++variant;
+          tmm_test::fill_case(g, tmm_test::fresh_seed());
+          SCOPED_TRACE(describe(s) + " " + tmm_test::describe(g));
+          double *da = nullptr, *db = nullptr, *dc = nullptr;
+          const size_t sa = g.a.size() * sizeof(double), sb = g.b.size() * sizeof(double);
+          const size_t sc = g.c.size() * sizeof(double);
+          ASSERT_EQ(cudaMalloc(&da, sa), cudaSuccess);
+          ASSERT_EQ(cudaMalloc(&db, sb), cudaSuccess);
+          ASSERT_EQ(cudaMalloc(&dc, sc), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(da, g.a.data(), sa, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(db, g.b.data(), sb, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(dc, g.c.data(), sc, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(tmm_dgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, da, g.lda,
+                                     db, g.ldb, g.beta, dc, g.ldc),
+                    TMM_SUCCESS)
+              << message();
+          ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS) << message();
+          ASSERT_EQ(cudaMemcpy(g.c.data(), dc, sc, cudaMemcpyDeviceToHost), cudaSuccess);
+          cudaFree(da);
+          cudaFree(db);
+          cudaFree(dc);
+          EXPECT_TRUE(tmm_test::check_case(g));
+          report_of_double();
+        }
+      }
+    }
+  }
+}
+#endif
 
 }  // namespace

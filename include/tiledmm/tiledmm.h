@@ -505,9 +505,12 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * TMM_OPTION_MATH_MODE concerns FP32 inputs and does not change a dgemm, whose
  * report says TMM_MATH_FP32 (strict, in its precision) and TMM_PRECISION_DOUBLE.
  *
- * In this version the CPU backend (NAIVE, BLOCKED, AUTO) runs them; the CUDA backend
- * gives TMM_ERROR_NOT_SUPPORTED, before it reads or writes any matrix, until its
- * FP64 kernels land. */
+ * The CPU backend runs NAIVE, BLOCKED and AUTO in double. The CUDA backend runs the
+ * classic ladder in double (NAIVE, TILED, COARSENED: the kernels f64_*), on the
+ * direct and the streamed host paths and on device pointers; until its fast FP64
+ * kernels (register-blocked, DMMA tensor cores) land, AUTO and BLOCKED with tile 0 run
+ * f64_coarsened_32_x4, and BLOCKED with a tile gives TMM_ERROR_NOT_SUPPORTED before it
+ * reads or writes any matrix. */
 TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                              tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                              const double* A, int64_t lda, const double* B, int64_t ldb,

@@ -15,7 +15,7 @@ namespace tiledmm {
 constexpr int kMaxCSlots = 9;
 
 // Where each buffer of a call lies in the engine's one device allocation and its one
-// pinned allocation: offsets in floats, each on a 256-byte boundary (aligned_floats),
+// pinned allocation: offsets in elements of the call, each on a 256-byte boundary,
 // -1 for a buffer the call does not need (and for slots past the plan's). Both
 // allocations are made before the first write to C; the carving is this order.
 struct StreamLayout {
@@ -25,13 +25,15 @@ struct StreamLayout {
   // Staging (dense), for an operand not already pinned: kASlots chunks of op(A), two
   // of op(B), per C slot the tile going up (beta != 0) and the one coming down.
   int64_t a_stage[kASlots], b_stage[2], c_up_stage[kMaxCSlots], c_down_stage[kMaxCSlots];
-  int64_t device_floats, staging_floats;  // the sizes of the two allocations
+  int64_t device_floats, staging_floats;  // the sizes of the two allocations, in elements
 };
 
 // Throws Error(Internal) for a plan of more than kMaxCSlots C slots. An operand that
 // is staged is not in the caller's pinned memory (those the DMA engines reach in place).
+// Elements are of `bytes` bytes (4 or 8), as stream_device_bytes and
+// stream_staging_bytes count them.
 StreamLayout stream_layout(const StreamPlan& plan, const StreamBuffers& sizes, bool reads_c,
-                           bool a_staged, bool b_staged, bool c_staged);
+                           bool a_staged, bool b_staged, bool c_staged, int bytes = 4);
 
 // Slots handed out in turn: 0, 1, ..., count - 1, 0, ...
 class SlotRing {

@@ -75,6 +75,29 @@ TEST(StreamLayout, IsWhatThePlansBudgetsCount) {
   }
 }
 
+// In double the layout carves 8-byte elements: its sizes are what the budgets count
+// (each buffer rounded to 256 bytes, 32 doubles, not 64), and every offset is on a
+// 256-byte boundary.
+TEST(StreamLayout, DoubleCarvesEightByteElements) {
+  for (const auto& [f, plan] : plans()) {
+    GemmProblem p = f;
+    p.precision = Precision::F64;
+    const StreamBuffers sizes = stream_buffers(p, plan);
+    const StreamLayout l = stream_layout(plan, sizes, p.beta != 0.0, true, true, true, 8);
+    EXPECT_EQ(l.device_floats * 8, stream_device_bytes(p, plan));
+    EXPECT_EQ(l.staging_floats * 8, stream_staging_bytes(p, plan));
+    for (int i = 0; i < kASlots; ++i) {
+      EXPECT_EQ(l.a_chunk[i] * 8 % 256, 0);
+      EXPECT_EQ(l.a_stage[i] * 8 % 256, 0);
+    }
+    for (int i = 0; i < int(plan.c_slots()); ++i) {
+      EXPECT_EQ(l.acc[i] * 8 % 256, 0);
+      EXPECT_EQ(l.c_down_stage[i] * 8 % 256, 0);
+    }
+    for (int i = 0; i < plan.panels(); ++i) EXPECT_EQ(l.panel[i] * 8 % 256, 0);
+  }
+}
+
 // Every buffer the call needs is on a 256-byte boundary, as large as its slot, inside
 // its allocation and apart from every other; the others are -1, and an operand in the
 // caller's pinned memory takes no staging.

@@ -1,7 +1,7 @@
-// What every SGEMM kernel shares: reading op(A) and op(B) in the canonical
-// row-major form, the BLAS epilogue, launching over grids taller than CUDA's
-// 65535-block limit on gridDim.y, and the grouped order of tiles that the fast
-// kernels share.
+// What every GEMM kernel shares: reading op(A) and op(B) in the canonical
+// row-major form (over the element type T), the BLAS epilogue, launching over grids taller than
+// CUDA's 65535-block limit on gridDim.y, and the grouped order of tiles that the fast kernels
+// share.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,22 +17,23 @@
 namespace tiledmm {
 
 // op(A)[i][q]: A is stored m x k, or k x m when transposed.
-template <bool TransA>
-__device__ __forceinline__ float load_a(const GemmView<float>& p, int64_t i, int64_t q) {
+template <bool TransA, class T>
+__device__ __forceinline__ T load_a(const GemmView<T>& p, int64_t i, int64_t q) {
   return TransA ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
 }
 
 // op(B)[q][j]: B is stored k x n, or n x k when transposed.
-template <bool TransB>
-__device__ __forceinline__ float load_b(const GemmView<float>& p, int64_t q, int64_t j) {
+template <bool TransB, class T>
+__device__ __forceinline__ T load_b(const GemmView<T>& p, int64_t q, int64_t j) {
   return TransB ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
 }
 
 // C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
 // there cannot leak into the result.
-__device__ __forceinline__ void store_c(const GemmView<float>& p, int64_t i, int64_t j, float acc) {
-  float* c = p.c + i * p.ldc + j;
-  *c = p.beta == 0.0f ? p.alpha * acc : p.alpha * acc + p.beta * *c;
+template <class T>
+__device__ __forceinline__ void store_c(const GemmView<T>& p, int64_t i, int64_t j, T acc) {
+  T* c = p.c + i * p.ldc + j;
+  *c = p.beta == T(0) ? p.alpha * acc : p.alpha * acc + p.beta * *c;
 }
 
 // C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte

@@ -204,6 +204,107 @@ constexpr KernelEntry kCudaKernels[] = {
         .shape(kTf32x3Mma64x64)
         .min_cc(80)
         .launch(launch_tf32x3_mma),
+    // Double precision: the ladder's kernels over double (the same templates as the float
+    // rows above), with their twins' defaults. After every float row, so that a float row's
+    // index does not move (a 1.1-sized tmm_kernel_info lists the float rows alone).
+    // Strict in the call's precision (MathMode::Fp32): TF32 and FP32_ACCURATE never pick
+    // a double row's arithmetic.
+    cuda_row("f64_naive_8", "one thread per element of C, 8 x 8 blocks, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Naive)
+        .tile(8)
+        .launch(launch_naive),
+    cuda_row("f64_naive_16", "one thread per element of C, 16 x 16 blocks, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Naive)
+        .tile(16)
+        .is_default()
+        .launch(launch_naive),
+    cuda_row("f64_naive_32", "one thread per element of C, 32 x 32 blocks, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Naive)
+        .tile(32)
+        .launch(launch_naive),
+    cuda_row("f64_tiled_8", "shared-memory tiles of 8 x 8, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Tiled)
+        .tile(8)
+        .launch(launch_tiled),
+    cuda_row("f64_tiled_16", "shared-memory tiles of 16 x 16, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Tiled)
+        .tile(16)
+        .launch(launch_tiled),
+    cuda_row("f64_tiled_32", "shared-memory tiles of 32 x 32, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Tiled)
+        .tile(32)
+        .is_default()
+        .launch(launch_tiled),
+    cuda_row("f64_coarsened_8_x1", "8 x 8 tiles, 1 output per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(8)
+        .coarsening(1)
+        .outputs_per_thread(1)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_8_x2", "8 x 8 tiles, 2 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(8)
+        .coarsening(2)
+        .outputs_per_thread(2)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_8_x4", "8 x 8 tiles, 4 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(8)
+        .coarsening(4)
+        .outputs_per_thread(4)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_16_x1", "16 x 16 tiles, 1 output per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(16)
+        .coarsening(1)
+        .outputs_per_thread(1)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_16_x2", "16 x 16 tiles, 2 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(16)
+        .coarsening(2)
+        .outputs_per_thread(2)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_16_x4", "16 x 16 tiles, 4 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(16)
+        .coarsening(4)
+        .outputs_per_thread(4)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_32_x1", "32 x 32 tiles, 1 output per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(32)
+        .coarsening(1)
+        .outputs_per_thread(1)
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_32_x2", "32 x 32 tiles, 2 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(32)
+        .coarsening(2)
+        .outputs_per_thread(2)
+        .is_default()
+        .launch(launch_coarsened),
+    cuda_row("f64_coarsened_32_x4", "32 x 32 tiles, 4 outputs per thread, in double")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Coarsened)
+        .tile(32)
+        .coarsening(4)
+        .outputs_per_thread(4)
+        .launch(launch_coarsened),
 };
 
 }  // namespace

@@ -33,14 +33,16 @@
 
 namespace tiledmm {
 
-// C = beta * C: the only kernel outside the registry, run when A and B take no part.
+// C = beta * C: the only kernel outside the registry, run when A and B take no part;
+// in the problem's precision.
 void launch_scale(const GemmProblem& p, cudaStream_t stream);
 
 // out = alpha * acc + beta * c over an m x n tile (c not read when beta is 0): the
-// streamed host path's last step per tile. `out` may be `c`.
-void launch_epilogue(int64_t m, int64_t n, float alpha, const float* acc, int64_t ld_acc,
-                     float beta, const float* c, int64_t ldc, float* out, int64_t ld_out,
-                     cudaStream_t stream);
+// streamed host path's last step per tile. `out` may be `c`. T is float or double
+// (both instantiated in epilogue_kernel.cu).
+template <class T>
+void launch_epilogue(int64_t m, int64_t n, T alpha, const T* acc, int64_t ld_acc, T beta,
+                     const T* c, int64_t ldc, T* out, int64_t ld_out, cudaStream_t stream);
 
 // BLOCKED's split-K partial sums: their leading dimension.
 int64_t partial_ld(const GemmProblem& p);

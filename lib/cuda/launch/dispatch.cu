@@ -9,6 +9,12 @@
 // device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
 // row (plan_tf32x3(): tiles 128 and 64); everything else runs the strict FP32 rows,
 // always an allowed answer.
+//
+// A double problem meets only double rows (the registry's precision field), never a
+// tensor-core row: the math mode is a permission about FP32 inputs, so it changes
+// nothing in a dgemm. Until the FP64 blocked and DMMA kernels land (steps 6 and 7 of
+// docs/design/double-precision.md), double has no BLOCKED row: AUTO and BLOCKED run
+// the ladder's best row instead (ladder_row_for_f64).
 #include <string>
 
 #include "core/error.hpp"
@@ -40,6 +46,26 @@ const char* algorithm_name(Algorithm a) {
        tiles_of(BackendKind::Cuda, precision, a), ")");
 }
 
+// AUTO and BLOCKED in double while double has no BLOCKED row: coarsened, 32 x 32 tiles,
+// 4 outputs per thread. It is the fastest of the ladder in float on the H100
+// (docs/benchmarks/device-kernels.md), and the reason carries over to double: each
+// element of A read from shared memory feeds 4 multiply-adds, and each block loads one
+// tile of A for four of B, so it does the most work per load of the ladder's rows. In
+// double its 42,240 bytes of shared memory still fit the 48 KiB of a static block. Not
+// measured in double yet; the FP64 blocked kernel (step 6) replaces it.
+const KernelEntry* ladder_row_for_f64() {
+  return find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Coarsened, 32, 4);
+}
+
+// BLOCKED with a tile setting in double: no row of double has one yet.
+[[noreturn]] void no_blocked_tile_in_double(int tile) {
+  fail(Status::NotSupported, "tile size ", tile,
+       " is not available for BLOCKED in double precision (no BLOCKED row in double yet: "
+       "BLOCKED with tile 0 and AUTO run f64_coarsened_32_x4; the tiles of double are ",
+       tiles_of(BackendKind::Cuda, Precision::F64, Algorithm::Tiled), " for TILED and ",
+       tiles_of(BackendKind::Cuda, Precision::F64, Algorithm::Coarsened), " for COARSENED)");
+}
+
 // Whether a Hopper row of `mode` (a wgmma kernel, cc 9.0 only) runs here: then the
 // planner gives TF32 its wide tile at every size, and FP32_ACCURATE its wgmma tile
 // where k is deep (those kernels split k).
@@ -55,7 +81,8 @@ bool hopper_row_runs(MathMode mode, const DeviceProfile& device) {
 // every tile: a row with a plan_tail hook may split its last wave's tiles (choose_kernel).
 const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int tile,
                                    const DeviceProfile& device, bool with_workspace) {
-  if (s.math_mode == MathMode::Fp32) return nullptr;
+  // The tensor-core rows take floats; the math mode does not apply to double.
+  if (p.precision != Precision::F32 || s.math_mode == MathMode::Fp32) return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
   const int chosen =
       s.math_mode == MathMode::Tf32
@@ -86,7 +113,11 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (tensor_cores != nullptr) {
+  if (algorithm == Algorithm::Blocked && p.precision == Precision::F64 &&
+      find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr) {
+    if (tile != 0) no_blocked_tile_in_double(tile);
+    choice.kernel = ladder_row_for_f64();
+  } else if (tensor_cores != nullptr) {
     choice.kernel = tensor_cores;
     if (with_workspace && tensor_cores->plan_tail != nullptr)
       tensor_cores->plan_tail(p, device, choice.plan);

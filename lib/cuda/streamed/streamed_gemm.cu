@@ -6,7 +6,6 @@
 #include <exception>
 #include <limits>
 #include <map>
-#include <type_traits>
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
@@ -71,8 +70,9 @@ Operand<T> operand(const T* ptr, int64_t ld, int64_t rows, int64_t cols, const H
 // rows x cols of an operand behind the caller's functions, between `buf` (dense)
 // and the operand at `offset`, split by rows over the pool's threads. The first
 // failure is thrown once every task has ended.
+template <class T>
 void io_block(WorkerPool& pool, int threads, bool write, const HostIo& io, int64_t offset,
-              int64_t ld, float* buf, int64_t rows, int64_t cols) {
+              int64_t ld, T* buf, int64_t rows, int64_t cols) {
   const int tasks =
       int(std::max<int64_t>(1, std::min<int64_t>({int64_t(threads), rows, (rows * cols) >> 14})));
   std::mutex mutex;
@@ -120,9 +120,8 @@ T* at(T* base, int64_t offset) {
 // prime() makes the events' first waits pass, walk_stream_plan (stream_schedule.hpp)
 // calls the steps of each column tile, group of row tiles and chunk in order
 // (uploads, products, epilogues and downloads), and finish() waits for the rest.
-// Over the element type T, so that the compiler scales every offset; the caller's
-// matrices and scalars are read through the typed view v_. Only float is built: the
-// caller's functions (io_block) and the epilogue take floats until double lands.
+// Over the element type T (float or double), so that the compiler scales every offset;
+// the caller's matrices and scalars are read through the typed view v_.
 template <class T>
 class Call {
  public:
@@ -136,7 +135,7 @@ class Call {
         v_(view_of<T>(p)),
         reads_c_(p.beta != 0.0),
         threads_(packing_thread_count(settings.host_threads)),
-        // Device layouts: each operand as it is stored, rows padded to 4 floats.
+        // Device layouts: each operand as it is stored, rows padded to 16 bytes.
         sizes_(stream_buffers(p, plan)),
         a_(operand(v_.a, p.lda, stored_rows_a(p), stored_cols_a(p), p.a_io)),
         b_(operand(v_.b, p.ldb, stored_rows_b(p), stored_cols_b(p), p.b_io)),
@@ -153,7 +152,7 @@ class Call {
   // and one pinned allocation, carved as stream_layout says.
   void carve() {
     const StreamLayout l =
-        stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned);
+        stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned, int(sizeof(T)));
     T* device = s_.device.reserve<T>(size_t(l.device_floats));
     T* staging = l.staging_floats > 0 ? s_.staging.reserve<T>(size_t(l.staging_floats)) : nullptr;
     for (int i = 0; i < kASlots; ++i) {
@@ -474,14 +473,7 @@ Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings, const S
   std::lock_guard<std::mutex> lock(mutex_);
   // The one switch from the tag to the element type.
   return visit_precision(p.precision, [&](auto zero) -> Timing {
-    using T = decltype(zero);
-    if constexpr (std::is_same_v<T, double>) {
-      throw Error(Status::NotSupported,
-                  "the streamed path: double precision is not built yet (its kernels, "
-                  "epilogue and host I/O take floats)");
-    } else {
-      return run_call<T>(*state_, p, settings, plan, kernels);
-    }
+    return run_call<decltype(zero)>(*state_, p, settings, plan, kernels);
   });
 }
 

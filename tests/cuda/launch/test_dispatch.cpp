@@ -186,5 +186,101 @@ TEST(MathMode, ReportedModeFollowsTheKernelThatRan) {
   EXPECT_EQ(math_mode_of(k, shape(300, 200, 100)), MathMode::Fp32);
 }
 
+// ---- Double precision (host logic) --------------------------------------------------
+
+GemmProblem double_shape(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = shape(m, n, k);
+  p.precision = Precision::F64;
+  return p;
+}
+
+// Every double row mirrors its float twin of the ladder (same settings and default),
+// is strict and is named f64_ after it.
+TEST(Double, EveryLadderRowHasADoubleTwin) {
+  int doubles = 0;
+  for (const KernelEntry& k : cuda_kernel_table()) {
+    if (k.precision != Precision::F64) continue;
+    ++doubles;
+    EXPECT_EQ(k.math_mode, MathMode::Fp32) << k.name;
+    EXPECT_EQ(std::string(k.name).rfind("f64_", 0), 0u) << k.name;
+    const KernelEntry* twin =
+        find_kernel(BackendKind::Cuda, Precision::F32, k.algorithm, k.tile, k.coarsening);
+    ASSERT_NE(twin, nullptr) << k.name;
+    EXPECT_EQ(std::string("f64_") + twin->name, k.name);
+    EXPECT_EQ(twin->is_default, k.is_default) << k.name;
+    EXPECT_EQ(twin->outputs_per_thread, k.outputs_per_thread) << k.name;
+  }
+  EXPECT_EQ(doubles, 3 + 3 + 9);
+}
+
+// AUTO and BLOCKED (tile 0) in double run f64_coarsened_32_x4 on every profile (the H100
+// and the A100 among them), whatever the shape and the math mode: TF32 and
+// FP32_ACCURATE never change a double choice.
+TEST(Double, AutoRunsTheCoarsenedRowWhateverTheMathMode) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& f : shapes()) {
+      GemmProblem p = f;
+      p.precision = Precision::F64;
+      for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
+        for (Algorithm a : {Algorithm::Auto, Algorithm::Blocked}) {
+          Settings s;
+          s.algorithm = a;
+          s.math_mode = mode;
+          for (bool with_workspace : {true, false}) {
+            const KernelChoice c = choose_kernel(p, s, prof.device, with_workspace);
+            EXPECT_STREQ(c.kernel->name, "f64_coarsened_32_x4") << prof.name;
+            EXPECT_EQ(c.kernel->precision, Precision::F64);
+            EXPECT_EQ(math_mode_of(c, p), MathMode::Fp32);
+            EXPECT_EQ(c.plan.splits, 1);
+            EXPECT_EQ(workspace_bytes(c, p), 0u);
+          }
+        }
+      }
+    }
+  }
+  for (const DeviceProfile& device : {h100(), a100()}) {
+    Settings s;
+    s.math_mode = MathMode::Tf32;
+    EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, device).kernel->name,
+                 "f64_coarsened_32_x4");
+    EXPECT_EQ(choose_kernel(shape(4096, 4096, 4096), s, device).kernel->precision, Precision::F32);
+  }
+}
+
+// NAIVE, TILED and COARSENED in double take their settings, as in float, whatever the
+// math mode; BLOCKED with a tile has no row in double, and the message lists double's.
+TEST(Double, LadderSettingsChooseDoubleRows) {
+  for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
+    Settings s;
+    s.math_mode = mode;
+    s.algorithm = Algorithm::Naive;
+    EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
+                 "f64_naive_16");
+    s.algorithm = Algorithm::Tiled;
+    s.tile_size = 8;
+    EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, a100()).kernel->name, "f64_tiled_8");
+    s.algorithm = Algorithm::Coarsened;
+    s.tile_size = 16;
+    s.coarsening = 4;
+    EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
+                 "f64_coarsened_16_x4");
+    s.tile_size = 0;
+    s.coarsening = 0;
+    EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
+                 "f64_coarsened_32_x2");
+    s.algorithm = Algorithm::Blocked;
+    s.tile_size = 128;
+    try {
+      choose_kernel(double_shape(100, 100, 100), s, h100());
+      ADD_FAILURE() << "BLOCKED 128 in double has no row";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::NotSupported);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("double precision"), std::string::npos) << what;
+      EXPECT_NE(what.find("8, 16, 32"), std::string::npos) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tiledmm
