@@ -351,41 +351,40 @@ int64_t from_precision(tiledmm::Precision p) {
 }
 
 // The bodies of tmm_sgemm/tmm_dgemm, _device and _io (extern "C" below), for T = float
-// and double, Io = tmm_host_io and tmm_host_io_double.
+// and double, Io = tmm_host_io and tmm_host_io_double. The enum arguments arrive as the
+// ints raw() read: passing a C caller's out-of-range value on as the enum type would be
+// undefined (UBSan's -fsanitize=enum sees the load).
 template <class T>
-tmm_status gemm_host(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
-                     int64_t m, int64_t n, int64_t k, T alpha, const T* A, int64_t lda, const T* B,
-                     int64_t ldb, T beta, T* C, int64_t ldc) {
+tmm_status gemm_host(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                     int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+                     T* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
-                           beta, C, ldc);
+    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     tiledmm::check_no_alias(p);
     c.backend->gemm_host(p, c.settings);
   });
 }
 
 template <class T>
-tmm_status gemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
-                       tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* A,
-                       int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+tmm_status gemm_device(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+                       T* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
-                           beta, C, ldc);
+    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
   });
 }
 
 template <class T, class Io>
-tmm_status gemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
-                   int64_t m, int64_t n, int64_t k, T alpha, const Io* A, int64_t lda, const Io* B,
-                   int64_t ldb, T beta, const Io* C, int64_t ldc) {
+tmm_status gemm_io(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                   int64_t k, T alpha, const Io* A, int64_t lda, const Io* B, int64_t ldb, T beta,
+                   const Io* C, int64_t ldc) {
   return on_handle(h, [&](tmm_context_s& c) {
     // The pointer checks of tmm_sgemm on stand-ins (never dereferenced), so that a
     // missing io is the same error, with the same words, as a missing matrix.
     static T stand_in;
-    auto p =
-        problem(raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A ? &stand_in : nullptr,
-                lda, B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
+    auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A ? &stand_in : nullptr, lda,
+                     B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
     tiledmm::HostIo io[3];
     const Io* given[3] = {A, B, C};
     const char* names[3] = {"A", "B", "C"};
@@ -542,41 +541,47 @@ tmm_status tmm_get_coarsening(tmm_handle h, int* out) {
 tmm_status tmm_sgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
                      int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda,
                      const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  return gemm_host(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_host(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb, beta,
+                   C, ldc);
 }
 
 tmm_status tmm_dgemm(tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b,
                      int64_t m, int64_t n, int64_t k, double alpha, const double* A, int64_t lda,
                      const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  return gemm_host(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_host(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb, beta,
+                   C, ldc);
 }
 
 tmm_status tmm_sgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                         tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                         const tmm_host_io* A, int64_t lda, const tmm_host_io* B, int64_t ldb,
                         float beta, const tmm_host_io* C, int64_t ldc) {
-  return gemm_io(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_io(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb, beta,
+                 C, ldc);
 }
 
 tmm_status tmm_dgemm_io(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                         tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                         const tmm_host_io_double* A, int64_t lda, const tmm_host_io_double* B,
                         int64_t ldb, double beta, const tmm_host_io_double* C, int64_t ldc) {
-  return gemm_io(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_io(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb, beta,
+                 C, ldc);
 }
 
 tmm_status tmm_sgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                             tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                             const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
                             float* C, int64_t ldc) {
-  return gemm_device(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_device(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                     beta, C, ldc);
 }
 
 tmm_status tmm_dgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
                             tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                             const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
                             double* C, int64_t ldc) {
-  return gemm_device(h, layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  return gemm_device(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, B, ldb,
+                     beta, C, ldc);
 }
 
 tmm_status tmm_set_stream(tmm_handle h, void* stream) {
