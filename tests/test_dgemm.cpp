@@ -202,6 +202,16 @@ struct Store {
   }
 };
 
+// g through tmm_dgemm_io, its matrices behind Store functions.
+tmm_status run_through_io(tmm_handle h, tmm_test::DgemmCase& g) {
+  Store sa{&g.a}, sb{&g.b}, sc{&g.c};
+  const tmm_host_io_double a{sizeof(tmm_host_io_double), Store::read, nullptr, &sa};
+  const tmm_host_io_double b{sizeof(tmm_host_io_double), Store::read, nullptr, &sb};
+  const tmm_host_io_double c{sizeof(tmm_host_io_double), Store::read, Store::write, &sc};
+  return tmm_dgemm_io(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, &a, g.lda, &b, g.ldb, g.beta,
+                      &c, g.ldc);
+}
+
 TEST_F(Dgemm, IoMatchesThePointerCall) {
   for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
     tmm_test::DgemmCase g;
@@ -211,14 +221,7 @@ TEST_F(Dgemm, IoMatchesThePointerCall) {
     SCOPED_TRACE(tmm_test::describe(g));
     tmm_test::DgemmCase pointers = g;
     ASSERT_EQ(tmm_test::run_case(h_, pointers), TMM_SUCCESS) << message();
-    Store sa{&g.a}, sb{&g.b}, sc{&g.c};
-    const tmm_host_io_double a{sizeof(tmm_host_io_double), Store::read, nullptr, &sa};
-    const tmm_host_io_double b{sizeof(tmm_host_io_double), Store::read, nullptr, &sb};
-    const tmm_host_io_double c{sizeof(tmm_host_io_double), Store::read, Store::write, &sc};
-    ASSERT_EQ(tmm_dgemm_io(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, &a, g.lda, &b, g.ldb,
-                           g.beta, &c, g.ldc),
-              TMM_SUCCESS)
-        << message();
+    ASSERT_EQ(run_through_io(h_, g), TMM_SUCCESS) << message();
     EXPECT_EQ(g.c, pointers.c);
     EXPECT_TRUE(tmm_test::check_case(g));
   }
@@ -387,14 +390,7 @@ TEST_F(DgemmCuda, StreamedPathRunsDouble) {
   tmm_test::fill_case(g, tmm_test::fresh_seed());
   tmm_test::DgemmCase pointers = g;
   ASSERT_EQ(tmm_test::run_case(h_, pointers), TMM_SUCCESS) << message();
-  Store sa{&g.a}, sb{&g.b}, sc{&g.c};
-  const tmm_host_io_double a{sizeof(tmm_host_io_double), Store::read, nullptr, &sa};
-  const tmm_host_io_double b{sizeof(tmm_host_io_double), Store::read, nullptr, &sb};
-  const tmm_host_io_double c{sizeof(tmm_host_io_double), Store::read, Store::write, &sc};
-  ASSERT_EQ(tmm_dgemm_io(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, &a, g.lda, &b, g.ldb,
-                         g.beta, &c, g.ldc),
-            TMM_SUCCESS)
-      << message();
+  ASSERT_EQ(run_through_io(h_, g), TMM_SUCCESS) << message();
   EXPECT_EQ(report_of_double().host_path, TMM_HOST_PATH_STREAMED);
   EXPECT_EQ(g.c, pointers.c);
   EXPECT_TRUE(tmm_test::check_case(g));
