@@ -309,7 +309,8 @@ namespace TiledMM
                             TileSize = r.tile_size, Coarsening = r.coarsening, Splits = r.splits,
                             HostThreads = r.host_threads, Kernel = r.kernel,
                             HostPath = (HostPath)r.host_path, Tiles = r.tiles, KChunks = r.k_chunks,
-                            PackMs = r.pack_ms, LinkMs = r.link_ms, MathMode = (MathMode)r.math_mode
+                            PackMs = r.pack_ms, LinkMs = r.link_ms, MathMode = (MathMode)r.math_mode,
+                            Precision = (Precision)r.precision
                         };
                     }
                 }

@@ -96,6 +96,9 @@ namespace TiledMM
         /// (the CPU, products that ran no multiplication kernel, a mode with no kernel for the
         /// call), so it may differ from what <see cref="Option.MathMode"/> allows.</summary>
         public MathMode MathMode { get; internal set; }
+        /// <summary>The element type of the product (since 1.2): Single for this binding's
+        /// calls.</summary>
+        public Precision Precision { get; internal set; }
 
         /// <summary>For example "cpu_blocked on Cpu (Blocked, Fp32, 4 host threads): upload 0.000 ms, ...".</summary>
         public override string ToString() =>

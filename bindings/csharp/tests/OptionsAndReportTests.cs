@@ -169,6 +169,7 @@ static partial class EngineTests
         {
             Product().Run(e);
             Assert(e.LastReport.MathMode == MathMode.Fp32, "a default engine: " + e.LastReport);
+            Assert(e.LastReport.Precision == Precision.Single, "a float product: " + e.LastReport);
             // A math mode is a permission, not a demand: the CPU backend takes every mode, has
             // no tensor-core kernel, and runs (and reports) strict FP32.
             foreach (MathMode allowed in new[] { MathMode.Tf32, MathMode.Fp32Accurate })

@@ -25,6 +25,7 @@ public final class Report {
   private final double packMs;
   private final double linkMs;
   private final MathMode mathMode;
+  private final Precision precision;
 
   Report(tmm_report r) {
     totalMs = r.getTotal_ms();
@@ -45,6 +46,7 @@ public final class Report {
     packMs = r.getPack_ms();
     linkMs = r.getLink_ms();
     mathMode = MathMode.of(r.getMath_mode());
+    precision = Precision.of((int) r.getPrecision());
   }
 
   /** The whole call, copies included, in milliseconds. */
@@ -143,6 +145,11 @@ public final class Report {
    */
   public MathMode getMathMode() {
     return mathMode;
+  }
+
+  /** The element type of the product (since 1.2): SINGLE for this binding's calls. */
+  public Precision getPrecision() {
+    return precision;
   }
 
   /** For example "cpu_blocked on CPU (BLOCKED, FP32, 4 host threads): upload 0.000 ms, ...". */

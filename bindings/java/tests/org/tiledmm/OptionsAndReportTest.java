@@ -179,6 +179,7 @@ class OptionsAndReportTest {
       assertEquals(t.getCoarsening(), r.getCoarsening());
       assertTrue(r.toString().startsWith("cpu_blocked on CPU"), r.toString());
       assertEquals(MathMode.FP32, r.getMathMode(), "the CPU runs strict FP32");
+      assertEquals(Precision.SINGLE, r.getPrecision());
       assertTrue(r.toString().contains("(BLOCKED, FP32"), r.toString());
 
       mm.setOption(Option.HOST_THREADS, 1);
