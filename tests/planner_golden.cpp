@@ -80,8 +80,8 @@ const BlockedShapeInfo* blocked_shape(int tile) {
 }
 
 template <size_t N>
-const Tf32ShapeInfo* tc_shape(const Tf32ShapeInfo (&shapes)[N], int tile) {
-  for (const Tf32ShapeInfo& s : shapes)
+const MmaShapeInfo* tc_shape(const MmaShapeInfo (&shapes)[N], int tile) {
+  for (const MmaShapeInfo& s : shapes)
     if (s.tile == tile) return &s;
   return nullptr;
 }
@@ -130,7 +130,7 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
     const bool hopper_runs = cc == 90;
     const int chosen =
         tf32 ? plan_tf32(p, d, tile, hopper_runs) : plan_tf32x3(p, d, tile, hopper_runs);
-    const Tf32ShapeInfo* s = tf32 ? tc_shape(kTf32Shapes, chosen) : tc_shape(kTf32x3Shapes, chosen);
+    const MmaShapeInfo* s = tf32 ? tc_shape(kTf32Shapes, chosen) : tc_shape(kTf32x3Shapes, chosen);
     if (chosen != 0 && s != nullptr) {
       const std::string mma = std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +
                               std::to_string(s->rows) + "x" + std::to_string(s->cols);
@@ -140,7 +140,7 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
         hopper_tail(hopper, p, d, c);
         // Without sm_90a code, the planner takes the tile without the Hopper rules.
         const int plain = tf32 ? plan_tf32(p, d, tile, false) : plan_tf32x3(p, d, tile, false);
-        const Tf32ShapeInfo* ps =
+        const MmaShapeInfo* ps =
             tf32 ? tc_shape(kTf32Shapes, plain) : tc_shape(kTf32x3Shapes, plain);
         c.fallback = ps == nullptr ? "strict"
                                    : std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +

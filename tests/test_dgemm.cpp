@@ -243,9 +243,9 @@ TEST_F(Dgemm, DevicePointersNeedCuda) {
   EXPECT_EQ(c, std::vector<double>(16, 1.0));
 }
 
-// The CUDA backend in double: the ladder's kernels over double (f64_naive_*,
-// f64_tiled_*, f64_coarsened_*), through the direct path, the streamed path and device
-// pointers, each result within the FP64 bound.
+// The CUDA backend in double: the FP64 tensor-core rows (f64_mma_*) and the ladder's
+// kernels over double (f64_naive_*, f64_tiled_*, f64_coarsened_*), through the direct
+// path, the streamed path and device pointers, each result within the FP64 bound.
 class DgemmCuda : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -256,6 +256,16 @@ class DgemmCuda : public ::testing::Test {
     if (h_ != nullptr) tmm_destroy(h_);
   }
   std::string message() const { return tmm_get_error_message(h_); }
+
+  // What AUTO runs in double for a product of `tiles` tiles of 128 x 64: the FP64 tensor
+  // cores from compute capability 8.0 (128 x 64 with a wave of those tiles, else 64 x 64),
+  // the ladder's coarsened row before.
+  std::string auto_kernel(int64_t tiles) {
+    tmm_device_info d{};
+    EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+    if (d.compute_capability_major < 8) return "f64_coarsened_32_x4";
+    return tiles >= d.multiprocessors ? "f64_mma_128x64" : "f64_mma_64x64";
+  }
 
   // The report of the last call: DOUBLE, strict, a kernel of double.
   tmm_report report_of_double() {
@@ -277,9 +287,12 @@ struct Setting {
   int tile, coarsening;
 };
 
-// AUTO and BLOCKED (tile 0), and every ladder row's setting.
+// AUTO and BLOCKED (tile 0), BLOCKED's tiles in double, and every ladder row's setting.
 std::vector<Setting> every_setting() {
-  std::vector<Setting> s{{TMM_ALGO_AUTO, 0, 0}, {TMM_ALGO_BLOCKED, 0, 0}};
+  std::vector<Setting> s{{TMM_ALGO_AUTO, 0, 0},
+                         {TMM_ALGO_BLOCKED, 0, 0},
+                         {TMM_ALGO_BLOCKED, 128, 0},
+                         {TMM_ALGO_BLOCKED, 64, 0}};
   for (int tile : {8, 16, 32}) {
     s.push_back({TMM_ALGO_NAIVE, tile, 0});
     s.push_back({TMM_ALGO_TILED, tile, 0});
@@ -303,7 +316,7 @@ std::string describe(const Setting& s) {
 // padded leading dimensions: host pointers on the direct path.
 TEST_F(DgemmCuda, HostCallsMatchTheReferenceEverySetting) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
-  const int64_t shapes[][3] = {{67, 45, 129}, {1, 1, 1}, {300, 260, 100}};
+  const int64_t shapes[][3] = {{67, 45, 129}, {1, 1, 1}, {300, 260, 100}, {129, 65, 7}};
   int variant = 0;
   for (const Setting& s : every_setting()) {
     apply(h_, s);
@@ -329,17 +342,25 @@ TEST_F(DgemmCuda, HostCallsMatchTheReferenceEverySetting) {
   }
 }
 
-// AUTO and BLOCKED in double run the ladder's best row until the FP64 blocked kernel
-// lands; BLOCKED with a tile has no row in double.
-TEST_F(DgemmCuda, AutoRunsTheCoarsenedRowAndBlockedTilesAreRefused) {
+// AUTO in double runs the FP64 tensor cores (the ladder before compute capability 8.0),
+// its tile from the product's size; BLOCKED with a tile double has no row of is refused.
+TEST_F(DgemmCuda, AutoRunsTheTensorCoresAndOtherTilesAreRefused) {
+  // The direct path plans the whole product (the streamed path plans each tile of C).
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  tmm_test::DgemmCase big;
+  big.m = 2048, big.n = 1100, big.k = 40, big.beta = 0.5;  // 16 x 18 tiles of 128 x 64
+  tmm_test::fill_case(big, tmm_test::fresh_seed());
+  ASSERT_EQ(tmm_test::run_case(h_, big), TMM_SUCCESS) << message();
+  EXPECT_TRUE(tmm_test::check_case(big));
+  EXPECT_EQ(report_of_double().kernel, auto_kernel(16 * 18));
   tmm_test::DgemmCase g;
   g.m = 65, g.n = 33, g.k = 17, g.beta = 0.5;
   tmm_test::fill_case(g, tmm_test::fresh_seed());
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
   EXPECT_TRUE(tmm_test::check_case(g));
-  EXPECT_STREQ(report_of_double().kernel, "f64_coarsened_32_x4");
+  EXPECT_EQ(report_of_double().kernel, auto_kernel(1));
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_BLOCKED), TMM_SUCCESS);
-  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, 128), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, 256), TMM_SUCCESS);
   const std::vector<double> before = g.c;
   EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_NE(message().find("double"), std::string::npos) << message();
@@ -357,7 +378,7 @@ TEST_F(DgemmCuda, MathModeDoesNotChangeADgemm) {
     tmm_test::fill_odd_integers(g, tmm_test::fresh_seed());
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
     EXPECT_TRUE(tmm_test::check_case(g));
-    EXPECT_STREQ(report_of_double().kernel, "f64_coarsened_32_x4");
+    EXPECT_EQ(report_of_double().kernel, auto_kernel(1));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "plan/blocked_shapes.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/measured_rates.hpp"
 #include "plan/tf32_shapes.hpp"
 
@@ -76,20 +77,20 @@ namespace {
 
 // A tensor-core kernel's tile among its shapes (widest first), as plan_tf32 describes.
 template <size_t N>
-int plan_tensor_core_tile(const Tf32ShapeInfo (&shapes)[N], const GemmProblem& p,
+int plan_tensor_core_tile(const MmaShapeInfo (&shapes)[N], const GemmProblem& p,
                           const DeviceProfile& d, int forced_tile) {
-  auto fits = [&](const Tf32ShapeInfo& s) {
+  auto fits = [&](const MmaShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin;
   };
   if (forced_tile != 0) {
-    for (const Tf32ShapeInfo& s : shapes)
+    for (const MmaShapeInfo& s : shapes)
       if (s.tile == forced_tile) return fits(s) ? s.tile : 0;
     return 0;
   }
   // The rows go widest first: the first that fits with a full wave of tiles, else
   // the narrowest that fits (small products want more blocks, not wider ones).
-  const Tf32ShapeInfo* chosen = nullptr;
-  for (const Tf32ShapeInfo& s : shapes) {
+  const MmaShapeInfo* chosen = nullptr;
+  for (const MmaShapeInfo& s : shapes) {
     if (!fits(s)) continue;
     chosen = &s;
     if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) >= d.multiprocessors) break;
@@ -106,10 +107,14 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
   // change on Hopper"). Not past the wgmma kernel's extents: there the mma.sync tiles
   // run, which have none.
   if (forced_tile == 0 && wide_everywhere && wgmma_takes(p.m, p.n, p.k)) {
-    for (const Tf32ShapeInfo& s : kTf32Shapes)
+    for (const MmaShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
   }
   return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
+}
+
+int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
 }
 
 // 3xTF32 runs three TF32 products for each FP32 one, so it pays only where the tensor
@@ -130,7 +135,7 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
       ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);
   if (forced_tile == 0 && wide_splits_deep_k && wgmma_takes(p.m, p.n, p.k) &&
       2 * wide_tiles <= d.multiprocessors && is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
-    for (const Tf32ShapeInfo& s : kTf32x3Shapes)
+    for (const MmaShapeInfo& s : kTf32x3Shapes)
       if (s.tile == kTf32x3Wgmma128x128.tile && s.shared_bytes <= d.shared_memory_per_block_optin)
         return s.tile;
   }

@@ -7,6 +7,7 @@
 
 #include "core/device_profile.hpp"
 #include "core/gemm_problem.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/tf32_shapes.hpp"
 
 namespace tiledmm {
@@ -48,6 +49,12 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 // the narrow tile's few blocks would leave idle.
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                 bool wide_splits_deep_k = false);
+
+// The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`, as
+// plan_tf32 chooses among its shapes: 128 x 64 (tile 128) where the product has at least
+// one such tile per SM, else 64 x 64 (tile 64); forced_tile 128 or 64 asks for that tile
+// (0 when the device cannot hold it). No split-K.
+int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // Steps of k (of a tensor-core kernel's depth) from which a product whose tiles fill
 // at most one wave splits every tile along k (plan_tail_split).

@@ -6,28 +6,22 @@
 
 #include <cstdint>
 
-namespace tiledmm {
+#include "plan/mma_shapes.hpp"
 
-struct Tf32ShapeInfo {
-  int tile;          // the tile_size setting that selects it
-  int rows, cols;    // the tile of C one block owns
-  int threads;       // per block
-  int shared_bytes;  // dynamic shared memory per block, the most over the transposes
-  int outputs_per_thread;
-};
+namespace tiledmm {
 
 // Widest first. Shared memory: stages x (A's tile + B's tile), each padded as
 // [rows][depth + 4] (the larger of the two layouts here), 4 bytes a float.
-constexpr Tf32ShapeInfo kTf32Mma128x256{256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128};
-constexpr Tf32ShapeInfo kTf32Mma128x128{128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128};
-constexpr Tf32ShapeInfo kTf32Shapes[] = {kTf32Mma128x256, kTf32Mma128x128};
+constexpr MmaShapeInfo kTf32Mma128x256{256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128};
+constexpr MmaShapeInfo kTf32Mma128x128{128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128};
+constexpr MmaShapeInfo kTf32Shapes[] = {kTf32Mma128x256, kTf32Mma128x128};
 
 // The FP32_ACCURATE kernel (3xTF32, tf32x3_mma_kernel.cu static_asserts these): warps
 // of 32 x 32, three accumulators per output. Widest first; depth 32, so a K-contiguous
 // tile is [rows][36] (an MN-contiguous one, [32][cols + 8], is no larger here).
-constexpr Tf32ShapeInfo kTf32x3Mma128x64{128, 128, 64, 256, 3 * (128 * 36 + 64 * 36) * 4, 32};
-constexpr Tf32ShapeInfo kTf32x3Mma64x64{64, 64, 64, 128, 4 * (64 * 36 + 64 * 36) * 4, 32};
-constexpr Tf32ShapeInfo kTf32x3Shapes[] = {kTf32x3Mma128x64, kTf32x3Mma64x64};
+constexpr MmaShapeInfo kTf32x3Mma128x64{128, 128, 64, 256, 3 * (128 * 36 + 64 * 36) * 4, 32};
+constexpr MmaShapeInfo kTf32x3Mma64x64{64, 64, 64, 128, 4 * (64 * 36 + 64 * 36) * 4, 32};
+constexpr MmaShapeInfo kTf32x3Shapes[] = {kTf32x3Mma128x64, kTf32x3Mma64x64};
 
 // The Hopper rows (wgmma, sm_90a code, cc 9.0): the tile of D one block owns and the
 // depth of one step of k, which tf32_wgmma_kernel.cu and tf32x3_wgmma_kernel.cu take

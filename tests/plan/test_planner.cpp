@@ -133,7 +133,7 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
     for (const GemmProblem& p : shapes()) {
       const int tile = plan_tf32(p, prof.device, 0);
       ASSERT_TRUE(tile == 128 || tile == 256) << prof.name;
-      for (const Tf32ShapeInfo& s : kTf32Shapes) {
+      for (const MmaShapeInfo& s : kTf32Shapes) {
         if (s.tile == tile) {
           EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin) << prof.name;
         }

@@ -56,6 +56,25 @@ __device__ __forceinline__ void store_pair(const GemmView<float>& p, int64_t row
   }
 }
 
+// The same over doubles: 16-byte accesses where both columns exist and C is aligned.
+__device__ __forceinline__ void store_pair(const GemmView<double>& p, int64_t row, int64_t col,
+                                           double v0, double v1) {
+  if (row >= p.m || col >= p.n) return;
+  double* c = p.c + row * p.ldc + col;
+  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 15) == 0) {
+    double2 out = make_double2(p.alpha * v0, p.alpha * v1);
+    if (p.beta != 0.0) {
+      const double2 old = *reinterpret_cast<const double2*>(c);
+      out.x += p.beta * old.x;
+      out.y += p.beta * old.y;
+    }
+    *reinterpret_cast<double2*>(c) = out;
+  } else {
+    store_c(p, row, col, v0);
+    if (col + 1 < p.n) store_c(p, row, col + 1, v1);
+  }
+}
+
 // kernel<<<grid, block, shared_bytes, stream>>>(args...), throwing its launch error
 // named by `what`. The error comes from the launch itself (cudaLaunchKernelEx), not
 // from the thread's last-error state: an error the caller left pending there is not
@@ -133,8 +152,9 @@ void with_transposes(const GemmProblem& p, F&& f) {
 // 16-byte copies can read them) as compile-time constants, as with_transposes does.
 template <class F>
 void with_alignment(const GemmProblem& p, F&& f) {
-  const bool vec_a = rows_16_byte_aligned(p.a_as<float>(), p.lda);
-  const bool vec_b = rows_16_byte_aligned(p.b_as<float>(), p.ldb);
+  const int bytes = element_bytes(p.precision);
+  const bool vec_a = rows_16_byte_aligned(p.a, p.lda, bytes);
+  const bool vec_b = rows_16_byte_aligned(p.b, p.ldb, bytes);
   if (vec_a) {
     vec_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
   } else {

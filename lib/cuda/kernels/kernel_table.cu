@@ -3,6 +3,7 @@
 // kernel is its own file, its launcher's declaration and one row here.
 #include "cuda/kernels/kernels.hpp"
 #include "plan/blocked_shapes.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/tf32_shapes.hpp"
 #include "registry/kernel_registry.hpp"
 
@@ -16,6 +17,7 @@ void launch_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
 void launch_tf32_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_f64_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 #if TILEDMM_WITH_SM90A
 void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32_wgmma_workspace(const GemmProblem&, const KernelPlan&);
@@ -305,6 +307,25 @@ constexpr KernelEntry kCudaKernels[] = {
         .coarsening(4)
         .outputs_per_thread(4)
         .launch(launch_coarsened),
+    // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice).
+    cuda_row("f64_mma_128x64",
+             "FP64 tensor cores (mma.sync m16n8k4 .f64; two m8n8k4 before sm_90), strict "
+             "FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, no split-K")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .shape(kF64Mma128x64)
+        .min_cc(80)
+        .is_default()
+        .launch(launch_f64_mma),
+    cuda_row("f64_mma_64x64",
+             "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
+             "sm_90), strict FP64, 64 x 64 tile, 3-stage cp.async, 60 KiB shared memory, "
+             "no split-K")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .shape(kF64Mma64x64)
+        .min_cc(80)
+        .launch(launch_f64_mma),
 };
 
 }  // namespace

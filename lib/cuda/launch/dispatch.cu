@@ -11,10 +11,11 @@
 // always an allowed answer.
 //
 // A double problem meets only double rows (the registry's precision field), never a
-// tensor-core row: the math mode is a permission about FP32 inputs, so it changes
-// nothing in a dgemm. Until the FP64 blocked and DMMA kernels land (steps 6 and 7 of
-// docs/design/double-precision.md), double has no BLOCKED row: AUTO and BLOCKED run
-// the ladder's best row instead (ladder_row_for_f64).
+// TF32 row: the math mode is a permission about FP32 inputs, so it changes nothing in a
+// dgemm. AUTO and BLOCKED in double run the FP64 tensor-core rows (f64_mma_kernel.cu:
+// strict FP64, plan_f64() picks the tile) from compute capability 8.0; before it, the
+// ladder's best row (ladder_row_for_f64) until the FP64 CUDA-core kernel lands (step 6
+// of docs/design/double-precision.md).
 #include <string>
 
 #include "core/error.hpp"
@@ -42,28 +43,51 @@ const char* algorithm_name(Algorithm a) {
 }
 
 [[noreturn]] void no_such_tile(Precision precision, Algorithm a, int tile) {
-  fail(Status::NotSupported, "tile size ", tile, " is not available for ", algorithm_name(a), " (",
+  fail(Status::NotSupported, "tile size ", tile, " is not available for ", algorithm_name(a),
+       precision == Precision::F64 ? " in double precision" : "", " (",
        tiles_of(BackendKind::Cuda, precision, a), ")");
 }
 
-// AUTO and BLOCKED in double while double has no BLOCKED row: coarsened, 32 x 32 tiles,
-// 4 outputs per thread. It is the fastest of the ladder in float on the H100
-// (docs/benchmarks/device-kernels.md), and the reason carries over to double: each
-// element of A read from shared memory feeds 4 multiply-adds, and each block loads one
-// tile of A for four of B, so it does the most work per load of the ladder's rows. In
-// double its 42,240 bytes of shared memory still fit the 48 KiB of a static block. Not
-// measured in double yet; the FP64 blocked kernel (step 6) replaces it.
+// AUTO and BLOCKED (tile 0) in double where no FP64 tensor-core row runs (before
+// compute capability 8.0): coarsened, 32 x 32 tiles, 4 outputs per thread. It is the
+// fastest of the ladder in float on the H100 (docs/benchmarks/device-kernels.md), and
+// the reason carries over to double: each element of A read from shared memory feeds 4
+// multiply-adds, and each block loads one tile of A for four of B, so it does the most
+// work per load of the ladder's rows. In double its 42,240 bytes of shared memory still
+// fit the 48 KiB of a static block. Not measured in double yet; the FP64 CUDA-core
+// kernel (step 6) replaces it.
 const KernelEntry* ladder_row_for_f64() {
   return find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Coarsened, 32, 4);
 }
 
-// BLOCKED with a tile setting in double: no row of double has one yet.
-[[noreturn]] void no_blocked_tile_in_double(int tile) {
-  fail(Status::NotSupported, "tile size ", tile,
-       " is not available for BLOCKED in double precision (no BLOCKED row in double yet: "
-       "BLOCKED with tile 0 and AUTO run f64_coarsened_32_x4; the tiles of double are ",
-       tiles_of(BackendKind::Cuda, Precision::F64, Algorithm::Tiled), " for TILED and ",
-       tiles_of(BackendKind::Cuda, Precision::F64, Algorithm::Coarsened), " for COARSENED)");
+// The first BLOCKED row of `precision` and `mode` with this tile whose code runs here
+// (a Hopper row before the mma.sync row of its tile). Without a workspace, a row that
+// needs one is passed over (the next row of the tile needs none). nullptr: none.
+const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precision, MathMode mode,
+                                          int tile, const DeviceProfile& device,
+                                          bool with_workspace) {
+  for (const KernelEntry& k : cuda_kernel_table()) {
+    if (k.algorithm != Algorithm::Blocked || k.precision != precision || k.math_mode != mode ||
+        k.tile != tile || !runs_here(k, device.compute_capability()))
+      continue;
+    if (!with_workspace && k.workspace != nullptr && k.workspace(p, KernelPlan{k.tile, 0, 1}) > 0)
+      continue;
+    return &k;
+  }
+  return nullptr;
+}
+
+// The FP64 tensor-core row for BLOCKED in double (plan_f64's tile for tile 0) if the
+// device runs one; else, for tile 0, the ladder's row; a forced tile the device cannot
+// run gives its row, which choose_kernel refuses with NotSupported.
+const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceProfile& device) {
+  const int chosen = plan_f64(p, device, tile);
+  const KernelEntry* row =
+      chosen == 0 ? nullptr
+                  : first_blocked_row_here(p, Precision::F64, MathMode::Fp32, chosen, device, true);
+  if (row != nullptr) return row;
+  return tile == 0 ? ladder_row_for_f64()
+                   : find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Blocked, tile, 0);
 }
 
 // Whether a Hopper row of `mode` (a wgmma kernel, cc 9.0 only) runs here: then the
@@ -89,16 +113,7 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
           ? plan_tf32(p, device, tile, hopper_row_runs(MathMode::Tf32, device))
           : plan_tf32x3(p, device, tile, with_workspace && hopper_row_runs(s.math_mode, device));
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
-  // The first row of that tile whose code runs here (the Hopper row before mma.sync).
-  for (const KernelEntry& k : cuda_kernel_table()) {
-    if (k.algorithm != Algorithm::Blocked || k.math_mode != s.math_mode || k.tile != chosen ||
-        !runs_here(k, device.compute_capability()))
-      continue;
-    if (!with_workspace && k.workspace != nullptr && k.workspace(p, KernelPlan{k.tile, 0, 1}) > 0)
-      continue;  // the next row of the tile (mma.sync) needs none
-    return &k;
-  }
-  return nullptr;
+  return first_blocked_row_here(p, Precision::F32, s.math_mode, chosen, device, with_workspace);
 }
 
 }  // namespace
@@ -113,10 +128,10 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (algorithm == Algorithm::Blocked && p.precision == Precision::F64 &&
-      find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr) {
-    if (tile != 0) no_blocked_tile_in_double(tile);
-    choice.kernel = ladder_row_for_f64();
+  if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
+    if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
+      no_such_tile(p.precision, algorithm, tile);
+    choice.kernel = f64_blocked_row(p, tile, device);
   } else if (tensor_cores != nullptr) {
     choice.kernel = tensor_cores;
     if (with_workspace && tensor_cores->plan_tail != nullptr)

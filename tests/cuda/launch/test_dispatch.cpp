@@ -194,15 +194,21 @@ GemmProblem double_shape(int64_t m, int64_t n, int64_t k) {
   return p;
 }
 
-// Every double row mirrors its float twin of the ladder (same settings and default),
-// is strict and is named f64_ after it.
+// Every double row of the ladder mirrors its float twin (same settings and default), is
+// strict and is named f64_ after it; the others are BLOCKED's FP64 tensor-core rows.
 TEST(Double, EveryLadderRowHasADoubleTwin) {
-  int doubles = 0;
+  int ladder = 0, blocked = 0;
   for (const KernelEntry& k : cuda_kernel_table()) {
     if (k.precision != Precision::F64) continue;
-    ++doubles;
     EXPECT_EQ(k.math_mode, MathMode::Fp32) << k.name;
     EXPECT_EQ(std::string(k.name).rfind("f64_", 0), 0u) << k.name;
+    if (k.algorithm == Algorithm::Blocked) {
+      ++blocked;
+      EXPECT_EQ(std::string(k.name).rfind("f64_mma_", 0), 0u) << k.name;
+      EXPECT_EQ(k.min_cc, 80) << k.name;
+      continue;
+    }
+    ++ladder;
     const KernelEntry* twin =
         find_kernel(BackendKind::Cuda, Precision::F32, k.algorithm, k.tile, k.coarsening);
     ASSERT_NE(twin, nullptr) << k.name;
@@ -210,17 +216,24 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
     EXPECT_EQ(twin->is_default, k.is_default) << k.name;
     EXPECT_EQ(twin->outputs_per_thread, k.outputs_per_thread) << k.name;
   }
-  EXPECT_EQ(doubles, 3 + 3 + 9);
+  EXPECT_EQ(ladder, 3 + 3 + 9);
+  EXPECT_EQ(blocked, 2);
 }
 
-// AUTO and BLOCKED (tile 0) in double run f64_coarsened_32_x4 on every profile (the H100
-// and the A100 among them), whatever the shape and the math mode: TF32 and
-// FP32_ACCURATE never change a double choice.
-TEST(Double, AutoRunsTheCoarsenedRowWhateverTheMathMode) {
+// AUTO and BLOCKED (tile 0) in double run the FP64 tensor cores from compute capability
+// 8.0 (plan_f64's tile: 128 x 64 with a wave of its tiles, else 64 x 64) and
+// f64_coarsened_32_x4 before it, whatever the shape and the math mode: TF32 and
+// FP32_ACCURATE never change a double choice, and none splits k or takes a workspace.
+TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& f : shapes()) {
       GemmProblem p = f;
       p.precision = Precision::F64;
+      const bool dmma = prof.device.compute_capability() >= 80;
+      const int tile = plan_f64(p, prof.device, 0);
+      const std::string expected = !dmma         ? "f64_coarsened_32_x4"
+                                   : tile == 128 ? "f64_mma_128x64"
+                                                 : "f64_mma_64x64";
       for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
         for (Algorithm a : {Algorithm::Auto, Algorithm::Blocked}) {
           Settings s;
@@ -228,7 +241,7 @@ TEST(Double, AutoRunsTheCoarsenedRowWhateverTheMathMode) {
           s.math_mode = mode;
           for (bool with_workspace : {true, false}) {
             const KernelChoice c = choose_kernel(p, s, prof.device, with_workspace);
-            EXPECT_STREQ(c.kernel->name, "f64_coarsened_32_x4") << prof.name;
+            EXPECT_EQ(c.kernel->name, expected) << prof.name;
             EXPECT_EQ(c.kernel->precision, Precision::F64);
             EXPECT_EQ(math_mode_of(c, p), MathMode::Fp32);
             EXPECT_EQ(c.plan.splits, 1);
@@ -242,13 +255,39 @@ TEST(Double, AutoRunsTheCoarsenedRowWhateverTheMathMode) {
     Settings s;
     s.math_mode = MathMode::Tf32;
     EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, device).kernel->name,
-                 "f64_coarsened_32_x4");
+                 "f64_mma_128x64");
+    EXPECT_STREQ(choose_kernel(double_shape(256, 256, 4096), s, device).kernel->name,
+                 "f64_mma_64x64");
     EXPECT_EQ(choose_kernel(shape(4096, 4096, 4096), s, device).kernel->precision, Precision::F32);
+  }
+  Settings s;
+  EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, t4()).kernel->name,
+               "f64_coarsened_32_x4");
+}
+
+// BLOCKED with a tile of double's tensor-core rows runs that row where the device does,
+// and is refused (NotSupported, naming the compute capability) where it does not.
+TEST(Double, BlockedTilesChooseTheirRow) {
+  Settings s;
+  s.algorithm = Algorithm::Blocked;
+  for (int tile : {128, 64}) {
+    s.tile_size = tile;
+    const KernelChoice c = choose_kernel(double_shape(1000, 1000, 100), s, h100());
+    EXPECT_EQ(c.kernel->tile, tile);
+    EXPECT_EQ(c.kernel->precision, Precision::F64);
+    try {
+      choose_kernel(double_shape(1000, 1000, 100), s, t4());
+      ADD_FAILURE() << "tile " << tile << " in double on compute capability 7.5";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::NotSupported);
+      EXPECT_NE(std::string(e.what()).find("compute capability 7.5"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
 // NAIVE, TILED and COARSENED in double take their settings, as in float, whatever the
-// math mode; BLOCKED with a tile has no row in double, and the message lists double's.
+// math mode; BLOCKED with a tile double has no row of is refused, the message listing double's.
 TEST(Double, LadderSettingsChooseDoubleRows) {
   for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
     Settings s;
@@ -269,15 +308,15 @@ TEST(Double, LadderSettingsChooseDoubleRows) {
     EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
                  "f64_coarsened_32_x2");
     s.algorithm = Algorithm::Blocked;
-    s.tile_size = 128;
+    s.tile_size = 256;
     try {
       choose_kernel(double_shape(100, 100, 100), s, h100());
-      ADD_FAILURE() << "BLOCKED 128 in double has no row";
+      ADD_FAILURE() << "BLOCKED 256 in double has no row";
     } catch (const Error& e) {
       EXPECT_EQ(e.status(), Status::NotSupported);
       const std::string what = e.what();
       EXPECT_NE(what.find("double precision"), std::string::npos) << what;
-      EXPECT_NE(what.find("8, 16, 32"), std::string::npos) << what;
+      EXPECT_NE(what.find("128, 64"), std::string::npos) << what;
     }
   }
 }

@@ -1,9 +1,10 @@
 // What the mma.sync tensor-core kernels share (tf32_mma_kernel.cu, TMM_MATH_TF32;
-// tf32x3_mma_kernel.cu, TMM_MATH_FP32_ACCURATE): the block shapes, the operand tiles
-// in shared memory and the cp.async copier that fills them, the fragment origins, the
-// PTX wrappers (cp.async, ldmatrix, cvt.rna.tf32, mma.sync m16n8k8 .tf32), the
-// pipeline over k (MmaMainloop: each kernel brings its fragments and arithmetic), the
-// epilogue and the launch. tf32_mma_kernel.cu's header comment explains the layouts, the copier,
+// tf32x3_mma_kernel.cu, TMM_MATH_FP32_ACCURATE; f64_mma_kernel.cu, double): the block
+// shapes, the operand tiles in shared memory and the cp.async copier that fills them
+// (over the element type T), the TF32 fragment origins, the PTX wrappers (cp.async,
+// ldmatrix, cvt.rna.tf32, mma.sync m16n8k8 .tf32), the pipeline over k (MmaMainloop:
+// each kernel brings its fragments and arithmetic), the epilogue and the launch.
+// tf32_mma_kernel.cu's header comment explains the layouts, the copier,
 // the edges and the epilogue. Everything is in the includer's unnamed namespace, as it was when it
 // lived in that one file.
 #pragma once
@@ -13,13 +14,13 @@
 
 #include "cuda/kernels/kernel_common.cuh"
 #include "cuda/kernels/kernels.hpp"
-#include "plan/tf32_shapes.hpp"
+#include "plan/mma_shapes.hpp"
 
 // The device pass for sm_80 and later, where the tensor-core code exists.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define TMM_TF32_MMA 1
+#define TMM_MMA_SYNC 1
 #else
-#define TMM_TF32_MMA 0
+#define TMM_MMA_SYNC 0
 #endif
 
 namespace tiledmm {
@@ -27,7 +28,8 @@ namespace {
 
 // A block's shape: a BM x BN tile of C, tiles of k of depth BK, WARPS_M x WARPS_N
 // warps, STAGES shared-memory buffers, and at least MIN_BLOCKS blocks per SM
-// (which caps registers).
+// (which caps registers). KSTEP is the depth of one mma (the TF32 kernels' 8;
+// f64_mma_kernel.cu's shapes say theirs).
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_>
 struct MmaShape {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
@@ -35,6 +37,7 @@ struct MmaShape {
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // a warp's tile of C
   static constexpr int MT = WM / 16, NT = WN / 8;             // its mma tiles
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int KSTEP = 8;
 
   static_assert(BM % WARPS_M == 0 && BN % WARPS_N == 0, "warps split the tile evenly");
   static_assert(MT * 16 == WM && NT * 8 == WN && NT % 2 == 0,
@@ -46,51 +49,58 @@ struct MmaShape {
 };
 
 // One operand's tile in one stage of shared memory, as it lies in global memory:
-// kLines lines of kLineLength floats along the contiguous direction, kStride floats
-// apart. K-contiguous: [MN][BK + 4]; MN-contiguous: [BK][MN + 8] (see the header).
-template <int MN, int BK, bool KContig>
+// kLines lines of kLineLength elements of T along the contiguous direction, kStride
+// elements apart. Floats, K-contiguous: [MN][BK + 4]; MN-contiguous: [BK][MN + 8] (see
+// tf32_mma_kernel.cu's header). Doubles, either way: 4 more than the line
+// (f64_mma_kernel.cu's header).
+template <int MN, int BK, bool KContig, class T = float>
 struct OperandTile {
   static constexpr int kLines = KContig ? MN : BK;
   static constexpr int kLineLength = KContig ? BK : MN;
-  static constexpr int kStride = kLineLength + (KContig ? 4 : 8);
-  static constexpr int kFloats = kLines * kStride;
-  static_assert(kStride % 4 == 0, "lines start 16-byte aligned (cp.async 16, ldmatrix)");
-  static_assert(KContig ? (kStride / 4) % 2 == 1 : (kStride % 32 == 8 || kStride % 32 == 24),
+  static constexpr int kGroup = 16 / int(sizeof(T));  // elements in one 16-byte copy
+  static constexpr int kStride = kLineLength + (sizeof(T) == 8 ? 4 : KContig ? 4 : 8);
+  static constexpr int kElements = kLines * kStride;
+  static_assert(kStride % kGroup == 0, "lines start 16-byte aligned (cp.async 16, ldmatrix)");
+  static_assert(sizeof(T) == 8 ? kStride % 16 == 4 || kStride % 16 == 12
+                : KContig      ? (kStride / 4) % 2 == 1
+                               : (kStride % 32 == 8 || kStride % 32 == 24),
                 "padding that spreads a warp's fragment reads over all 32 banks");
 };
 
-// Bytes of dynamic shared memory a kernel of shape S uses.
-template <class S, bool KContigA, bool KContigB>
+// Bytes of dynamic shared memory a kernel of shape S over T uses.
+template <class S, bool KContigA, bool KContigB, class T = float>
 constexpr int shared_bytes() {
   return S::STAGES *
-         (OperandTile<S::BM, S::BK, KContigA>::kFloats +
-          OperandTile<S::BN, S::BK, KContigB>::kFloats) *
-         int(sizeof(float));
+         (OperandTile<S::BM, S::BK, KContigA, T>::kElements +
+          OperandTile<S::BN, S::BK, KContigB, T>::kElements) *
+         int(sizeof(T));
 }
 
-// Whether shape S is the planner's row `info` (tf32_shapes.hpp): its tile, threads,
-// outputs per thread, and its most shared memory over the transposes.
-template <class S>
-constexpr bool matches(const Tf32ShapeInfo& info) {
+// Whether shape S over T is the planner's row `info` (tf32_shapes.hpp, f64_shapes.hpp):
+// its tile, threads, outputs per thread, and its most shared memory over the transposes.
+template <class S, class T = float>
+constexpr bool matches(const MmaShapeInfo& info) {
   constexpr int most =
-      std::max(std::max(shared_bytes<S, true, true>(), shared_bytes<S, true, false>()),
-               std::max(shared_bytes<S, false, true>(), shared_bytes<S, false, false>()));
+      std::max(std::max(shared_bytes<S, true, true, T>(), shared_bytes<S, true, false, T>()),
+               std::max(shared_bytes<S, false, true, T>(), shared_bytes<S, false, false, T>()));
   return info.rows == S::BM && info.cols == S::BN && info.threads == S::THREADS &&
          info.shared_bytes == most && info.outputs_per_thread == S::WM * S::WN / 32;
 }
 
-#if TMM_TF32_MMA
+#if TMM_MMA_SYNC
 
 __device__ __forceinline__ uint32_t shared_address(const void* ptr) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
 }
 
-// Starts a copy of BYTES (16 or 4) from global `src` to shared `dst`.
-template <int BYTES>
-__device__ __forceinline__ void cp_async(uint32_t dst, const float* src) {
-  static_assert(BYTES == 16 || BYTES == 4, "16-byte or 4-byte copies");
+// Starts a copy of BYTES (16, 8 or 4) from global `src` to shared `dst`.
+template <int BYTES, class T>
+__device__ __forceinline__ void cp_async(uint32_t dst, const T* src) {
+  static_assert(BYTES == 16 || BYTES == 8 || BYTES == 4, "16-, 8- or 4-byte copies");
   if (BYTES == 16) {  // .cg: through L2 only; the tile is read once per block
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  } else if (BYTES == 8) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src));
   } else {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
   }
@@ -133,47 +143,50 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4],
 }
 
 // Copies one operand's tiles of k, one after the other, into stages of shared
-// memory, in groups of 4 floats along the contiguous direction. Thread `tid` always
-// copies the same groups of the tile: at pos(tid) of lines line0(tid),
-// line0 + kLinesPerPass, ..., so it keeps just one pointer, the distance between its
-// passes and its offset in a stage (registers are scarce: 128 accumulators and 32
-// fragment registers). A group is one 16-byte cp.async when the operand's rows are
-// 16-byte aligned (Vec), else four 4-byte ones at fixed offsets from one address.
-// Tiles that lie wholly inside the matrix (copy_full) take no checks; on an edge
-// (copy_edge) the floats inside are 4-byte copies and the rest are zeros stored
-// directly, so that no copy names a byte outside the matrix (cp.async's src-size
-// could skip reading them, but compute-sanitizer's initcheck counts the whole copy).
-template <int MN, int BK, int THREADS, bool KContig, bool Vec>
+// memory, in groups of 16 bytes (4 floats or 2 doubles) along the contiguous
+// direction. Thread `tid` always copies the same groups of the tile: at pos(tid) of
+// lines line0(tid), line0 + kLinesPerPass, ..., so it keeps just one pointer, the
+// distance between its passes and its offset in a stage (registers are scarce: 128
+// accumulators and 32 fragment registers). A group is one 16-byte cp.async when the
+// operand's rows are 16-byte aligned (Vec), else one copy per element at fixed offsets
+// from one address. Tiles that lie wholly inside the matrix (copy_full) take no checks;
+// on an edge (copy_edge) the elements inside are one-element copies and the rest are
+// zeros stored directly, so that no copy names a byte outside the matrix (cp.async's
+// src-size could skip reading them, but compute-sanitizer's initcheck counts the whole
+// copy).
+template <int MN, int BK, int THREADS, bool KContig, bool Vec, class T = float>
 struct TileCopier {
-  using Tile = OperandTile<MN, BK, KContig>;
-  static constexpr int kPerLine = Tile::kLineLength / 4;  // groups per line
+  using Tile = OperandTile<MN, BK, KContig, T>;
+  static constexpr int kGroup = Tile::kGroup;                  // elements per group
+  static constexpr int kBytes = int(sizeof(T));                // per element
+  static constexpr int kPerLine = Tile::kLineLength / kGroup;  // groups per line
   static constexpr int kLinesPerPass = THREADS / kPerLine;
   static constexpr int kPasses = Tile::kLines / kLinesPerPass;
-  static constexpr int kPassFloats = kLinesPerPass * Tile::kStride;  // in shared memory
-  static_assert(Tile::kLineLength % 4 == 0 && THREADS % kPerLine == 0 &&
+  static constexpr int kPassElements = kLinesPerPass * Tile::kStride;  // in shared memory
+  static_assert(Tile::kLineLength % kGroup == 0 && THREADS % kPerLine == 0 &&
                     Tile::kLines % kLinesPerPass == 0,
                 "the block's threads split the tile into equal passes of whole lines");
 
-  const float* src;   // this thread's first group in the next tile of k
+  const T* src;       // this thread's first group in the next tile of k
   int64_t pass_step;  // elements between the groups of consecutive passes
-  int offset;         // floats from a stage's start to this thread's first group
+  int offset;         // elements from a stage's start to this thread's first group
 
   __device__ __forceinline__ static int line0(int tid) { return tid / kPerLine; }
-  __device__ __forceinline__ static int pos(int tid) { return (tid % kPerLine) * 4; }
+  __device__ __forceinline__ static int pos(int tid) { return (tid % kPerLine) * kGroup; }
 
   // The operand at `a` with leading dimension `ld`; the block's tile starts at mn0.
-  __device__ __forceinline__ TileCopier(const float* a, int64_t ld, int64_t mn0, int tid)
+  __device__ __forceinline__ TileCopier(const T* a, int64_t ld, int64_t mn0, int tid)
       : pass_step(kLinesPerPass * ld), offset(line0(tid) * Tile::kStride + pos(tid)) {
     src = KContig ? a + (mn0 + line0(tid)) * ld + pos(tid)  // lines: rows, along k
                   : a + line0(tid) * ld + mn0 + pos(tid);   // lines: depths, along mn
   }
 
-  __device__ __forceinline__ static void copy_group(uint32_t dst, const float* s) {
+  __device__ __forceinline__ static void copy_group(uint32_t dst, const T* s) {
     if (Vec) {
       cp_async<16>(dst, s);
     } else {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) cp_async<4>(dst + 4 * e, s + e);
+      for (int e = 0; e < kGroup; ++e) cp_async<kBytes>(dst + kBytes * e, s + e);
     }
   }
 
@@ -181,34 +194,34 @@ struct TileCopier {
   __device__ __forceinline__ void advance() { src += KContig ? BK : kPasses * pass_step; }
 
   // The next tile of k lies wholly inside the matrix.
-  __device__ __forceinline__ void copy_full(float* stage) {
+  __device__ __forceinline__ void copy_full(T* stage) {
     const uint32_t dst = shared_address(stage + offset);
 #pragma unroll
-    for (int i = 0; i < kPasses; ++i) copy_group(dst + 4 * i * kPassFloats, src + i * pass_step);
+    for (int i = 0; i < kPasses; ++i)
+      copy_group(dst + kBytes * i * kPassElements, src + i * pass_step);
     advance();
   }
 
   // The next tile of k crosses an edge: mn_left elements of the matrix from the
   // tile's first row (or column), k_left from its first depth.
-  __device__ __forceinline__ void copy_edge(float* stage, int64_t mn_left, int64_t k_left,
-                                            int tid) {
+  __device__ __forceinline__ void copy_edge(T* stage, int64_t mn_left, int64_t k_left, int tid) {
     const int64_t lines_left = (KContig ? mn_left : k_left) - line0(tid);
     const int64_t pos_left = (KContig ? k_left : mn_left) - pos(tid);
-    const int inside = int(min(max(pos_left, int64_t(0)), int64_t(4)));  // of each group
+    const int inside = int(min(max(pos_left, int64_t(0)), int64_t(kGroup)));  // of each group
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
-      float* const d = stage + offset + i * kPassFloats;
-      const float* const s = src + i * pass_step;
+      T* const d = stage + offset + i * kPassElements;
+      const T* const s = src + i * pass_step;
       const bool line_inside = i * kLinesPerPass < lines_left;
-      if (line_inside && inside == 4) {
+      if (line_inside && inside == kGroup) {
         copy_group(shared_address(d), s);
       } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
+        for (int e = 0; e < kGroup; ++e) {
           if (line_inside && e < inside) {
-            cp_async<4>(shared_address(d + e), s + e);
+            cp_async<kBytes>(shared_address(d + e), s + e);
           } else {
-            d[e] = 0.0f;
+            d[e] = T(0);
           }
         }
       }
@@ -239,32 +252,31 @@ struct FragmentOrigin {
 
 // A block's work over k: its tile of C, its warp's place, the copiers of its operand
 // tiles, and the pipeline. run() keeps STAGES - 1 tiles of k in flight and, for each
-// tile t and step of 8 in k, calls load(a_stage, b_stage, k) for the step's fragments,
+// tile t and step of KSTEP in k, calls load(a_stage, b_stage, k) for the step's fragments,
 // starts the copies of a later tile after the first step's loads (their latency hides
 // the copies' issue), calls multiply(fragments, step), and after the tile's steps
 // tile_done().
-template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
+template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB, class T = float>
 struct MmaMainloop {
-  using TileA = OperandTile<S::BM, S::BK, KContigA>;
-  using TileB = OperandTile<S::BN, S::BK, KContigB>;
+  using TileA = OperandTile<S::BM, S::BK, KContigA, T>;
+  using TileB = OperandTile<S::BN, S::BK, KContigB, T>;
 
-  const GemmView<float>& p;
-  float* const a_stages;
-  float* const b_stages;
+  const GemmView<T>& p;
+  T* const a_stages;
+  T* const b_stages;
   const TileOrigin tile;
   const int tid, lane, wm, wn;
-  TileCopier<S::BM, S::BK, S::THREADS, KContigA, VecA> copy_a;
-  TileCopier<S::BN, S::BK, S::THREADS, KContigB, VecB> copy_b;
-  const FragmentOrigin<S, KContigA, KContigB> fragments;
+  TileCopier<S::BM, S::BK, S::THREADS, KContigA, VecA, T> copy_a;
+  TileCopier<S::BN, S::BK, S::THREADS, KContigB, VecB, T> copy_b;
+  const FragmentOrigin<S, KContigA, KContigB> fragments;  // the TF32 kernels' (ldmatrix)
   // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
   const int tiles_k, full_tiles_k;
   const bool rows_inside, cols_inside;
 
-  __device__ __forceinline__ MmaMainloop(const GemmView<float>& problem, float* shared,
-                                         TileOrigin origin)
+  __device__ __forceinline__ MmaMainloop(const GemmView<T>& problem, T* shared, TileOrigin origin)
       : p(problem),
         a_stages(shared),
-        b_stages(shared + S::STAGES * TileA::kFloats),
+        b_stages(shared + S::STAGES * TileA::kElements),
         tile(origin),
         tid(threadIdx.x),
         lane(threadIdx.x % 32),
@@ -280,8 +292,8 @@ struct MmaMainloop {
 
   // Tile t of k of both operands into `stage`, without checks where it lies inside.
   __device__ __forceinline__ void copy_tile(int t, int stage) {
-    float* const a = a_stages + stage * TileA::kFloats;
-    float* const b = b_stages + stage * TileB::kFloats;
+    T* const a = a_stages + stage * TileA::kElements;
+    T* const b = b_stages + stage * TileB::kElements;
     if (rows_inside && t < full_tiles_k) {
       copy_a.copy_full(a);
     } else {
@@ -311,9 +323,9 @@ struct MmaMainloop {
       cp_async_wait<S::STAGES - 2>();
       __syncthreads();
 #pragma unroll
-      for (int step = 0; step < S::BK / 8; ++step) {
-        auto frag =
-            load(a_stages + read * TileA::kFloats, b_stages + read * TileB::kFloats, 8 * step);
+      for (int step = 0; step < S::BK / S::KSTEP; ++step) {
+        auto frag = load(a_stages + read * TileA::kElements, b_stages + read * TileB::kElements,
+                         S::KSTEP * step);
         if (step == 0) {
           if (t + S::STAGES - 1 < tiles_k) copy_tile(t + S::STAGES - 1, write);
           cp_async_commit();
@@ -329,9 +341,9 @@ struct MmaMainloop {
 };
 
 // The epilogue: each thread's accumulators to their places in C (see the header).
-template <class S>
-__device__ __forceinline__ void store_tile(const GemmView<float>& p, TileOrigin tile, int wm,
-                                           int wn, int lane, const float (&acc)[S::MT][S::NT][4]) {
+template <class S, class T>
+__device__ __forceinline__ void store_tile(const GemmView<T>& p, TileOrigin tile, int wm, int wn,
+                                           int lane, const T (&acc)[S::MT][S::NT][4]) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int i = 0; i < S::MT; ++i) {
@@ -345,15 +357,15 @@ __device__ __forceinline__ void store_tile(const GemmView<float>& p, TileOrigin 
   }
 }
 
-#endif  // TMM_TF32_MMA
+#endif  // TMM_MMA_SYNC
 
 // ---- host
 
 // Launches `kernel`, a block of shape S per BM x BN tile of C, with `bytes` of dynamic
 // shared memory (over 48 KiB needs the opt-in) and the largest carveout, so that blocks
 // can share an SM. `name` heads the error messages.
-template <class S, class Kernel>
-void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<float>& p, cudaStream_t stream,
+template <class S, class Kernel, class T>
+void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<T>& p, cudaStream_t stream,
                       const char* name) {
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
              name);

@@ -67,7 +67,7 @@
 namespace tiledmm {
 namespace {
 
-#if TMM_TF32_MMA
+#if TMM_MMA_SYNC
 
 constexpr int kGroupM = 8;  // tile rows per rasterisation group
 
@@ -130,13 +130,13 @@ __device__ __forceinline__ void multiply(const Fragments<S>& f, float (&acc)[S::
     for (int j = 0; j < S::NT; ++j) mma_tf32(acc[i][j], f.a[i], f.b[j]);
 }
 
-#endif  // TMM_TF32_MMA
+#endif  // TMM_MMA_SYNC
 
 // The kernel: place the block and its warps, keep STAGES - 1 tiles of k in flight,
 // multiply each as it lands, then the epilogue.
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(GemmView<float> p) {
-#if TMM_TF32_MMA
+#if TMM_MMA_SYNC
   extern __shared__ __align__(16) float shared[];
   MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
       p, shared, grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n));

@@ -84,7 +84,7 @@
 namespace tiledmm {
 namespace {
 
-#if TMM_TF32_MMA
+#if TMM_MMA_SYNC
 
 constexpr int kX3GroupM = 8;  // tile rows per rasterisation group
 
@@ -210,14 +210,14 @@ __device__ __forceinline__ void accumulate_tile(const float (&tile)[S::MT][S::NT
   }
 }
 
-#endif  // TMM_TF32_MMA
+#endif  // TMM_MMA_SYNC
 
 // The kernel: place the block and its warps, keep STAGES - 1 tiles of k in flight,
 // multiply each as it lands into a fresh sum and add that to acc, then the epilogue
 // of acc + 2^-11 corr.
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32x3_mma_kernel(GemmView<float> p) {
-#if TMM_TF32_MMA
+#if TMM_MMA_SYNC
   extern __shared__ __align__(16) float shared[];
   MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
       p, shared, grouped_tile_of_block<S::BM, S::BN, kX3GroupM>(p.m, p.n));

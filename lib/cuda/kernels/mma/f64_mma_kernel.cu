@@ -1,0 +1,232 @@
+// FP64 tensor cores (DMMA): DGEMM on the warp-wide mma.sync instruction over doubles,
+// strict IEEE FP64 (each product exact, each sum a correctly rounded FP64 add, as cuBLAS
+// DGEMM's default math), so it is what AUTO and BLOCKED run in double wherever it runs,
+// not a permission of the math mode.
+//
+// Instruction. On compute capability 9.0 and later, mma.sync m16n8kK .f64 (K = 4, 8 or
+// 16, a shape parameter; PTX ISA 7.8); on 8.x, where only m8n8k4 .f64 exists, each 16 x 8
+// x 4 step is two m8n8k4, one for rows 0-7 and one for rows 8-15, which holds the same
+// fragments (below). Hopper has no wgmma over doubles: its FP64 tensor-core work is
+// mma.sync (docs/design/double-precision.md, part 2).
+//
+// Fragments (PTX ISA, "Matrix Fragments for mma.m16n8k4/k8/k16" with .f64). With
+// g = lane / 4 and t = lane % 4, a thread holds, of a 16 x K tile of A, the elements
+// (g + 8 (e % 2), t + 4 (e / 2)) for e < K / 2; of a K x 8 tile of B, (t + 4 e, g) for
+// e < K / 4; of the 16 x 8 tile of C, (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1):
+// the TF32 kernels' accumulator layout, so the epilogue is theirs (store_tile).
+//
+// Ownership. A block of WARPS_M x WARPS_N warps owns a BM x BN tile of C; a warp owns
+// WM x WN of it, MT x NT tiles of 16 x 8: 64 doubles (128 registers) of accumulators per
+// thread in the 128 x 64 shape below, 32 in the 64 x 64.
+//
+// Shared memory and pipeline. The TF32 kernels' (mma_common.cuh): each operand's tile
+// of BK in k is copied by cp.async as it lies in global memory, in lines along its
+// contiguous direction, 16 bytes (two doubles) a copy where the operand's rows are
+// 16-byte aligned and 8 bytes otherwise, zeros stored past every edge of m, n and k;
+// STAGES buffers, STAGES - 1 tiles in flight. Lines are 4 doubles longer than the tile:
+// a warp's fragment reads, 8 bytes a thread, are served 16 threads at a time, and with a
+// line stride of 4 mod 16 doubles the 16 threads of each half (g over 4 values, t over
+// 4) reach 16 different 8-byte bank pairs, in either layout (4 g + t or 4 t + g).
+//
+// Edges, alignment and the epilogue: as the TF32 kernels. C = alpha * acc + beta * C
+// inside the matrix only, 16 bytes at a time where C allows; beta = 0 never reads C.
+// No split-K: the sums over k are in one block's registers, in one order, so a call
+// gives the same bits run to run.
+//
+// mma.sync over doubles and cp.async need compute capability 8.0: for older targets the
+// kernel compiles to a trap, and its registry row (min_cc 80) keeps it from being chosen
+// there.
+#include <algorithm>
+
+#include "cuda/kernels/kernel_common.cuh"
+#include "cuda/kernels/kernels.hpp"
+#include "cuda/kernels/mma/mma_common.cuh"
+#include "plan/f64_shapes.hpp"
+
+namespace tiledmm {
+namespace {
+
+// A block's shape over doubles: MmaShape's, with K, the depth of one mma (4, 8 or 16).
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MIN_BLOCKS, int K>
+struct F64Shape : MmaShape<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MIN_BLOCKS> {
+  static constexpr int KSTEP = K;
+  static_assert(K == 4 || K == 8 || K == 16, "mma.sync .f64 shapes: m16n8k4, k8, k16");
+  static_assert(BK % K == 0, "tiles of k are whole steps of the mma");
+};
+
+#if TMM_MMA_SYNC
+
+constexpr int kGroupM = 8;  // tile rows per rasterisation group
+
+// d += a * b on one 16 x 8 x K tile of doubles, FP64 products and sums.
+template <int K>
+__device__ __forceinline__ void mma_f64(double (&d)[4], const double (&a)[K / 2],
+                                        const double (&b)[K / 4]) {
+#if __CUDA_ARCH__ >= 900
+  if constexpr (K == 4) {
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+        "{%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+  } else if constexpr (K == 8) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
+#else
+  // m8n8k4: a thread holds A's (g, t), B's (t, g) and C's (g, 2t), (g, 2t + 1); the
+  // 16 x 8 tile's rows g and g + 8 are two of them, in the order of the k steps.
+#pragma unroll
+  for (int s = 0; s < K / 4; ++s) {
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a[2 * s]), "d"(b[s]));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[2]), "+d"(d[3])
+        : "d"(a[2 * s + 1]), "d"(b[s]));
+  }
+#endif
+}
+
+// One step of K in k of a warp's operands, in registers.
+template <class S>
+struct Fragments {
+  double a[S::MT][S::KSTEP / 2];
+  double b[S::NT][S::KSTEP / 4];
+};
+
+// Where this thread's fragment reads start in a stage's tiles (doubles): row g and
+// depth t of its warp's first row tile, column g and depth t of its first column tile.
+template <class S, bool KContigA, bool KContigB>
+struct F64FragmentOrigin {
+  int a, b;
+
+  __device__ __forceinline__ F64FragmentOrigin(int wm, int wn, int lane) {
+    using TileA = OperandTile<S::BM, S::BK, KContigA, double>;
+    using TileB = OperandTile<S::BN, S::BK, KContigB, double>;
+    const int g = lane / 4, t = lane % 4;
+    a = KContigA ? (wm + g) * TileA::kStride + t : t * TileA::kStride + wm + g;
+    b = KContigB ? (wn + g) * TileB::kStride + t : t * TileB::kStride + wn + g;
+  }
+};
+
+// Loads the fragments of depths kk .. kk + K - 1 of one stage's tiles.
+template <class S, bool KContigA, bool KContigB>
+__device__ __forceinline__ void load_fragments(Fragments<S>& f, const double* a_tile,
+                                               const double* b_tile,
+                                               F64FragmentOrigin<S, KContigA, KContigB> at,
+                                               int kk) {
+  constexpr int SA = OperandTile<S::BM, S::BK, KContigA, double>::kStride;
+  constexpr int SB = OperandTile<S::BN, S::BK, KContigB, double>::kStride;
+#pragma unroll
+  for (int i = 0; i < S::MT; ++i)
+#pragma unroll
+    for (int e = 0; e < S::KSTEP / 2; ++e) {
+      const int row = 16 * i + 8 * (e % 2), depth = kk + 4 * (e / 2);
+      f.a[i][e] = a_tile[at.a + (KContigA ? row * SA + depth : depth * SA + row)];
+    }
+#pragma unroll
+  for (int j = 0; j < S::NT; ++j)
+#pragma unroll
+    for (int e = 0; e < S::KSTEP / 4; ++e) {
+      const int col = 8 * j, depth = kk + 4 * e;
+      f.b[j][e] = b_tile[at.b + (KContigB ? col * SB + depth : depth * SB + col)];
+    }
+}
+
+// The MT x NT mma of one step of K in k.
+template <class S>
+__device__ __forceinline__ void multiply(const Fragments<S>& f, double (&acc)[S::MT][S::NT][4]) {
+#pragma unroll
+  for (int i = 0; i < S::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < S::NT; ++j) mma_f64<S::KSTEP>(acc[i][j], f.a[i], f.b[j]);
+}
+
+#endif  // TMM_MMA_SYNC
+
+// The kernel: place the block and its warps, keep STAGES - 1 tiles of k in flight,
+// multiply each as it lands, then the epilogue.
+template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) f64_mma_kernel(GemmView<double> p) {
+#if TMM_MMA_SYNC
+  extern __shared__ __align__(16) double shared_doubles[];
+  MmaMainloop<S, KContigA, KContigB, VecA, VecB, double> block(
+      p, shared_doubles, grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n));
+  const F64FragmentOrigin<S, KContigA, KContigB> origin(block.wm, block.wn, block.lane);
+  double acc[S::MT][S::NT][4] = {};
+  block.run(
+      [&](const double* a, const double* b, int k) {
+        Fragments<S> frag;
+        load_fragments(frag, a, b, origin, k);
+        return frag;
+      },
+      [&](const Fragments<S>& frag, int) { multiply<S>(frag, acc); }, [] {});
+  store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
+#else
+  // Built for an architecture without mma.sync over doubles: fail loudly (a sticky
+  // CUDA error) rather than leave C as it was with a success status.
+  (void)p;
+  __trap();
+#endif
+}
+
+// The shapes, as the planner knows them (f64_shapes.hpp). 128 x 64 tiles, 2 x 2 warps
+// of 64 x 32, tiles of k of 16, 3 stages, m16n8k4: 90 KiB of shared memory, two blocks
+// per SM (A100, H100). 64 x 64 tiles, 2 x 2 warps of 32 x 32, 3 stages, m16n8k8: 60 KiB,
+// three blocks per SM, for products with fewer tiles. Both fit every device of compute
+// capability 8.0 or later (sm_86 and sm_89 opt into 99 KiB per block).
+//
+// Tried on an H200 (4096^3 and 8192^3, NN, against cuBLAS DGEMM's 55-61 TFLOP/s in the
+// same runs): one block of 128 x 128 (8 warps of 32 x 64, 4 stages) reached 41-47
+// TFLOP/s, two of 128 x 64 49-53 (with one block per SM every barrier stalls the whole
+// SM); m16n8k16 and depth-32 tiles spill; loading each step's fragments during the
+// previous step's products (CUTLASS's multistage order) needs all 255 registers and ran
+// at 37-43 with m16n8k8. cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x 2
+// warps) at 97% of the FP64 tensor pipe's cycles where this kernel reaches 85%.
+using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 4>;
+using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
+
+static_assert(matches<Shape128x64, double>(kF64Mma128x64), "planner row 128 x 64");
+static_assert(matches<Shape64x64, double>(kF64Mma64x64), "planner row 64 x 64");
+
+// The kernel for p's alignment: 16-byte copies for each operand whose rows are all
+// 16-byte aligned.
+template <class S, bool KContigA, bool KContigB>
+void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
+  with_alignment(p, [&](auto vec_a, auto vec_b) {
+    launch_mma_tiles<S>(
+        f64_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
+        shared_bytes<S, KContigA, KContigB, double>(), view_of<double>(p), stream,
+        "f64 mma kernel");
+  });
+}
+
+}  // namespace
+
+void launch_f64_mma(const GemmProblem& p, const KernelPlan& plan, void*, void* stream_ptr) {
+  require(plan.splits == 1, Status::Internal, "f64 mma kernel: split-K is not supported");
+  const auto stream = static_cast<cudaStream_t>(stream_ptr);
+  with_transposes(p, [&](auto ta, auto tb) {
+    constexpr bool ka = !decltype(ta)::value, kb = decltype(tb)::value;
+    switch (plan.tile) {
+      case 128:
+        launch_for_alignment<Shape128x64, ka, kb>(p, stream);
+        break;
+      case 64:
+        launch_for_alignment<Shape64x64, ka, kb>(p, stream);
+        break;
+      default:
+        throw Error(Status::Internal, "f64 mma kernel: unsupported tile");
+    }
+  });
+}
+
+}  // namespace tiledmm
