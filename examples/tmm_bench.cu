@@ -1,13 +1,15 @@
-// tmm_bench: tiledmm's CUDA kernels against cuBLAS SGEMM, in the same run.
+// tmm_bench: tiledmm's CUDA kernels against cuBLAS SGEMM (DGEMM with --precision double),
+// in the same run.
 //
 // For each shape, layout and transpose pair: random inputs, outputs poisoned with
 // NaN, warm-up, then the median of timed repeats (CUDA events on one stream) for
 // each algorithm through the device-pointer API and for cuBLAS in the matching math
 // mode. When a problem fits in L2, the repeats rotate over several input sets so
 // that they do not measure the cache. The error of every result is the relative
-// Frobenius norm against a full FP64 reference that this program computes on the GPU
-// itself. A table goes to stdout, CSV to --csv. Last, the host-memory API against
-// the device API at one large size, with the breakdown of where the time goes.
+// Frobenius norm against a full FP64 reference (double-double in double) that this
+// program computes on the GPU itself. A table goes to stdout, CSV to --csv. Last, the
+// host-memory API against the device API at one large size, with the breakdown of
+// where the time goes.
 //
 // --math picks the arithmetic on both sides (TMM_OPTION_MATH_MODE and cuBLAS's math
 // mode): fp32 (default) is tiledmm's strict FP32 against CUBLAS_DEFAULT_MATH (no
@@ -34,9 +36,23 @@
 // mode and algorithm (and per group of a suite): the geometric mean of tiledmm's speed
 // over cuBLAS's and the lowest, with its shape.
 //
+// --precision double times tmm_dgemm_device against cublasDgemm (CUBLAS_DEFAULT_MATH)
+// on doubles from the same generator, by the same timing (and --alternate, --seconds,
+// --suite). FP64's own reference could not measure FP64's error, so in double the
+// reference is double-double (each element an unevaluated sum hi + lo, about 106 bits,
+// Dot2 as tests/gemm_reference_f64.hpp computes it) and the error of a result c is
+// (c - hi) - lo. The math mode concerns FP32 inputs and does not change a dgemm, so
+// --math takes fp32 alone there; the table, the summary and the CSV name the
+// arithmetic "fp64", and the CSV has one more column, precision ("double"), at the
+// end (single's columns are unchanged). The default algorithms are AUTO and the
+// ladder rows that double has (coarsened, tiled); --algos naming a setting with no
+// double kernel in tmm_get_kernel_info (BLOCKED with a tile, today) stops at once.
+// The host-memory part runs tmm_dgemm.
+//
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
-//             [--math fp32|tf32|fp32_accurate|all|m,m,...] [--inputs uniform|spread]
-//             [--seconds S] [--alternate] [--no-host] [--csv FILE] [--algos a,b,...]
+//             [--precision single|double] [--math fp32|tf32|fp32_accurate|all|m,m,...]
+//             [--inputs uniform|spread] [--seconds S] [--alternate] [--no-host] [--csv FILE]
+//             [--algos a,b,...]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -50,6 +66,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -88,10 +105,12 @@ struct Algo {
 };
 
 // ---- device helpers: random fill, FP64 reference, error norms ----------------
+// Each over the element type T: float, or double under --precision double.
 
 // Uniform in [-1, 1), or (spread) +-m 2^e with m uniform in [1, 2) and e uniform in
-// -16..16.
-__global__ void fill_kernel(float* x, int64_t n, uint64_t seed, bool spread) {
+// -16..16; drawn in double and rounded to T (a double keeps all 53 random bits).
+template <class T>
+__global__ void fill_kernel(T* x, int64_t n, uint64_t seed, bool spread) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     uint64_t z = (uint64_t(i) + seed) * 0x9E3779B97F4A7C15ull;  // splitmix64
@@ -100,9 +119,9 @@ __global__ void fill_kernel(float* x, int64_t n, uint64_t seed, bool spread) {
     z ^= z >> 31;
     const double u = double(z >> 11) * (1.0 / 9007199254740992.0);  // [0, 1), bits 11..63
     if (spread)
-      x[i] = float((z & 1 ? -1.0 : 1.0) * ldexp(1.0 + u, int((z >> 1) % 33) - 16));
+      x[i] = T((z & 1 ? -1.0 : 1.0) * ldexp(1.0 + u, int((z >> 1) % 33) - 16));
     else
-      x[i] = float(2.0 * u - 1.0);  // [-1, 1)
+      x[i] = T(2.0 * u - 1.0);  // [-1, 1)
   }
 }
 
@@ -112,35 +131,76 @@ struct Strides {
   int64_t ai, aq, bq, bj, ci, cj;
 };
 
-__global__ void reference_kernel(const float* a, const float* b, double* c, int64_t m, int64_t n,
-                                 int64_t k, Strides s) {
-  constexpr int T = 16;
-  __shared__ double as[T][T + 1], bs[T][T + 1];
-  const int64_t i = blockIdx.y * int64_t(T) + threadIdx.y;
-  const int64_t j = blockIdx.x * int64_t(T) + threadIdx.x;
-  double acc = 0;
-  for (int64_t q0 = 0; q0 < k; q0 += T) {
+// hi + lo += x y, the Dot2 step (Ogita, Rump and Oishi 2005, as
+// tests/gemm_reference_f64.hpp's DgemmReference takes it): x y = p + e exactly
+// (TwoProduct: the FMA's one rounding gives e), p added into hi by TwoSum with its
+// error, the errors and e summed apart into lo. Over k terms hi + lo is within
+// gamma_k^2 sum |x y| of the exact sum, as if summed in twice FP64's precision: far
+// below the error of an FP64 result, which is what it measures. p is __dmul_rn
+// because nvcc fuses a plain product into the add that reads it (hi + x y as one
+// FMA), and then hi's TwoSum would no longer be exact.
+__device__ void dot2_step(double x, double y, double& hi, double& lo) {
+  const double p = __dmul_rn(x, y), e = fma(x, y, -p);
+  const double s = hi + p, p_part = s - hi, hi_part = s - p_part;
+  lo += ((hi - hi_part) + (p - p_part)) + e;
+  hi = s;
+}
+
+// Floats: the FP64 sum of the exact FP64 products (a float has 24 bits), in hi; lo is
+// unused. Doubles: the double-double sum by dot2_step, normalised so that |lo| is at
+// most half an ulp of hi.
+template <class T>
+__global__ void reference_kernel(const T* a, const T* b, double* hi, double* lo, int64_t m,
+                                 int64_t n, int64_t k, Strides s) {
+  constexpr int W = 16;  // tile edge
+  __shared__ double as[W][W + 1], bs[W][W + 1];
+  const int64_t i = blockIdx.y * int64_t(W) + threadIdx.y;
+  const int64_t j = blockIdx.x * int64_t(W) + threadIdx.x;
+  double acc = 0, acc_lo = 0;
+  for (int64_t q0 = 0; q0 < k; q0 += W) {
     const int64_t qa = q0 + threadIdx.x, qb = q0 + threadIdx.y;
     as[threadIdx.y][threadIdx.x] = (i < m && qa < k) ? double(a[i * s.ai + qa * s.aq]) : 0.0;
     bs[threadIdx.y][threadIdx.x] = (qb < k && j < n) ? double(b[qb * s.bq + j * s.bj]) : 0.0;
     __syncthreads();
-    for (int q = 0; q < T; ++q) acc += as[threadIdx.y][q] * bs[q][threadIdx.x];
+    for (int q = 0; q < W; ++q) {
+      if constexpr (std::is_same<T, double>::value)
+        dot2_step(as[threadIdx.y][q], bs[q][threadIdx.x], acc, acc_lo);
+      else
+        acc += as[threadIdx.y][q] * bs[q][threadIdx.x];
+    }
     __syncthreads();
   }
-  if (i < m && j < n) c[i * n + j] = acc;
+  if (i < m && j < n) {
+    if constexpr (std::is_same<T, double>::value) {
+      const double sum = acc + acc_lo, acc_part = sum - acc_lo, lo_part = sum - acc_part;
+      hi[i * n + j] = sum;  // TwoSum(acc, acc_lo): hi + lo = acc + acc_lo exactly
+      lo[i * n + j] = (acc - acc_part) + (acc_lo - lo_part);
+    } else {
+      hi[i * n + j] = acc;
+    }
+  }
 }
 
 // sums[0] += sum (c - ref)^2, sums[1] += sum ref^2, sums[2] += count of non-finite c.
-__global__ void error_kernel(const float* c, const double* ref, int64_t m, int64_t n, int64_t ci,
-                             int64_t cj, double* sums) {
+// In double ref is hi + lo and c - ref is (c - hi) - lo: c - hi is exact wherever c is
+// within a factor 2 of hi (Sterbenz), so the difference keeps lo's bits that a
+// rounded reference would lose.
+template <class T>
+__global__ void error_kernel(const T* c, const double* hi, const double* lo, int64_t m, int64_t n,
+                             int64_t ci, int64_t cj, double* sums) {
   double d2 = 0, r2 = 0, bad = 0;
   for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < m * n;
        idx += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = idx / n, j = idx % n;
-    const float v = c[i * ci + j * cj];
-    const double r = ref[idx];
+    const T v = c[i * ci + j * cj];
+    const double r = hi[idx];
     if (!isfinite(v)) bad += 1;
-    d2 += (double(v) - r) * (double(v) - r);
+    if constexpr (std::is_same<T, double>::value) {
+      const double d = (v - r) - lo[idx];
+      d2 += d * d;
+    } else {
+      d2 += (double(v) - r) * (double(v) - r);
+    }
     r2 += r * r;
   }
   atomicAdd(&sums[0], d2);
@@ -150,19 +210,33 @@ __global__ void error_kernel(const float* c, const double* ref, int64_t m, int64
 
 // ---- one problem: buffers, reference, timing --------------------------------
 
+// The matrices hold floats, or doubles under --precision double (fp64), behind void*
+// so that one Problem and one timing path (time_in_turns) serve both; what depends on
+// the element type (fill, reference, error, the two libraries' calls) picks it by fp64.
 struct Problem {
   Shape s;
+  bool fp64 = false;  // doubles: tmm_dgemm_device against cublasDgemm
   int64_t lda, ldb, ldc;
   int64_t a_elems, b_elems, c_elems;
   int sets = 1;  // rotating input sets
-  std::vector<float*> a, b, c;
-  double* ref = nullptr;
+  std::vector<void*> a, b, c;
+  double* ref = nullptr;     // the reference; in double the hi parts of double-double
+  double* ref_lo = nullptr;  // in double its lo parts (single: none)
   Strides strides{};
 
   bool row() const { return s.layout == TMM_ROW_MAJOR; }
   double flops() const { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
+  size_t element_bytes() const { return fp64 ? sizeof(double) : sizeof(float); }
 };
 
+// A matrix of a Problem as what it holds.
+template <class T>
+T* typed(void* x) {
+  return static_cast<T*>(x);
+}
+
+// The buffers of p.s in T (float or double), their inputs and the reference.
+template <class T>
 void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   const Shape& s = p.s;
   const int64_t a_rows = s.ta == TMM_TRANS ? s.k : s.m, a_cols = s.ta == TMM_TRANS ? s.m : s.k;
@@ -174,14 +248,15 @@ void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   p.a_elems = a_rows * a_cols;
   p.b_elems = b_rows * b_cols;
   p.c_elems = s.m * s.n;
-  const double bytes = 4.0 * double(p.a_elems + p.b_elems + p.c_elems);
+  p.fp64 = std::is_same<T, double>::value;
+  const double bytes = double(sizeof(T)) * double(p.a_elems + p.b_elems + p.c_elems);
   p.sets =
       bytes < 2.0 * double(l2_bytes) ? int(std::min(8.0, std::ceil(3.0 * l2_bytes / bytes))) : 1;
   for (int i = 0; i < p.sets; ++i) {
-    float *a, *b, *c;
-    CHECK_CUDA(cudaMalloc(&a, p.a_elems * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&b, p.b_elems * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&c, p.c_elems * sizeof(float)));
+    T *a, *b, *c;
+    CHECK_CUDA(cudaMalloc(&a, p.a_elems * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&b, p.b_elems * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&c, p.c_elems * sizeof(T)));
     fill_kernel<<<1024, 256, 0, stream>>>(a, p.a_elems, 1000 * i + 1, spread);
     fill_kernel<<<1024, 256, 0, stream>>>(b, p.b_elems, 1000 * i + 2, spread);
     p.a.push_back(a);
@@ -199,8 +274,10 @@ void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   st(s.tb == TMM_TRANS, p.ldb, p.strides.bq, p.strides.bj);
   st(false, p.ldc, p.strides.ci, p.strides.cj);
   CHECK_CUDA(cudaMalloc(&p.ref, p.c_elems * sizeof(double)));
+  if (p.fp64) CHECK_CUDA(cudaMalloc(&p.ref_lo, p.c_elems * sizeof(double)));
   const dim3 block(16, 16), grid(unsigned((s.n + 15) / 16), unsigned((s.m + 15) / 16));
-  reference_kernel<<<grid, block, 0, stream>>>(p.a[0], p.b[0], p.ref, s.m, s.n, s.k, p.strides);
+  reference_kernel<<<grid, block, 0, stream>>>(typed<T>(p.a[0]), typed<T>(p.b[0]), p.ref, p.ref_lo,
+                                               s.m, s.n, s.k, p.strides);
   CHECK_CUDA(cudaGetLastError());
 }
 
@@ -211,14 +288,19 @@ void release(Problem& p) {
     cudaFree(p.c[i]);
   }
   cudaFree(p.ref);
+  cudaFree(p.ref_lo);
 }
 
 double relative_error(const Problem& p, cudaStream_t stream, double* nonfinite) {
   double* sums;
   CHECK_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
   CHECK_CUDA(cudaMemsetAsync(sums, 0, 3 * sizeof(double), stream));
-  error_kernel<<<1024, 256, 0, stream>>>(p.c[0], p.ref, p.s.m, p.s.n, p.strides.ci, p.strides.cj,
-                                         sums);
+  if (p.fp64)
+    error_kernel<<<1024, 256, 0, stream>>>(typed<double>(p.c[0]), p.ref, p.ref_lo, p.s.m, p.s.n,
+                                           p.strides.ci, p.strides.cj, sums);
+  else
+    error_kernel<<<1024, 256, 0, stream>>>(typed<float>(p.c[0]), p.ref, p.ref_lo, p.s.m, p.s.n,
+                                           p.strides.ci, p.strides.cj, sums);
   double host[3];
   CHECK_CUDA(cudaMemcpyAsync(host, sums, sizeof(host), cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -235,7 +317,7 @@ int g_max_runs = 30;
 
 // One run on input set 0 over NaN, finished: the result that relative_error checks.
 void run_checked(Problem& p, cudaStream_t stream, const std::function<void(int)>& run) {
-  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * sizeof(float), stream));
+  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * p.element_bytes(), stream));
   run(0);
   CHECK_CUDA(cudaStreamSynchronize(stream));
 }
@@ -247,7 +329,7 @@ void run_checked(Problem& p, cudaStream_t stream, const std::function<void(int)>
 std::vector<double> time_in_turns(Problem& p, cudaStream_t stream,
                                   const std::vector<std::function<void(int)>>& runs) {
   for (int i = 0; i < p.sets; ++i)
-    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * sizeof(float), stream));  // NaN
+    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * p.element_bytes(), stream));  // NaN
   for (int w = 0; w < 2; ++w)
     for (const auto& run : runs) run(w % p.sets);
   cudaEvent_t e0, e1;
@@ -288,33 +370,45 @@ double time_median(Problem& p, cudaStream_t stream, std::function<void(int)> run
 // timed first can run at a higher clock).
 bool g_alternate = false;
 
-// c = op(a) op(b) + beta c with p's shape and leading dimensions: cublasSgemm in the
-// handle's math mode, or with tf32 cublasGemmEx on CUBLAS_COMPUTE_32F_FAST_TF32.
-void cublas_gemm(cublasHandle_t cb, const Problem& p, const float* a, const float* b, float* c,
-                 float beta, bool tf32 = false) {
-  const float alpha = 1.0f;
+// c = op(a) op(b) + beta c with p's shape and leading dimensions: on floats
+// cublasSgemm in the handle's math mode, or with tf32 cublasGemmEx on
+// CUBLAS_COMPUTE_32F_FAST_TF32; on doubles cublasDgemm (tf32 does not apply).
+template <class T>
+void cublas_gemm(cublasHandle_t cb, const Problem& p, const T* a, const T* b, T* c, T beta,
+                 bool tf32 = false) {
+  const T alpha = 1;
+  constexpr bool fp64 = std::is_same<T, double>::value;
   const Shape& s = p.s;
   auto op = [](tmm_transpose t) { return t == TMM_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N; };
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
   const bool row = p.row();
   const cublasOperation_t op1 = op(row ? s.tb : s.ta), op2 = op(row ? s.ta : s.tb);
   const int m = int(row ? s.n : s.m), n = int(row ? s.m : s.n);
-  const float* x = row ? b : a;
-  const float* y = row ? a : b;
+  const T* x = row ? b : a;
+  const T* y = row ? a : b;
   const int ldx = int(row ? p.ldb : p.lda), ldy = int(row ? p.lda : p.ldb);
   cublasStatus_t st;
-  if (tf32) {
+  if constexpr (fp64) {
+    st = cublasDgemm(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, y, ldy, &beta, c, int(p.ldc));
+  } else if (tf32) {
     st = cublasGemmEx(cb, op1, op2, m, n, int(s.k), &alpha, x, CUDA_R_32F, ldx, y, CUDA_R_32F, ldy,
                       &beta, c, CUDA_R_32F, int(p.ldc), CUBLAS_COMPUTE_32F_FAST_TF32,
                       CUBLAS_GEMM_DEFAULT);
   } else {
     st = cublasSgemm(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, y, ldy, &beta, c, int(p.ldc));
   }
-  check_cublas(st, tf32 ? "cublasGemmEx (TF32)" : "cublasSgemm");
+  check_cublas(st, fp64 ? "cublasDgemm" : tf32 ? "cublasGemmEx (TF32)" : "cublasSgemm");
 }
 
-void cublas_sgemm(cublasHandle_t cb, const Problem& p, int set) {
-  cublas_gemm(cb, p, p.a[set], p.b[set], p.c[set], 0.0f);
+// cuBLAS's side of a comparison on input set `set`: cublasSgemm, or cublasDgemm on
+// doubles.
+void cublas_side(cublasHandle_t cb, const Problem& p, int set) {
+  if (p.fp64)
+    cublas_gemm(cb, p, typed<double>(p.a[set]), typed<double>(p.b[set]), typed<double>(p.c[set]),
+                0.0);
+  else
+    cublas_gemm(cb, p, typed<float>(p.a[set]), typed<float>(p.b[set]), typed<float>(p.c[set]),
+                0.0f);
 }
 
 // ---- 3xTF32 composed by hand from cuBLAS, for FP32_ACCURATE's comparison -------
@@ -333,7 +427,8 @@ __global__ void split_kernel(const float* x, float* big, float* small, int64_t n
 
 // The issue's baseline: split A and B, then C = A_small B_big + A_big B_small + A_big
 // B_big in three cuBLAS TF32 calls (small terms first). The split is timed with the
-// calls, as tiledmm's FP32_ACCURATE times its own. Reads input set 0 only.
+// calls, as tiledmm's FP32_ACCURATE times its own. Reads input set 0 only. Floats only
+// (FP32_ACCURATE is a mode of single precision).
 struct HandX3 {
   float *a_big = nullptr, *a_small = nullptr, *b_big = nullptr, *b_small = nullptr;
 
@@ -350,11 +445,12 @@ struct HandX3 {
   HandX3& operator=(const HandX3&) = delete;
 
   void run(cublasHandle_t cb, const Problem& p, int set, cudaStream_t stream) const {
-    split_kernel<<<1024, 256, 0, stream>>>(p.a[0], a_big, a_small, p.a_elems);
-    split_kernel<<<1024, 256, 0, stream>>>(p.b[0], b_big, b_small, p.b_elems);
-    cublas_gemm(cb, p, a_small, b_big, p.c[set], 0.0f, true);
-    cublas_gemm(cb, p, a_big, b_small, p.c[set], 1.0f, true);
-    cublas_gemm(cb, p, a_big, b_big, p.c[set], 1.0f, true);
+    float* c = typed<float>(p.c[set]);
+    split_kernel<<<1024, 256, 0, stream>>>(typed<float>(p.a[0]), a_big, a_small, p.a_elems);
+    split_kernel<<<1024, 256, 0, stream>>>(typed<float>(p.b[0]), b_big, b_small, p.b_elems);
+    cublas_gemm(cb, p, a_small, b_big, c, 0.0f, true);
+    cublas_gemm(cb, p, a_big, b_small, c, 1.0f, true);
+    cublas_gemm(cb, p, a_big, b_big, c, 1.0f, true);
   }
 };
 
@@ -455,6 +551,13 @@ const MathSetting* parse_math(const std::string& name) {
   return nullptr;
 }
 
+// --precision double's one setting, not a --math name: a dgemm is strict FP64 whatever
+// TMM_OPTION_MATH_MODE says (the handle keeps fp32, the default), against cublasDgemm
+// in CUBLAS_DEFAULT_MATH. Its bound is FP32's at FP64's unit roundoff, 2^-29 times
+// FP32's: 1e-5 2^-29 = 1.9e-14, so 2e-14 (not measured yet in this program).
+const MathSetting fp64_math = {"fp64", TMM_MATH_FP32, CUBLAS_DEFAULT_MATH, "CUBLAS_DEFAULT_MATH",
+                               2e-14};
+
 // "fp32,tf32,..." or "all": each mode once, in the order given; empty if a name is
 // unknown.
 std::vector<const MathSetting*> parse_math_list(const std::string& list) {
@@ -490,6 +593,7 @@ struct Bench {
   tmm_device_info dev{};
   bool spread = false;
   bool suite = false;  // a --suite run: shapes carry names, and the table shows them
+  bool fp64 = false;   // --precision double
   FILE* csv = nullptr;
 };
 
@@ -509,13 +613,30 @@ void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, d
   std::printf("%-26s %-11s %5d %9.3f %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s%s\n",
               shape_name(s).c_str(), algorithm, tile, ms, cublas_ms, tf, cublas_tf, tf / cublas_tf,
               err, cublas_err, kernel, good ? "" : "  <-- ERROR");
+  // Double's rows end with its precision column (see main's CSV header).
   if (b.csv)
     std::fprintf(
-        b.csv, "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s,%s,%s\n",
+        b.csv, "%lld,%lld,%lld,%s,%c,%c,%s,%d,%.5f,%.3f,%.5f,%.3f,%.4f,%.3e,%.3e,%s,%s,%s,%s%s\n",
         (long long)s.m, (long long)s.n, (long long)s.k, s.layout == TMM_ROW_MAJOR ? "row" : "col",
         s.ta == TMM_TRANS ? 'T' : 'N', s.tb == TMM_TRANS ? 'T' : 'N', algorithm, tile, ms, tf,
         cublas_ms, cublas_tf, tf / cublas_tf, err, cublas_err, math.name, csv_kernel,
-        c.name.c_str(), c.group.c_str());
+        c.name.c_str(), c.group.c_str(), b.fp64 ? ",double" : "");
+}
+
+// tiledmm's side of a comparison on input set `set`, through the device-pointer API:
+// tmm_sgemm_device, or tmm_dgemm_device on doubles.
+void tiledmm_side(const Bench& b, const Problem& p, int set) {
+  const Shape& s = p.s;
+  if (p.fp64)
+    check_tmm(tmm_dgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0,
+                               typed<double>(p.a[set]), p.lda, typed<double>(p.b[set]), p.ldb, 0.0,
+                               typed<double>(p.c[set]), p.ldc),
+              b.h, "tmm_dgemm_device");
+  else
+    check_tmm(
+        tmm_sgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, typed<float>(p.a[set]),
+                         p.lda, typed<float>(p.b[set]), p.ldb, 0.0f, typed<float>(p.c[set]), p.ldc),
+        b.h, "tmm_sgemm_device");
 }
 
 // One shape in one math mode: cuBLAS, then each algorithm (timed after cuBLAS, or in
@@ -526,8 +647,11 @@ bool run_case(Bench& b, const MathSetting& math, const Case& c, const std::vecto
   const Shape& s = c.s;
   Problem p;
   p.s = s;
-  setup(p, b.dev.l2_cache_bytes, b.spread, b.stream);
-  auto cublas = [&](int set) { cublas_sgemm(b.cb, p, set); };
+  if (b.fp64)
+    setup<double>(p, b.dev.l2_cache_bytes, b.spread, b.stream);
+  else
+    setup<float>(p, b.dev.l2_cache_bytes, b.spread, b.stream);
+  auto cublas = [&](int set) { cublas_side(b.cb, p, set); };
   // cuBLAS's result, for its error; its time too unless each line times it in turns.
   const double cublas_alone_ms =
       g_alternate ? (run_checked(p, b.stream, cublas), 0.0) : time_median(p, b.stream, cublas);
@@ -547,11 +671,7 @@ bool run_case(Bench& b, const MathSetting& math, const Case& c, const std::vecto
     check_tmm(tmm_set_algorithm(b.h, a.algorithm), b.h, "set algorithm");
     check_tmm(tmm_set_tile_size(b.h, a.tile), b.h, "set tile");
     check_tmm(tmm_set_coarsening(b.h, a.coarsening), b.h, "set coarsening");
-    auto ours = [&](int set) {
-      check_tmm(tmm_sgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, p.a[set], p.lda,
-                                 p.b[set], p.ldb, 0.0f, p.c[set], p.ldc),
-                b.h, "tmm_sgemm_device");
-    };
+    auto ours = [&](int set) { tiledmm_side(b, p, set); };
     // cuBLAS's figure on this line: timed before (as above), or in turns with ours.
     double ms = 0, cublas_ms = cublas_alone_ms;
     if (g_alternate) {
@@ -604,14 +724,20 @@ bool run_mode(Bench& b, const MathSetting& math, const std::vector<Case>& cases,
   check_cublas(cublasSetMathMode(b.cb, math.cublas), "cublasSetMathMode");
   int cublas_version = 0;
   cublasGetVersion(b.cb, &cublas_version);
-  std::printf("tmm_bench: tiledmm %d (math mode %s) vs cuBLAS %d (%s) on %s, %d SMs\n",
-              tmm_version(), math.name, cublas_version, math.cublas_name, b.dev.name,
-              b.dev.multiprocessors);
+  if (b.fp64)
+    std::printf(
+        "tmm_bench: tiledmm %d (tmm_dgemm_device, strict FP64) vs cuBLAS %d (cublasDgemm, %s) "
+        "on %s, %d SMs\n",
+        tmm_version(), cublas_version, math.cublas_name, b.dev.name, b.dev.multiprocessors);
+  else
+    std::printf("tmm_bench: tiledmm %d (math mode %s) vs cuBLAS %d (%s) on %s, %d SMs\n",
+                tmm_version(), math.name, cublas_version, math.cublas_name, b.dev.name,
+                b.dev.multiprocessors);
   std::printf(
       "median of timed repeats after warm-up%s; device-pointer API; error = relative "
-      "Frobenius norm vs FP64 (must be < %.0e, x sqrt(k/16384) past k = 16384); inputs %s\n\n",
-      g_alternate ? ", tiledmm and cuBLAS in turns" : "", math.max_error,
-      b.spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
+      "Frobenius norm vs %s (must be < %.0e, x sqrt(k/16384) past k = 16384); inputs %s\n\n",
+      g_alternate ? ", tiledmm and cuBLAS in turns" : "", b.fp64 ? "double-double" : "FP64",
+      math.max_error, b.spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
   if (b.suite) std::printf("%-24s ", "name");
   std::printf("%-26s %-11s %5s %9s %9s %8s %8s %7s %9s %9s  %s\n", "shape", "algorithm", "tile",
               "ms", "cuBLAS ms", "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e", "kernel");
@@ -660,24 +786,35 @@ void print_summary(const std::vector<Ratio>& ratios) {
                 row.at.c_str());
 }
 
+// The host-memory call on n x n row-major matrices, C = A B: tmm_sgemm on floats,
+// tmm_dgemm on doubles.
+tmm_status host_gemm(tmm_handle h, int64_t n, const float* a, const float* b, float* c) {
+  return tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                   n);
+}
+tmm_status host_gemm(tmm_handle h, int64_t n, const double* a, const double* b, double* c) {
+  return tmm_dgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0, a, n, b, n, 0.0, c,
+                   n);
+}
+
 // The host-memory API against the device API at one large size, with the breakdown
-// of where the time goes.
+// of where the time goes; T is float, or double under --precision double.
+template <class T>
 void run_host(const Bench& b, bool quick) {
+  constexpr bool fp64 = std::is_same<T, double>::value;
   tmm_handle h = b.h;
   const int64_t n = quick ? 4096 : 8192;
-  std::vector<float> a(size_t(n * n)), bm(a.size()), c(a.size());
+  std::vector<T> a(size_t(n * n)), bm(a.size()), c(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = float((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-    bm[i] = float((i * 40503u) % 1000) / 500.0f - 1.0f;
+    a[i] = T((i * 2654435761u) % 1000) / T(500) - T(1);
+    bm[i] = T((i * 40503u) % 1000) / T(500) - T(1);
   }
   check_tmm(tmm_set_algorithm(h, TMM_ALGO_AUTO), h, "set algorithm");
   std::vector<tmm_timing> runs;
   std::vector<double> wall;
   for (int r = 0; r < 4; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    check_tmm(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, n, n, n, 1.0f, a.data(), n,
-                        bm.data(), n, 0.0f, c.data(), n),
-              h, "tmm_sgemm");
+    check_tmm(host_gemm(h, n, a.data(), bm.data(), c.data()), h, fp64 ? "tmm_dgemm" : "tmm_sgemm");
     wall.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     tmm_timing t{};
@@ -690,19 +827,35 @@ void run_host(const Bench& b, bool quick) {
   const tmm_timing& t = runs[runs.size() / 2];
   const double flops = 2.0 * double(n) * n * n;
   std::printf(
-      "\nHost-memory API at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
+      "\nHost-memory API%s at %lldx%lldx%lld (pageable host buffers, median of 3 after one "
       "growing call):\n",
-      (long long)n, (long long)n, (long long)n);
+      fp64 ? " in double (tmm_dgemm)" : "", (long long)n, (long long)n, (long long)n);
   std::printf("  upload A, B    %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.upload_ms,
-              100 * t.upload_ms / t.total_ms, 8.0 * n * n / t.upload_ms / 1e6);
+              100 * t.upload_ms / t.total_ms, double(2 * sizeof(T)) * n * n / t.upload_ms / 1e6);
   std::printf("  compute        %9.3f ms  (%5.1f%%, %.2f TFLOP/s)\n", t.compute_ms,
               100 * t.compute_ms / t.total_ms, flops / t.compute_ms / 1e9);
   std::printf("  download C     %9.3f ms  (%5.1f%%, %.1f GB/s)\n", t.download_ms,
-              100 * t.download_ms / t.total_ms, 4.0 * n * n / t.download_ms / 1e6);
+              100 * t.download_ms / t.total_ms, double(sizeof(T)) * n * n / t.download_ms / 1e6);
   std::printf("  total (events) %9.3f ms  -> %.2f TFLOP/s end to end; wall clock %.3f ms\n",
               t.total_ms, flops / t.total_ms / 1e9, wall[2]);
   std::printf("  the device API skips both copies: %.2f TFLOP/s for the same product\n",
               flops / t.compute_ms / 1e9);
+}
+
+// Whether the library has a CUDA kernel in double for a's settings (tmm_get_kernel_info),
+// which a dgemm needs: AUTO always has one; BLOCKED with a tile has none until the FP64
+// blocked kernels land (the library refuses it with TMM_ERROR_NOT_SUPPORTED).
+bool has_double_kernel(const Algo& a) {
+  if (a.algorithm == TMM_ALGO_AUTO) return true;
+  for (int i = 0;; ++i) {
+    tmm_kernel_info info{};
+    info.struct_size = sizeof info;
+    if (tmm_get_kernel_info(i, &info) != TMM_SUCCESS) return false;
+    if (info.backend == TMM_BACKEND_CUDA && info.precision == TMM_PRECISION_DOUBLE &&
+        info.algorithm == a.algorithm && info.tile_size == a.tile &&
+        (a.algorithm != TMM_ALGO_COARSENED || info.coarsening == a.coarsening))
+      return true;
+  }
 }
 
 // The shapes of a suite file that --groups picks (all without it); exits with the
@@ -724,8 +877,8 @@ std::vector<Case> read_suite(const std::string& path, const std::string& groups)
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, no_host = false, spread = false;
-  std::string csv_path, square, algo_list, suite_path, groups;
+  bool quick = false, no_host = false, spread = false, fp64 = false;
+  std::string csv_path, square, algo_list, suite_path, groups, math_list = "fp32";
   std::vector<const MathSetting*> maths = parse_math_list("fp32");
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
@@ -742,6 +895,9 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--inputs") && i + 1 < argc &&
                (!std::strcmp(argv[i + 1], "uniform") || !std::strcmp(argv[i + 1], "spread"))) {
       spread = !std::strcmp(argv[++i], "spread");
+    } else if (!std::strcmp(argv[i], "--precision") && i + 1 < argc &&
+               (!std::strcmp(argv[i + 1], "single") || !std::strcmp(argv[i + 1], "double"))) {
+      fp64 = !std::strcmp(argv[++i], "double");
     } else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc && std::atof(argv[i + 1]) > 0) {
       g_budget_ms = 1000.0 * std::atof(argv[++i]);
       g_max_runs = INT_MAX;
@@ -753,11 +909,12 @@ int main(int argc, char** argv) {
       algo_list = argv[++i];
     } else if (!std::strcmp(argv[i], "--math") && i + 1 < argc &&
                !parse_math_list(argv[i + 1]).empty()) {
-      maths = parse_math_list(argv[++i]);
+      math_list = argv[++i];
+      maths = parse_math_list(math_list);
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--square n,n,...] [--shapes MxNxK,...] "
-                   "[--suite FILE [--groups g,g,...]] "
+                   "[--suite FILE [--groups g,g,...]] [--precision single|double] "
                    "[--math fp32|tf32|fp32_accurate|all, or a list: fp32,tf32] "
                    "[--inputs uniform|spread] [--seconds S] [--alternate] [--no-host] "
                    "[--csv FILE] "
@@ -776,15 +933,50 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tmm_bench: --groups selects from a --suite file\n");
     return 2;
   }
+  if (fp64) {
+    if (maths.size() != 1 || maths[0]->tmm != TMM_MATH_FP32) {
+      std::fprintf(stderr,
+                   "tmm_bench: --math %s does not apply to --precision double: the math mode "
+                   "concerns FP32 inputs and does not change a dgemm (tiledmm's dgemm is strict "
+                   "FP64, against cublasDgemm in CUBLAS_DEFAULT_MATH); leave --math out or give "
+                   "fp32\n",
+                   math_list.c_str());
+      return 2;
+    }
+    maths = {&fp64_math};
+  }
 
   Bench b;
   b.spread = spread;
   b.suite = !suite_path.empty();
+  b.fp64 = fp64;
   // Read before the GPU is touched, so that a malformed suite fails at once, anywhere.
   const std::vector<Case> suite = b.suite ? read_suite(suite_path, groups) : std::vector<Case>();
   if (b.suite) {
     g_alternate = true;  // the suite's ratios: both sides under the same clock
     no_host = true;      // and the device API only
+  }
+  // The algorithms of a mode: --algos, or under another mode than strict FP32 AUTO (what
+  // the mode changes; the ladder stays strict FP32), and in a suite AUTO (what a caller
+  // gets). Double has no BLOCKED row with a tile yet: AUTO (the ladder's best row until
+  // the FP64 kernels land) and the ladder rows of double.
+  auto algos_for = [&](const MathSetting& math) {
+    if (!algo_list.empty()) return parse_algos(algo_list);
+    if (b.suite || math.tmm != TMM_MATH_FP32) return parse_algos("auto");
+    return parse_algos(b.fp64 ? "auto,coarsened,tiled"
+                              : "auto,blocked256,blocked128,blocked64,coarsened");
+  };
+  // Like the suite, before the GPU: an algorithm that a dgemm would refuse.
+  if (b.fp64) {
+    for (const Algo& a : algos_for(fp64_math)) {
+      if (has_double_kernel(a)) continue;
+      std::fprintf(stderr,
+                   "tmm_bench: --algos %s: tiledmm has no CUDA kernel in double for its "
+                   "algorithm and tile (tmm_get_kernel_info); leave it out with --precision "
+                   "double\n",
+                   a.name.c_str());
+      return 2;
+    }
   }
   if (tmm_create_with_backend(&b.h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS) {
     std::printf("tmm_bench needs a CUDA GPU: %s\n", tmm_get_error_message(nullptr));
@@ -800,29 +992,30 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tmm_bench: cannot write %s\n", csv_path.c_str());
     return 2;
   }
+  // Double adds a last column, precision; single's columns stay as they were.
   if (b.csv)
     std::fprintf(b.csv,
                  "m,n,k,layout,ta,tb,algorithm,tile,ms,tflops,cublas_ms,cublas_tflops,ratio,"
-                 "error,cublas_error,math,kernel,name,group\n");
+                 "error,cublas_error,math,kernel,name,group%s\n",
+                 b.fp64 ? ",precision" : "");
 
   bool ok = true;
   std::vector<Ratio> ratios;
   for (const MathSetting* math : maths) {
     const bool fp32 = math->tmm == TMM_MATH_FP32;
-    // Under another mode, AUTO is what the mode changes; the ladder stays strict FP32.
-    // A suite compares what a caller gets: AUTO.
-    const std::string list =
-        !algo_list.empty()
-            ? algo_list
-            : (fp32 && !b.suite ? "auto,blocked256,blocked128,blocked64,coarsened" : "auto");
     std::vector<Case> cases = suite;
     if (!b.suite)
       for (const Shape& s : shapes(quick, square, !fp32)) cases.push_back({s, "", ""});
-    ok = run_mode(b, *math, cases, parse_algos(list), &ratios) && ok;
+    ok = run_mode(b, *math, cases, algos_for(*math), &ratios) && ok;
   }
   print_summary(ratios);
-  // The host-memory API runs in the last mode asked for.
-  if (!no_host) run_host(b, quick);
+  // The host-memory API runs in the last mode asked for, and in the run's precision.
+  if (!no_host) {
+    if (b.fp64)
+      run_host<double>(b, quick);
+    else
+      run_host<float>(b, quick);
+  }
 
   if (b.csv) std::fclose(b.csv);
   cublasDestroy(b.cb);
