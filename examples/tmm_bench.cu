@@ -44,9 +44,9 @@
 // (c - hi) - lo. The math mode concerns FP32 inputs and does not change a dgemm, so
 // --math takes fp32 alone there; the table, the summary and the CSV name the
 // arithmetic "fp64", and the CSV has one more column, precision ("double"), at the
-// end (single's columns are unchanged). The default algorithms are AUTO and the
-// ladder rows that double has (coarsened, tiled); --algos naming a setting with no
-// double kernel in tmm_get_kernel_info (BLOCKED with a tile, today) stops at once.
+// end (single's columns are unchanged). The default algorithms are AUTO and the FP64
+// tensor-core tiles (blocked128, blocked64); --algos naming a setting with no double
+// kernel in tmm_get_kernel_info (blocked256) stops at once.
 // The host-memory part runs tmm_dgemm.
 //
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
@@ -958,12 +958,12 @@ int main(int argc, char** argv) {
   }
   // The algorithms of a mode: --algos, or under another mode than strict FP32 AUTO (what
   // the mode changes; the ladder stays strict FP32), and in a suite AUTO (what a caller
-  // gets). Double has no BLOCKED row with a tile yet: AUTO (the ladder's best row until
-  // the FP64 kernels land) and the ladder rows of double.
+  // gets). Double: AUTO and the FP64 tensor-core rows' tiles (the ladder in double is a
+  // correctness path, far slower: --algos coarsened names it).
   auto algos_for = [&](const MathSetting& math) {
     if (!algo_list.empty()) return parse_algos(algo_list);
     if (b.suite || math.tmm != TMM_MATH_FP32) return parse_algos("auto");
-    return parse_algos(b.fp64 ? "auto,coarsened,tiled"
+    return parse_algos(b.fp64 ? "auto,blocked128,blocked64"
                               : "auto,blocked256,blocked128,blocked64,coarsened");
   };
   // Like the suite, before the GPU: an algorithm that a dgemm would refuse.
