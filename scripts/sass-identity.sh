@@ -58,11 +58,14 @@ dn_b, dn_a = demangle(list(before)), demangle(list(after))
 def canonical(name):
     """A kernel's name with what a templating on the element type adds taken out: a
     leading `float` template argument (tiled_kernel<float, 8, ...> is tiled_kernel<8, ...>),
-    and a lone one (scale_kernel<float>(...) is scale_kernel(...)), and the return type
-    that demangling gives templates only."""
+    a trailing one (tail_reduce_kernel<128, 256, 8, false, false, float>(...) is
+    tail_reduce_kernel<128, 256, 8, false, false>(...)), a lone one
+    (scale_kernel<float>(...) is scale_kernel(...)), and the return type that demangling
+    gives templates only."""
     name = name.replace('tiledmm::GemmProblem', 'tiledmm::GemmView<float>')
     name = re.sub(r'^void ', '', name)  # a template's demangled name has its return type
     name = re.sub(r'<float, ', '<', name)
+    name = re.sub(r', float>\(', '>(', name)
     return re.sub(r'(\w)<float>\(', r'\1(', name)
 
 key_b = {canonical(dn_b[n]): n for n in before}

@@ -367,6 +367,53 @@ TEST_F(DgemmCuda, AutoRunsTheTensorCoresAndOtherTilesAreRefused) {
   EXPECT_EQ(g.c, before) << "refused before C is touched";
 }
 
+// Deep k in one tile of C: the FP64 tensor cores split k over the SMs (the report says
+// how many slices), the partials added in slice order: within the FP64 bound, and the
+// same bits on a second call.
+TEST_F(DgemmCuda, DeepKSplitsAndGivesTheSameBitsTwice) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  tmm_test::DgemmCase g;
+  g.m = 48, g.n = 40, g.k = 100000, g.beta = -0.5, g.pad = 1;
+  tmm_test::fill_case(g, tmm_test::fresh_seed());
+  tmm_test::DgemmCase again = g;
+  ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+  EXPECT_TRUE(tmm_test::check_case(g));
+  const tmm_report r = report_of_double();
+  if (std::string(r.kernel).rfind("f64_mma_", 0) == 0) {
+    EXPECT_GT(r.splits, 1) << r.kernel;
+  }
+  ASSERT_EQ(tmm_test::run_case(h_, again), TMM_SUCCESS) << message();
+  EXPECT_EQ(again.c, g.c) << "split-K in FP64 gives the same bits run to run";
+}
+
+// A partial last wave: AUTO's 128 x 64 tiles (270 of them, 6 past two blocks per SM on an
+// H100) and BLOCKED's 64 x 64 (540, 144 past three per SM) split those tiles along k, each
+// transpose, within the FP64 bound.
+TEST_F(DgemmCuda, LastWaveSplitsMatchTheReference) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  int variant = 0;
+  for (int tile : {0, 64}) {
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, tile ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO),
+              TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, tile), TMM_SUCCESS);
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      tmm_test::DgemmCase g;
+      g.ta = ta, g.tb = variant % 2 ? TMM_TRANS : TMM_NO_TRANS;
+      g.m = 1280, g.n = 1728, g.k = 256 + 7 * variant;
+      g.alpha = 0.5, g.beta = variant % 2 ? 0.0 : 1.5, g.pad = variant % 3;
+      ++variant;
+      tmm_test::fill_case(g, tmm_test::fresh_seed());
+      SCOPED_TRACE("tile " + std::to_string(tile) + " " + tmm_test::describe(g));
+      ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+      EXPECT_TRUE(tmm_test::check_case(g));
+      const tmm_report r = report_of_double();
+      if (std::string(r.kernel).rfind("f64_mma_", 0) == 0) {
+        EXPECT_GT(r.splits, 1) << r.kernel;
+      }
+    }
+  }
+}
+
 // TMM_OPTION_MATH_MODE is a permission about FP32 inputs: a dgemm runs the same strict
 // kernel under TF32 and FP32_ACCURATE.
 TEST_F(DgemmCuda, MathModeDoesNotChangeADgemm) {

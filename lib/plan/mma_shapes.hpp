@@ -11,6 +11,7 @@ struct MmaShapeInfo {
   int threads;       // per block
   int shared_bytes;  // dynamic shared memory per block, the most over the transposes
   int outputs_per_thread;
+  int blocks_per_sm = 1;  // its launch bounds' blocks per SM (the FP64 rows state theirs)
 };
 
 }  // namespace tiledmm

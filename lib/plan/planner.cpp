@@ -114,6 +114,13 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
 }
 
 int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+  // Deep k where C fills a wide tile: the wide tile, whatever the count of tiles;
+  // plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x 1000 x
+  // 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and
+  // 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
+  if (forced_tile == 0 && is_deep_k(ceil_div(p.k, kF64MmaDepth)) && p.m >= kF64Mma128x64.rows &&
+      p.n >= kF64Mma128x64.cols && kF64Mma128x64.shared_bytes <= d.shared_memory_per_block_optin)
+    return kF64Mma128x64.tile;
   return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
 }
 
@@ -170,6 +177,36 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
   if (best > 0.75) return {1, 0};  // saves less than a quarter of a tile
   for (int64_t s = 2; s <= most; ++s)
     if (time(s) <= best + 0.05) return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tail};
+  return {1, 0};
+}
+
+TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
+                            const DeviceProfile& device) {
+  DeviceProfile slots = device;  // plan_tail_split's SMs: one block each
+  slots.multiprocessors *= shape.blocks_per_sm;
+  const int64_t tiles = ceil_div(p.m, shape.rows) * ceil_div(p.n, shape.cols);
+  const int64_t tiles_k = ceil_div(p.k, kF64MmaDepth);
+  const int64_t partial_bytes = int64_t(shape.rows) * shape.cols * int64_t(sizeof(double));
+  const int64_t blocks = slots.multiprocessors;
+  if (blocks <= 0 || tiles <= 0 || tiles > blocks || !is_deep_k(tiles_k))
+    return plan_tail_split(tiles, tiles_k, slots, partial_bytes);
+  // One wave over deep k: s slices per tile, in rounds of `blocks` blocks of 1/s of a
+  // tile's time each. Slices of at most kMaxSliceSteps steps where the limits allow (an
+  // FP64 sum over 2^12 terms or fewer, as short as cuBLAS's: its error, not 3x it, at
+  // 1000 x 1000 x 32768), at least kMinSliceSteps, in whole rounds: the fewest slices
+  // within 1/20 of the best time.
+  constexpr int64_t kMinSliceSteps = 8, kMaxSliceSteps = 256;
+  constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+  const int64_t most =
+      std::min<int64_t>({tiles_k / kMinSliceSteps, kMaxPartialBytes / (tiles * partial_bytes),
+                         4 * ceil_div(blocks, tiles)});
+  const int64_t fewest = std::min(most, std::max<int64_t>(2, ceil_div(tiles_k, kMaxSliceSteps)));
+  if (most < 2) return {1, 0};
+  const auto time = [&](int64_t s) { return double(ceil_div(tiles * s, blocks)) / double(s); };
+  double best = time(fewest);
+  for (int64_t s = fewest; s <= most; ++s) best = std::min(best, time(s));
+  for (int64_t s = fewest; s <= most; ++s)
+    if (time(s) <= best * 1.05) return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tiles};
   return {1, 0};
 }
 

@@ -52,8 +52,9 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_ti
 
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`, as
 // plan_tf32 chooses among its shapes: 128 x 64 (tile 128) where the product has at least
-// one such tile per SM, else 64 x 64 (tile 64); forced_tile 128 or 64 asks for that tile
-// (0 when the device cannot hold it). No split-K.
+// one such tile per SM, or k is deep (is_deep_k: plan_f64_tail splits it) and C fills
+// at least one such tile, else 64 x 64
+// (tile 64); forced_tile 128 or 64 asks for that tile (0 when the device cannot hold it).
 int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // Steps of k (of a tensor-core kernel's depth) from which a product whose tiles fill
@@ -83,6 +84,14 @@ struct TailSplitPlan {
 // cuBLAS 2.9e-4; docs/benchmarks/tensor-cores.md), so shorter slices help twice.
 TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& device,
                               int64_t partial_bytes);
+
+// The split of k of the FP64 tensor-core kernel of `shape`, its blocks per SM counted as
+// SMs: plan_tail_split's last-wave split; but where the tiles fit in one wave and k is
+// deep, every tile in slices of at most 256 steps where the limits allow (FP64 sums as
+// short as cuBLAS's), as many as fill whole rounds of blocks: the fewest within 1/20 of
+// the best time. Its plan_tail hook.
+TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
+                            const DeviceProfile& device);
 
 // The Hopper wgmma kernels' operands (lib/cuda/kernels/sm90/). The TF32 kernel
 // (shape.may_transpose) first copies into its workspace, K-major, the operands whose

@@ -18,6 +18,8 @@ size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
 void launch_tf32_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_f64_mma(const GemmProblem&, const KernelPlan&, void*, void*);
+size_t f64_mma_workspace(const GemmProblem&, const KernelPlan&);
+void plan_f64_mma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
 #if TILEDMM_WITH_SM90A
 void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32_wgmma_workspace(const GemmProblem&, const KernelPlan&);
@@ -310,22 +312,27 @@ constexpr KernelEntry kCudaKernels[] = {
     // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice).
     cuda_row("f64_mma_128x64",
              "FP64 tensor cores (mma.sync m16n8k4 .f64; two m8n8k4 before sm_90), strict "
-             "FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, no split-K")
+             "FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, split-K of a "
+             "partial last wave or of one wave over deep k")
         .precision(Precision::F64)
         .algorithm(Algorithm::Blocked)
         .shape(kF64Mma128x64)
         .min_cc(80)
         .is_default()
-        .launch(launch_f64_mma),
+        .launch(launch_f64_mma)
+        .workspace(f64_mma_workspace)
+        .plan_tail(plan_f64_mma_tail),
     cuda_row("f64_mma_64x64",
              "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
              "sm_90), strict FP64, 64 x 64 tile, 3-stage cp.async, 60 KiB shared memory, "
-             "no split-K")
+             "split-K of a partial last wave or of one wave over deep k")
         .precision(Precision::F64)
         .algorithm(Algorithm::Blocked)
         .shape(kF64Mma64x64)
         .min_cc(80)
-        .launch(launch_f64_mma),
+        .launch(launch_f64_mma)
+        .workspace(f64_mma_workspace)
+        .plan_tail(plan_f64_mma_tail),
 };
 
 }  // namespace

@@ -132,6 +132,9 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);
     choice.kernel = f64_blocked_row(p, tile, device);
+    choice.plan.tile = choice.kernel->tile;  // the FP64 rows' plan_tail reads it
+    if (with_workspace && choice.kernel->plan_tail != nullptr)
+      choice.kernel->plan_tail(p, device, choice.plan);
   } else if (tensor_cores != nullptr) {
     choice.kernel = tensor_cores;
     if (with_workspace && tensor_cores->plan_tail != nullptr)

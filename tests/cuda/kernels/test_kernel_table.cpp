@@ -119,7 +119,9 @@ TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   int rows = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (row.plan_tail == nullptr || !runs_here(row, cc)) continue;
+    // Float rows: the FP64 rows' splits run in test_dgemm (DgemmCuda.*Split*).
+    if (row.plan_tail == nullptr || row.precision != Precision::F32 || !runs_here(row, cc))
+      continue;
     ++rows;
     int variant = 0;
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -147,7 +149,8 @@ TEST(TensorCoreRows, SplitLastWavesMatchFp64) {
   }
   // On cc 9.0 every row with a split runs (the Hopper rows: their sm_90a code loads).
   int with_split = 0;
-  for (const KernelEntry& row : cuda_kernel_table()) with_split += row.plan_tail != nullptr;
+  for (const KernelEntry& row : cuda_kernel_table())
+    with_split += row.plan_tail != nullptr && row.precision == Precision::F32;
   if (cc == 90) {
     EXPECT_EQ(rows, with_split);
   }
@@ -165,7 +168,9 @@ TEST(TensorCoreRows, EveryTileSplitMatchesFp64) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   int variant = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (row.plan_tail == nullptr || !runs_here(row, cc)) continue;
+    // Float rows: the FP64 rows' splits run in test_dgemm (DgemmCuda.*Split*).
+    if (row.plan_tail == nullptr || row.precision != Precision::F32 || !runs_here(row, cc))
+      continue;
     const WgmmaShapeInfo& shape =
         row.math_mode == MathMode::Tf32 ? kTf32Wgmma128x256 : kTf32x3Wgmma128x128;
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {

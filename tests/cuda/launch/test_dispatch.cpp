@@ -3,6 +3,7 @@
 // only, where dispatch is built).
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 #include "cuda/launch/dispatch.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/planner.hpp"
 #include "plan_fixtures.hpp"
 #include "registry/kernel_registry.hpp"
@@ -223,7 +225,9 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
 // AUTO and BLOCKED (tile 0) in double run the FP64 tensor cores from compute capability
 // 8.0 (plan_f64's tile: 128 x 64 with a wave of its tiles, else 64 x 64) and
 // f64_coarsened_32_x4 before it, whatever the shape and the math mode: TF32 and
-// FP32_ACCURATE never change a double choice, and none splits k or takes a workspace.
+// FP32_ACCURATE never change a double choice. With a workspace the tensor-core rows split
+// k as plan_f64_tail says (its partial tiles of doubles are the workspace); without
+// one, and on the ladder, nothing splits.
 TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& f : shapes()) {
@@ -244,8 +248,20 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
             EXPECT_EQ(c.kernel->name, expected) << prof.name;
             EXPECT_EQ(c.kernel->precision, Precision::F64);
             EXPECT_EQ(math_mode_of(c, p), MathMode::Fp32);
-            EXPECT_EQ(c.plan.splits, 1);
-            EXPECT_EQ(workspace_bytes(c, p), 0u);
+            if (!dmma || !with_workspace) {
+              EXPECT_EQ(c.plan.splits, 1);
+              EXPECT_EQ(workspace_bytes(c, p), 0u);
+              continue;
+            }
+            const MmaShapeInfo& shape = tile == 128 ? kF64Mma128x64 : kF64Mma64x64;
+            const TailSplitPlan split = plan_f64_tail(p, shape, prof.device);
+            EXPECT_EQ(c.plan.splits, split.splits) << prof.name;
+            EXPECT_EQ(c.plan.tail_tiles, split.tail_tiles) << prof.name;
+            const size_t partials = split.splits > 1 && split.tail_tiles > 0
+                                        ? size_t(split.tail_tiles) * size_t(split.splits) *
+                                              size_t(shape.rows * shape.cols) * sizeof(double)
+                                        : 0;
+            EXPECT_EQ(workspace_bytes(c, p), partials);
           }
         }
       }
@@ -256,13 +272,34 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
     s.math_mode = MathMode::Tf32;
     EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, device).kernel->name,
                  "f64_mma_128x64");
-    EXPECT_STREQ(choose_kernel(double_shape(256, 256, 4096), s, device).kernel->name,
+    EXPECT_STREQ(choose_kernel(double_shape(256, 256, 2048), s, device).kernel->name,
                  "f64_mma_64x64");
     EXPECT_EQ(choose_kernel(shape(4096, 4096, 4096), s, device).kernel->precision, Precision::F32);
   }
   Settings s;
   EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, t4()).kernel->name,
                "f64_coarsened_32_x4");
+}
+
+// Deep k in one tile of C (64 x 64 x 2^20): split into slices that fill the H100's blocks
+// (3 of 64 x 64 per SM); 1000 x 1000 x 32768 (128 wide tiles) in slices of at most 256
+// steps; a product that fills whole waves (4096^3: 2048 tiles of 128 x 64 on 264 blocks'
+// slots) splits only its last.
+TEST(Double, DeepKSplitsTheTileOverEveryBlock) {
+  Settings s;
+  const KernelChoice deep = choose_kernel(double_shape(64, 64, int64_t(1) << 20), s, h100());
+  EXPECT_STREQ(deep.kernel->name, "f64_mma_64x64");
+  EXPECT_EQ(deep.plan.tail_tiles, 1);
+  EXPECT_GT(deep.plan.splits, 132 * 2);
+  EXPECT_LE(deep.plan.splits, 132 * 3);
+  const KernelChoice wide = choose_kernel(double_shape(1000, 1000, 32768), s, h100());
+  EXPECT_STREQ(wide.kernel->name, "f64_mma_128x64");
+  EXPECT_EQ(wide.plan.tail_tiles, 8 * 16);
+  EXPECT_GE(wide.plan.splits, 32768 / 16 / 256);
+  EXPECT_EQ(choose_kernel(double_shape(64, 64, int64_t(1) << 20), s, h100(), false).plan.splits, 1);
+  const KernelChoice square = choose_kernel(double_shape(4096, 4096, 4096), s, h100());
+  EXPECT_STREQ(square.kernel->name, "f64_mma_128x64");
+  EXPECT_LT(square.plan.tail_tiles, 264);
 }
 
 // BLOCKED with a tile of double's tensor-core rows runs that row where the device does,

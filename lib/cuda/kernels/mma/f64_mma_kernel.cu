@@ -30,8 +30,13 @@
 //
 // Edges, alignment and the epilogue: as the TF32 kernels. C = alpha * acc + beta * C
 // inside the matrix only, 16 bytes at a time where C allows; beta = 0 never reads C.
-// No split-K: the sums over k are in one block's registers, in one order, so a call
-// gives the same bits run to run.
+//
+// Split-K (tail_split.cuh): where the tiles leave the last wave of blocks partly empty,
+// or fill one wave over deep k, the planner (plan_f64_tail) splits those tiles along k;
+// each split block writes its partial tile of doubles to the workspace, and
+// tail_reduce_kernel adds them in slice order, in FP64, through the epilogue. A tile's
+// sums run in one order whatever the blocks' timing, so a call gives the same bits run to
+// run. Without a workspace (the streamed path's chunks) nothing splits.
 //
 // mma.sync over doubles and cp.async need compute capability 8.0: for older targets the
 // kernel compiles to a trap, and its registry row (min_cc 80) keeps it from being chosen
@@ -41,7 +46,9 @@
 #include "cuda/kernels/kernel_common.cuh"
 #include "cuda/kernels/kernels.hpp"
 #include "cuda/kernels/mma/mma_common.cuh"
+#include "cuda/kernels/tail_split.cuh"
 #include "plan/f64_shapes.hpp"
+#include "plan/planner.hpp"
 
 namespace tiledmm {
 namespace {
@@ -54,9 +61,9 @@ struct F64Shape : MmaShape<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MIN_BLOCKS> {
   static_assert(BK % K == 0, "tiles of k are whole steps of the mma");
 };
 
-#if TMM_MMA_SYNC
+constexpr int kGroupRows = 8;  // tile rows per rasterisation group
 
-constexpr int kGroupM = 8;  // tile rows per rasterisation group
+#if TMM_MMA_SYNC
 
 // d += a * b on one 16 x 8 x K tile of doubles, FP64 products and sums.
 template <int K>
@@ -150,16 +157,35 @@ __device__ __forceinline__ void multiply(const Fragments<S>& f, double (&acc)[S:
     for (int j = 0; j < S::NT; ++j) mma_f64<S::KSTEP>(acc[i][j], f.a[i], f.b[j]);
 }
 
+// A split block's accumulators to its partial tile (BM x BN doubles, row-major).
+template <class S>
+__device__ __forceinline__ void store_partial(double* sums, int wm, int wn, int lane,
+                                              const double (&acc)[S::MT][S::NT][4]) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int i = 0; i < S::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < S::NT; ++j) {
+      const int row = wm + 16 * i + g, col = wn + 8 * j + 2 * t;
+      store_partial_pair(sums, S::BN, row, col, acc[i][j][0], acc[i][j][1]);
+      store_partial_pair(sums, S::BN, row + 8, col, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
 #endif  // TMM_MMA_SYNC
 
-// The kernel: place the block and its warps, keep STAGES - 1 tiles of k in flight,
-// multiply each as it lands, then the epilogue.
+// The kernel: place the block (a whole tile, or a slice of k of one) and its warps, keep
+// STAGES - 1 tiles of k in flight, multiply each as it lands, then the epilogue or the
+// partial tile.
 template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
-__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) f64_mma_kernel(GemmView<double> p) {
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
+    f64_mma_kernel(GemmView<double> p, TailSplit split) {
 #if TMM_MMA_SYNC
   extern __shared__ __align__(16) double shared_doubles[];
+  const BlockWork work = block_work(split);
   MmaMainloop<S, KContigA, KContigB, VecA, VecB, double> block(
-      p, shared_doubles, grouped_tile_of_block<S::BM, S::BN, kGroupM>(p.m, p.n));
+      p, shared_doubles, grouped_tile<S::BM, S::BN, kGroupRows>(work.tile, p.m, p.n),
+      work.first_step, work.steps);
   const F64FragmentOrigin<S, KContigA, KContigB> origin(block.wm, block.wn, block.lane);
   double acc[S::MT][S::NT][4] = {};
   block.run(
@@ -169,11 +195,17 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) f64_mma_kernel(Gemm
         return frag;
       },
       [&](const Fragments<S>& frag, int) { multiply<S>(frag, acc); }, [] {});
-  store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
+  if (work.split < 0) {
+    store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
+  } else {
+    store_partial<S>(partial_tile<S::BM, S::BN, double>(split, work.split, 1, 0), block.wm,
+                     block.wn, block.lane, acc);
+  }
 #else
   // Built for an architecture without mma.sync over doubles: fail loudly (a sticky
   // CUDA error) rather than leave C as it was with a success status.
   (void)p;
+  (void)split;
   __trap();
 #endif
 }
@@ -196,37 +228,65 @@ using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
 static_assert(matches<Shape128x64, double>(kF64Mma128x64), "planner row 128 x 64");
 static_assert(matches<Shape64x64, double>(kF64Mma64x64), "planner row 64 x 64");
+static_assert(kF64Mma128x64.blocks_per_sm == Shape128x64::MIN_BLOCKS &&
+                  kF64Mma64x64.blocks_per_sm == Shape64x64::MIN_BLOCKS,
+              "the planner counts the blocks per SM the launch bounds give");
+static_assert(Shape128x64::BK == kF64MmaDepth && Shape64x64::BK == kF64MmaDepth,
+              "the planner's steps of k are the kernel's tiles of k");
 
-// The kernel for p's alignment: 16-byte copies for each operand whose rows are all
-// 16-byte aligned.
+const MmaShapeInfo& shape_of(int tile) {
+  return tile == kF64Mma64x64.tile ? kF64Mma64x64 : kF64Mma128x64;
+}
+
+// The kernel for p's alignment (16-byte copies for each operand whose rows are all
+// 16-byte aligned), then the reduction of the split tiles' partials, if any.
 template <class S, bool KContigA, bool KContigB>
-void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
+void launch_shape(const GemmProblem& p, const KernelPlan& plan, void* workspace,
+                  cudaStream_t stream) {
+  const GemmView<double> view = view_of<double>(p);
+  const int64_t tiles = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
+  require(ceil_div(p.k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported,
+          "f64 mma kernel: k is over 2^31 steps for one block");
+  const TailSplit split = make_tail_split(tiles, int(ceil_div(p.k, S::BK)), plan, workspace);
   with_alignment(p, [&](auto vec_a, auto vec_b) {
-    launch_mma_tiles<S>(
+    launch_mma_blocks<S>(
         f64_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
-        shared_bytes<S, KContigA, KContigB, double>(), view_of<double>(p), stream,
-        "f64 mma kernel");
+        shared_bytes<S, KContigA, KContigB, double>(), tail_split_blocks(split), p.k, stream,
+        "f64 mma kernel", view, split);
   });
+  launch_tail_reduce<S::BM, S::BN, kGroupRows, false, false>(view, split, p.m, p.n, stream);
 }
 
 }  // namespace
 
-void launch_f64_mma(const GemmProblem& p, const KernelPlan& plan, void*, void* stream_ptr) {
-  require(plan.splits == 1, Status::Internal, "f64 mma kernel: split-K is not supported");
+void launch_f64_mma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
+                    void* stream_ptr) {
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   with_transposes(p, [&](auto ta, auto tb) {
     constexpr bool ka = !decltype(ta)::value, kb = decltype(tb)::value;
     switch (plan.tile) {
       case 128:
-        launch_for_alignment<Shape128x64, ka, kb>(p, stream);
+        launch_shape<Shape128x64, ka, kb>(p, plan, workspace, stream);
         break;
       case 64:
-        launch_for_alignment<Shape64x64, ka, kb>(p, stream);
+        launch_shape<Shape64x64, ka, kb>(p, plan, workspace, stream);
         break;
       default:
         throw Error(Status::Internal, "f64 mma kernel: unsupported tile");
     }
   });
+}
+
+size_t f64_mma_workspace(const GemmProblem& p, const KernelPlan& plan) {
+  (void)p;
+  const MmaShapeInfo& shape = shape_of(plan.tile);
+  return tail_partial_elements(plan, size_t(shape.rows) * size_t(shape.cols)) * sizeof(double);
+}
+
+void plan_f64_mma_tail(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) {
+  const TailSplitPlan split = plan_f64_tail(p, shape_of(plan.tile), device);
+  plan.splits = split.splits;
+  plan.tail_tiles = split.tail_tiles;
 }
 
 }  // namespace tiledmm

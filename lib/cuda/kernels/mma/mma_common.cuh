@@ -193,6 +193,11 @@ struct TileCopier {
   // Past one tile of k: BK along the lines, or BK lines (kPasses passes) down.
   __device__ __forceinline__ void advance() { src += KContig ? BK : kPasses * pass_step; }
 
+  // Past `tiles` tiles of k at once (a block that starts inside k).
+  __device__ __forceinline__ void skip(int tiles) {
+    src += int64_t(tiles) * (KContig ? BK : kPasses * pass_step);
+  }
+
   // The next tile of k lies wholly inside the matrix.
   __device__ __forceinline__ void copy_full(T* stage) {
     const uint32_t dst = shared_address(stage + offset);
@@ -270,10 +275,14 @@ struct MmaMainloop {
   TileCopier<S::BN, S::BK, S::THREADS, KContigB, VecB, T> copy_b;
   const FragmentOrigin<S, KContigA, KContigB> fragments;  // the TF32 kernels' (ldmatrix)
   // Tiles of k fit in 32 bits: k < 2^31 * BK would need more memory than exists.
+  // The block's tiles of k are `tiles_k` from k0; full_tiles_k of them lie inside k.
+  const int64_t k0;
   const int tiles_k, full_tiles_k;
   const bool rows_inside, cols_inside;
 
-  __device__ __forceinline__ MmaMainloop(const GemmView<T>& problem, T* shared, TileOrigin origin)
+  // The whole of k, or (a split block) `tiles` tiles of k from tile `first_tile`.
+  __device__ __forceinline__ MmaMainloop(const GemmView<T>& problem, T* shared, TileOrigin origin,
+                                         int first_tile = 0, int tiles = -1)
       : p(problem),
         a_stages(shared),
         b_stages(shared + S::STAGES * TileA::kElements),
@@ -285,10 +294,16 @@ struct MmaMainloop {
         copy_a(problem.a, problem.lda, origin.row0, threadIdx.x),
         copy_b(problem.b, problem.ldb, origin.col0, threadIdx.x),
         fragments(wm, wn, lane),
-        tiles_k(int(ceil_div(problem.k, S::BK))),
-        full_tiles_k(int(problem.k / S::BK)),
+        k0(int64_t(first_tile) * S::BK),
+        tiles_k(tiles < 0 ? int(ceil_div(problem.k, S::BK)) : tiles),
+        full_tiles_k(int((problem.k - k0) / S::BK)),
         rows_inside(origin.row0 + S::BM <= problem.m),
-        cols_inside(origin.col0 + S::BN <= problem.n) {}
+        cols_inside(origin.col0 + S::BN <= problem.n) {
+    if (first_tile != 0) {
+      copy_a.skip(first_tile);
+      copy_b.skip(first_tile);
+    }
+  }
 
   // Tile t of k of both operands into `stage`, without checks where it lies inside.
   __device__ __forceinline__ void copy_tile(int t, int stage) {
@@ -297,12 +312,12 @@ struct MmaMainloop {
     if (rows_inside && t < full_tiles_k) {
       copy_a.copy_full(a);
     } else {
-      copy_a.copy_edge(a, p.m - tile.row0, p.k - int64_t(t) * S::BK, tid);
+      copy_a.copy_edge(a, p.m - tile.row0, p.k - k0 - int64_t(t) * S::BK, tid);
     }
     if (cols_inside && t < full_tiles_k) {
       copy_b.copy_full(b);
     } else {
-      copy_b.copy_edge(b, p.n - tile.col0, p.k - int64_t(t) * S::BK, tid);
+      copy_b.copy_edge(b, p.n - tile.col0, p.k - k0 - int64_t(t) * S::BK, tid);
     }
   }
 
@@ -361,23 +376,32 @@ __device__ __forceinline__ void store_tile(const GemmView<T>& p, TileOrigin tile
 
 // ---- host
 
+// Launches `blocks` blocks of `kernel` (shape S, over a product of depth k) with `args`,
+// `bytes` of dynamic shared memory (over 48 KiB needs the opt-in) and the largest
+// carveout, so that blocks can share an SM. `name` heads the error messages.
+template <class S, class Kernel, class... Args>
+void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, int64_t k, cudaStream_t stream,
+                       const char* name, const Args&... args) {
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+             name);
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             name);
+  require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
+          ": too many tiles for one launch");
+  require(ceil_div(k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported, name,
+          ": k is over 2^31 steps for one block");  // the kernel counts them in 32 bits
+  launch_kernel(name, kernel, unsigned(blocks), S::THREADS, bytes, stream, args...);
+}
+
 // Launches `kernel`, a block of shape S per BM x BN tile of C, with `bytes` of dynamic
 // shared memory (over 48 KiB needs the opt-in) and the largest carveout, so that blocks
 // can share an SM. `name` heads the error messages.
 template <class S, class Kernel, class T>
 void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<T>& p, cudaStream_t stream,
                       const char* name) {
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-             name);
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared),
-             name);
-  const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
-  require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
-          ": too many tiles for one launch");
-  require(ceil_div(p.k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported, name,
-          ": k is over 2^31 steps for one block");  // the kernel counts them in 32 bits
-  launch_kernel(name, kernel, unsigned(blocks), S::THREADS, bytes, stream, p);
+  launch_mma_blocks<S>(kernel, bytes, ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN), p.k, stream,
+                       name, p);
 }
 
 }  // namespace

@@ -303,7 +303,7 @@ void plan_tf32_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, Ker
 size_t tf32_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
   const WgmmaOperands ops = operands(p);
   return (size_t((ops.pack_a ? p.m : 0) + (ops.pack_b ? p.n : 0)) * size_t(padded_k(p)) +
-          tail_partial_floats(plan, kPartialFloats)) *
+          tail_partial_elements(plan, kPartialFloats)) *
          sizeof(float);
 }
 

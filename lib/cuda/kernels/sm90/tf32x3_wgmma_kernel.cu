@@ -250,7 +250,8 @@ void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, K
 
 // Bytes: the split operands, then the tail's partial sums, all floats.
 size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
-  return (2 * size_t(p.m + p.n) * size_t(padded_k(p)) + tail_partial_floats(plan, kPartialFloats)) *
+  return (2 * size_t(p.m + p.n) * size_t(padded_k(p)) +
+          tail_partial_elements(plan, kPartialFloats)) *
          sizeof(float);
 }
 
