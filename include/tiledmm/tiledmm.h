@@ -505,12 +505,17 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * TMM_OPTION_MATH_MODE concerns FP32 inputs and does not change a dgemm, whose
  * report says TMM_MATH_FP32 (strict, in its precision) and TMM_PRECISION_DOUBLE.
  *
- * The CPU backend runs NAIVE, BLOCKED and AUTO in double. The CUDA backend runs the
- * classic ladder in double (NAIVE, TILED, COARSENED: the kernels f64_*), on the
- * direct and the streamed host paths and on device pointers; until its fast FP64
- * kernels (register-blocked, DMMA tensor cores) land, AUTO and BLOCKED with tile 0 run
- * f64_coarsened_32_x4, and BLOCKED with a tile gives TMM_ERROR_NOT_SUPPORTED before it
- * reads or writes any matrix. */
+ * The CPU backend runs NAIVE, BLOCKED and AUTO in double. The CUDA backend, on the
+ * direct and the streamed host paths and on device pointers: AUTO and BLOCKED run the
+ * FP64 tensor cores (IEEE FP64 products and sums, as cuBLAS DGEMM's default) from
+ * compute capability 8.0, tile 128 (128 x 64) or 64 (64 x 64) by the product's size
+ * unless TMM_OPTION_TILE_SIZE names one; where the tiles leave SMs idle or k is deep
+ * they split k (the report's splits) and add the slices' partial sums in a fixed order,
+ * so a call gives the same bits run to run. Before compute capability 8.0 AUTO and
+ * BLOCKED with tile 0 run the ladder's f64_coarsened_32_x4, and BLOCKED with a tile
+ * gives TMM_ERROR_NOT_SUPPORTED before it reads or writes any matrix; so does a tile
+ * double has no row of (256). The classic ladder runs in double too (NAIVE, TILED,
+ * COARSENED: the kernels f64_*). */
 TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                              tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                              const double* A, int64_t lda, const double* B, int64_t ldb,
