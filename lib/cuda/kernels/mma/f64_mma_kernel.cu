@@ -221,8 +221,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // TFLOP/s, two of 128 x 64 49-53 (with one block per SM every barrier stalls the whole
 // SM); m16n8k16 and depth-32 tiles spill; loading each step's fragments during the
 // previous step's products (CUTLASS's multistage order) needs all 255 registers and ran
-// at 37-43 with m16n8k8. cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x 2
-// warps) at 97% of the FP64 tensor pipe's cycles where this kernel reaches 85%.
+// at 37-43 with m16n8k8; so did reading a K-contiguous tile's fragments 16 bytes at a
+// time (each thread's k slots permuted to adjacent depths, lines padded to 8 mod 16
+// doubles): 0.77x-0.80x cuBLAS on the H100 with m16n8k8, against this shape's
+// 0.88x-0.90x. cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x 2 warps) at 97%
+// of the FP64 tensor pipe's cycles where this kernel reaches 85%.
 using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 4>;
 using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
