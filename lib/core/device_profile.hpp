@@ -26,6 +26,18 @@ struct DeviceProfile {
   }
   // Peak FP32 multiply-add rate of the whole device, FLOP/s.
   double fp32_peak() const { return 2.0 * fp32_lanes_per_sm() * clock_hz * multiprocessors; }
+  // FP64 multiply-adds per clock per SM: the FP64 tensor cores from 8.0 (64 on the A100,
+  // its 19.5 TFLOP/s; 128 on Hopper and later, the H100's 67), else the FP64 lanes: 32
+  // on the data-centre parts (6.0, 7.0), 2 on the others (Turing, consumer Ampere, Ada).
+  int fp64_fma_per_sm() const {
+    const int cc = compute_capability();
+    if (cc >= 90) return 128;
+    if (cc == 80) return 64;
+    if (cc == 60 || cc == 70) return 32;
+    return 2;
+  }
+  // Peak FP64 multiply-add rate of the whole device, FLOP/s.
+  double fp64_peak() const { return 2.0 * fp64_fma_per_sm() * clock_hz * multiprocessors; }
 };
 
 }  // namespace tiledmm

@@ -22,6 +22,15 @@ constexpr double kBlockedEfficiency128x256 = 0.74;
 constexpr double kBlockedEfficiency128x128 = 0.67;
 constexpr double kBlockedEfficiency64x64 = 0.63;
 
+// The FP64 tensor-core kernel's fraction of the FP64 peak at large sizes (f64_mma_128x64,
+// what AUTO runs in double): 47.5 TFLOP/s at 8192^3 of the H100's 66.9 (132 SMs at
+// 1.98 GHz, 128 FP64 multiply-adds a clock per SM). Run: H100 80GB HBM3, CUDA 13.0,
+// 2026-11-26, docs/benchmarks/double-precision.md "AUTO against cuBLAS DGEMM, the large
+// squares" (41.7-49.2 TFLOP/s at 4096^3-16384^3), commit 958d2b0. The streamed path's
+// model takes it as the kernel rate of a double call; before compute capability 8.0 (the
+// ladder, not measured in double) the same fraction of the FP64 lanes' peak.
+constexpr double kF64MmaEfficiency = 0.70;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

@@ -155,6 +155,17 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
 
 // ---- Splitting the partial last wave along k (plan_tail_split) -----------------------
 
+// The FP64 peaks the streamed model's double rate rests on: the H100's 66.9 TFLOP/s and
+// the A100's 19.5 (their tensor cores), a T4's FP64 lanes (1/32 of its FP32 rate), and
+// FP32 unchanged.
+TEST(DeviceProfile, Fp64PeakIsTheTensorCoresOrTheLanes) {
+  EXPECT_NEAR(h100().fp64_peak(), 66.9e12, 0.1e12);
+  EXPECT_NEAR(tmm_test::a100().fp64_peak(), 19.5e12, 0.1e12);
+  EXPECT_NEAR(t4().fp64_peak(), t4().fp32_peak() / 32, 1e9);
+  EXPECT_NEAR(consumer80().fp64_peak(), consumer80().fp32_peak() / 64, 1e9);
+  EXPECT_NEAR(h100().fp32_peak(), 66.9e12, 0.1e12);
+}
+
 TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {
   const DeviceProfile d = h100();                                    // 132 SMs
   constexpr int64_t kX3 = 2 * 128 * 128 * 4, kTf32 = 128 * 256 * 4;  // partial bytes per block

@@ -393,7 +393,7 @@ class CudaBackend final : public Backend {
   std::optional<StreamPlan> streamed_plan(const GemmProblem& p, const Settings& s) const {
     if (s.host_path == HostPath::Direct) return std::nullopt;
     const int64_t budget = device_budget(s);
-    const double rate = kernel_rate();
+    const double rate = kernel_rate(p.precision);
     const int threads = packing_thread_count(s.host_threads);
     const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
     if (s.host_path == HostPath::Streamed || direct_bytes(p) > budget) return plan;
@@ -409,11 +409,14 @@ class CudaBackend final : public Backend {
     return *streamed_;
   }
 
-  // BLOCKED's rate at large sizes, for the models: its widest shape's share of the
-  // FP32 peak (plan/measured_rates.hpp). A double call is modelled with it too until
-  // the FP64 rates land (step 4's streamed_kernel_rate(profile, precision)): the rate
-  // only weighs the streamed path against the direct one, and both are correct.
-  double kernel_rate() const { return kBlockedEfficiency128x256 * profile_.fp32_peak(); }
+  // The rate at large sizes of what AUTO runs, for the models (plan/measured_rates.hpp):
+  // in single precision BLOCKED's widest shape's share of the FP32 peak, in double the
+  // FP64 tensor-core kernel's share of the FP64 peak. The rate only weighs the streamed
+  // path against the direct one (and sizes the streamed path's chunks); both are correct.
+  double kernel_rate(Precision precision) const {
+    return precision == Precision::F64 ? kF64MmaEfficiency * profile_.fp64_peak()
+                                       : kBlockedEfficiency128x256 * profile_.fp32_peak();
+  }
 
   static Timing describe(const KernelChoice& choice, const GemmProblem& p) {
     Timing t;
