@@ -9,7 +9,7 @@
 // of --reps runs (wall clock for host calls). Every result is checked against an
 // FP64 reference on 256 sampled elements (relative error printed; a failed check
 // fails the program). --ooc adds 150000 x 150000 x 256 (C is 84 GiB: the GPU cannot
-// hold it), tiledmm only, checked the same way.
+// hold it; in double 105000 x 105000 x 256, 82 GiB), tiledmm only, checked the same way.
 //
 // --budget-check multiplies 8192^3 exact integers in core and through a 256 MiB device
 // budget and compares the results bit for bit.
@@ -24,8 +24,12 @@
 // tiledmm only, once after no warm-up (a deep product is its own warm-up): time, tiles,
 // chunks of k, and the error on 256 sampled elements against FP64.
 //
+// --precision double runs the squares, --thin, --ooc and --deep-k in double instead:
+// tmm_dgemm, tmm_dgemm_io, tmm_dgemm_device against cublasXtDgemm, each result's sampled
+// error against a long double reference (x86's 64-bit significand), bound 1e-12.
+//
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
-//                  [--threads N] [--deep-k M,N,K[,MIB]]...
+//                  [--threads N] [--deep-k M,N,K[,MIB]]... [--precision single|double]
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -39,6 +43,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -60,14 +65,64 @@ void check(tmm_status s, tmm_handle h, const char* what) {
   if (s != TMM_SUCCESS) die(what, tmm_get_error_message(h));
 }
 
+// The calls of one precision: tiledmm's three entry points, its io struct, cuBLAS-XT's,
+// and the bound of a sampled check.
+template <class T>
+struct Api;
+template <>
+struct Api<float> {
+  using Io = tmm_host_io;
+  static constexpr const char* kName = "FP32";
+  static constexpr double kBound = 1e-4;
+  template <class... A>
+  static tmm_status host(A... a) {
+    return tmm_sgemm(a...);
+  }
+  template <class... A>
+  static tmm_status io(A... a) {
+    return tmm_sgemm_io(a...);
+  }
+  template <class... A>
+  static tmm_status device(A... a) {
+    return tmm_sgemm_device(a...);
+  }
+  template <class... A>
+  static cublasStatus_t xt(A... a) {
+    return cublasXtSgemm(a...);
+  }
+};
+template <>
+struct Api<double> {
+  using Io = tmm_host_io_double;
+  static constexpr const char* kName = "FP64";
+  static constexpr double kBound = 1e-12;
+  template <class... A>
+  static tmm_status host(A... a) {
+    return tmm_dgemm(a...);
+  }
+  template <class... A>
+  static tmm_status io(A... a) {
+    return tmm_dgemm_io(a...);
+  }
+  template <class... A>
+  static tmm_status device(A... a) {
+    return tmm_dgemm_device(a...);
+  }
+  template <class... A>
+  static cublasStatus_t xt(A... a) {
+    return cublasXtDgemm(a...);
+  }
+};
+
 // Fills [0, n) with uniform [-1, 1) from per-thread generators (fast for 84 GiB).
-void fill(float* p, size_t n, uint32_t seed) {
+template <class T>
+void fill(T* p, size_t n, uint32_t seed) {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([=] {
       std::mt19937 rng(seed * 977 + t);
-      std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+      std::uniform_real_distribution<T> d(T(-1), T(1));
       for (size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) p[i] = d(rng);
     });
   }
@@ -75,11 +130,12 @@ void fill(float* p, size_t n, uint32_t seed) {
 }
 
 // A host matrix from malloc (pageable), never touched before fill().
+template <class T = float>
 struct Host {
-  float* p = nullptr;
+  T* p = nullptr;
   size_t n = 0;
   explicit Host(size_t elements) : n(elements) {
-    p = static_cast<float*>(std::malloc(elements * sizeof(float)));
+    p = static_cast<T*>(std::malloc(elements * sizeof(T)));
     if (!p) die("malloc", "out of host memory");
   }
   ~Host() { std::free(p); }
@@ -97,20 +153,24 @@ double seconds_of(const std::function<void()>& f, int reps) {
   return t[t.size() / 2];
 }
 
-// Relative error of C (row-major) on 256 sampled elements against FP64.
-double sampled_error(const float* a, const float* b, const float* c, int64_t m, int64_t n,
-                     int64_t k) {
+// Relative error of C (row-major) on 256 sampled elements against a wider reference:
+// FP64 sums for floats, long double (x86's 64-bit significand) for doubles.
+template <class T>
+double sampled_error(const T* a, const T* b, const T* c, int64_t m, int64_t n, int64_t k) {
+  using Wide = std::conditional_t<std::is_same_v<T, float>, double, long double>;
   std::mt19937_64 rng(7);
-  double num = 0, den = 0;
+  Wide num = 0, den = 0;
   for (int s = 0; s < 256; ++s) {
     const int64_t i = int64_t(rng() % uint64_t(m)), j = int64_t(rng() % uint64_t(n));
-    double ref = 0;
-    for (int64_t q = 0; q < k; ++q) ref += double(a[i * k + q]) * double(b[q * n + j]);
+    Wide ref = 0;
+    for (int64_t q = 0; q < k; ++q) ref += Wide(a[i * k + q]) * Wide(b[q * n + j]);
     num += (c[i * n + j] - ref) * (c[i * n + j] - ref);
     den += ref * ref;
   }
-  return std::sqrt(num / den);
+  return double(std::sqrt(num / den));
 }
+
+double g_bound = 1e-4;  // the sampled check's bound: Api<T>::kBound of the run
 
 int g_threads = 0;  // --threads: TMM_OPTION_HOST_THREADS of every handle
 
@@ -120,7 +180,7 @@ void report_line(const char* what, int64_t m, int64_t n, int64_t k, double s, do
   std::printf("%6lldx%6lldx%6lld  %-22s %10.2f ms %7.2f TFLOP/s  %6.2fx  err %.1e  %s\n",
               (long long)m, (long long)n, (long long)k, what, s * 1e3, tf, base_s / s, err, extra);
   std::fflush(stdout);
-  if (!(err < 1e-4)) die(what, "result does not match the FP64 reference");
+  if (!(err < g_bound)) die(what, "result does not match the reference");
 }
 
 std::string tmm_detail(tmm_handle h) {
@@ -136,8 +196,9 @@ std::string tmm_detail(tmm_handle h) {
   return buf;
 }
 
+template <class T>
 void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
-  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  Host<T> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
   fill(a.p, a.n, 1);
   fill(b.p, b.n, 2);
   fill(c.p, c.n, 3);
@@ -145,9 +206,9 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
   check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
   auto tmm_call = [&] {
-    check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n,
-                    0.0f, c.p, n),
-          h, "tmm_sgemm");
+    check(Api<T>::host(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), a.p, k, b.p, n,
+                       T(0), c.p, n),
+          h, "tmm_?gemm");
   };
   // The baseline of the ratios: cuBLAS-XT on pinned memory, when it runs.
   double xt_pinned = 0;
@@ -157,18 +218,18 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
     check(cublasXtCreate(&x), "cublasXtCreate");
     int dev = 0;
     check(cublasXtDeviceSelect(x, 1, &dev), "cublasXtDeviceSelect");
-    const float one = 1.0f, zero = 0.0f;
+    const T one = T(1), zero = T(0);
     // Row-major C = A * B is column-major C^T = B^T * A^T.
     auto xt_call = [&] {
-      check(cublasXtSgemm(x, CUBLAS_OP_N, CUBLAS_OP_N, size_t(n), size_t(m), size_t(k), &one, b.p,
-                          size_t(n), a.p, size_t(k), &zero, c.p, size_t(n)),
-            "cublasXtSgemm");
+      check(Api<T>::xt(x, CUBLAS_OP_N, CUBLAS_OP_N, size_t(n), size_t(m), size_t(k), &one, b.p,
+                       size_t(n), a.p, size_t(k), &zero, c.p, size_t(n)),
+            "cublasXt?gemm");
     };
     for (bool pinned : {false, true}) {
       if (pinned) {
-        check(cudaHostRegister(a.p, a.n * 4, cudaHostRegisterDefault), "register A");
-        check(cudaHostRegister(b.p, b.n * 4, cudaHostRegisterDefault), "register B");
-        check(cudaHostRegister(c.p, c.n * 4, cudaHostRegisterDefault), "register C");
+        check(cudaHostRegister(a.p, a.n * sizeof(T), cudaHostRegisterDefault), "register A");
+        check(cudaHostRegister(b.p, b.n * sizeof(T), cudaHostRegisterDefault), "register B");
+        check(cudaHostRegister(c.p, c.n * sizeof(T), cudaHostRegisterDefault), "register C");
       }
       double best = 1e30;
       int best_dim = 0;
@@ -188,14 +249,14 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
         cudaHostUnregister(b.p);
         cudaHostUnregister(c.p);
       }
-      if (!(err < 1e-4)) die(name, "result does not match the FP64 reference");
+      if (!(err < g_bound)) die(name, "result does not match the reference");
     }
     cublasXtDestroy(x);
   }
   const double auto_s = seconds_of(tmm_call, reps);
   const double base = xt_pinned > 0 ? xt_pinned : auto_s;
   for (auto& row : xt_rows) report_line(row.first.c_str(), m, n, k, row.second, 0.0, base, "");
-  std::fill(c.p, c.p + c.n, std::nanf(""));
+  std::fill(c.p, c.p + c.n, T(std::nan("")));
   tmm_call();
   report_line("tiledmm host AUTO", m, n, k, auto_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               tmm_detail(h).c_str());
@@ -203,34 +264,35 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   // (Get/SetFloatArrayRegion, a memcpy behind a JNI call), without the JVM.
   {
     struct Span {
-      float* p;
+      T* p;
     };
-    auto read = [](void* user, int64_t offset, int64_t count, float* dst) {
-      std::memcpy(dst, static_cast<Span*>(user)->p + offset, size_t(count) * 4);
+    auto read = [](void* user, int64_t offset, int64_t count, T* dst) {
+      std::memcpy(dst, static_cast<Span*>(user)->p + offset, size_t(count) * sizeof(T));
       return 0;
     };
-    auto write = [](void* user, int64_t offset, int64_t count, const float* src) {
-      std::memcpy(static_cast<Span*>(user)->p + offset, src, size_t(count) * 4);
+    auto write = [](void* user, int64_t offset, int64_t count, const T* src) {
+      std::memcpy(static_cast<Span*>(user)->p + offset, src, size_t(count) * sizeof(T));
       return 0;
     };
+    using Io = typename Api<T>::Io;
     Span sa{a.p}, sb{b.p}, sc{c.p};
-    const tmm_host_io ia{sizeof(tmm_host_io), read, nullptr, &sa};
-    const tmm_host_io ib{sizeof(tmm_host_io), read, nullptr, &sb};
-    const tmm_host_io ic{sizeof(tmm_host_io), read, write, &sc};
-    std::fill(c.p, c.p + c.n, std::nanf(""));
+    const Io ia{sizeof(Io), read, nullptr, &sa};
+    const Io ib{sizeof(Io), read, nullptr, &sb};
+    const Io ic{sizeof(Io), read, write, &sc};
+    std::fill(c.p, c.p + c.n, T(std::nan("")));
     auto io_call = [&] {
-      check(tmm_sgemm_io(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, &ia, k, &ib,
-                         n, 0.0f, &ic, n),
-            h, "tmm_sgemm_io");
+      check(Api<T>::io(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), &ia, k, &ib, n,
+                       T(0), &ic, n),
+            h, "tmm_?gemm_io");
     };
     const double io_s = seconds_of(io_call, reps);
     report_line("tiledmm host io (Java)", m, n, k, io_s, sampled_error(a.p, b.p, c.p, m, n, k),
                 base, tmm_detail(h).c_str());
   }
   // The caller's memory pinned, as cuBLAS-XT's pinned row has it: no staging.
-  check(cudaHostRegister(a.p, a.n * 4, cudaHostRegisterDefault), "register A");
-  check(cudaHostRegister(b.p, b.n * 4, cudaHostRegisterDefault), "register B");
-  check(cudaHostRegister(c.p, c.n * 4, cudaHostRegisterDefault), "register C");
+  check(cudaHostRegister(a.p, a.n * sizeof(T), cudaHostRegisterDefault), "register A");
+  check(cudaHostRegister(b.p, b.n * sizeof(T), cudaHostRegisterDefault), "register B");
+  check(cudaHostRegister(c.p, c.n * sizeof(T), cudaHostRegisterDefault), "register C");
   const double pinned_s = seconds_of(tmm_call, reps);
   report_line("tiledmm host pinned", m, n, k, pinned_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               tmm_detail(h).c_str());
@@ -242,20 +304,20 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   report_line("tiledmm host DIRECT", m, n, k, direct_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               tmm_detail(h).c_str());
   // The device API, data already on the GPU.
-  float *da, *db, *dc;
-  check(cudaMalloc(&da, a.n * 4), "cudaMalloc");
-  check(cudaMalloc(&db, b.n * 4), "cudaMalloc");
-  check(cudaMalloc(&dc, c.n * 4), "cudaMalloc");
-  check(cudaMemcpy(da, a.p, a.n * 4, cudaMemcpyHostToDevice), "copy");
-  check(cudaMemcpy(db, b.p, b.n * 4, cudaMemcpyHostToDevice), "copy");
+  T *da, *db, *dc;
+  check(cudaMalloc(&da, a.n * sizeof(T)), "cudaMalloc");
+  check(cudaMalloc(&db, b.n * sizeof(T)), "cudaMalloc");
+  check(cudaMalloc(&dc, c.n * sizeof(T)), "cudaMalloc");
+  check(cudaMemcpy(da, a.p, a.n * sizeof(T), cudaMemcpyHostToDevice), "copy");
+  check(cudaMemcpy(db, b.p, b.n * sizeof(T), cudaMemcpyHostToDevice), "copy");
   auto device_call = [&] {
-    check(tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, da, k, db,
-                           n, 0.0f, dc, n),
-          h, "tmm_sgemm_device");
+    check(Api<T>::device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), da, k, db, n,
+                         T(0), dc, n),
+          h, "tmm_?gemm_device");
     check(tmm_synchronize(h), h, "sync");
   };
   const double device_s = seconds_of(device_call, reps);
-  check(cudaMemcpy(c.p, dc, c.n * 4, cudaMemcpyDeviceToHost), "copy");
+  check(cudaMemcpy(c.p, dc, c.n * sizeof(T), cudaMemcpyDeviceToHost), "copy");
   report_line("tiledmm device API", m, n, k, device_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
               "");
   cudaFree(da);
@@ -268,7 +330,7 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
 // results must be equal bit for bit, and the report must show several tiles.
 void run_budget_check(int reps) {
   const int64_t n = 8192;
-  Host a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n)), c2(size_t(n * n));
+  Host<> a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n)), c2(size_t(n * n));
   std::mt19937 rng(9);
   for (size_t i = 0; i < a.n; ++i) a.p[i] = float(int(rng() % 5) - 2);
   for (size_t i = 0; i < b.n; ++i) b.p[i] = float(int(rng() % 5) - 2);
@@ -295,18 +357,21 @@ void run_budget_check(int reps) {
   tmm_destroy(h);
 }
 
+// C larger than the GPU's memory: 150000^2 floats (84 GiB) or 105000^2 doubles (82 GiB),
+// against the H100's 80 GB.
+template <class T>
 void run_out_of_core() {
-  const int64_t m = 150000, n = 150000, k = 256;
-  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  const int64_t m = sizeof(T) == 8 ? 105000 : 150000, n = m, k = 256;
+  Host<T> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
   fill(a.p, a.n, 4);
   fill(b.p, b.n, 5);
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
   check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
   const auto t0 = std::chrono::steady_clock::now();
-  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n, 0.0f,
-                  c.p, n),
-        h, "tmm_sgemm out of core");
+  check(Api<T>::host(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), a.p, k, b.p, n,
+                     T(0), c.p, n),
+        h, "tmm_?gemm out of core");
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report_line("tiledmm host (out of core)", m, n, k, s, sampled_error(a.p, b.p, c.p, m, n, k), s,
               tmm_detail(h).c_str());
@@ -314,8 +379,9 @@ void run_out_of_core() {
 }
 
 // One deep product at a small budget: B's chunks stream where its panel cannot fit.
+template <class T>
 void run_deep_k(int64_t m, int64_t n, int64_t k, int64_t mib) {
-  Host a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  Host<T> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
   fill(a.p, a.n, 6);
   fill(b.p, b.n, 7);
   tmm_handle h = nullptr;
@@ -325,9 +391,9 @@ void run_deep_k(int64_t m, int64_t n, int64_t k, int64_t mib) {
   check(tmm_set_option(h, TMM_OPTION_DEVICE_MEMORY_BUDGET, mib << 20), h, "budget");
   check(tmm_set_option(h, TMM_OPTION_HOST_STAGING_BYTES, mib << 20), h, "staging");
   const auto t0 = std::chrono::steady_clock::now();
-  check(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, 1.0f, a.p, k, b.p, n, 0.0f,
-                  c.p, n),
-        h, "tmm_sgemm deep k");
+  check(Api<T>::host(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), a.p, k, b.p, n,
+                     T(0), c.p, n),
+        h, "tmm_?gemm deep k");
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string what = "tiledmm host " + std::to_string(mib) + " MiB";
   report_line(what.c_str(), m, n, k, s, sampled_error(a.p, b.p, c.p, m, n, k), s,
@@ -342,13 +408,17 @@ int main(int argc, char** argv) {
   bool thin = false, ooc = false, xt = true, budget = false;
   int reps = 3;
   std::vector<std::vector<int64_t>> deep;  // --deep-k M,N,K[,MIB]
-  bool squares_given = false;
+  bool squares_given = false, fp64 = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
       squares_given = true;
       squares.clear();
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
         squares.push_back(std::atoll(t));
+    } else if (!std::strcmp(argv[i], "--precision") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v != "single" && v != "double") die("--precision", "takes single or double");
+      fp64 = v == "double";
     } else if (!std::strcmp(argv[i], "--thin")) {
       thin = true;
     } else if (!std::strcmp(argv[i], "--ooc")) {
@@ -372,7 +442,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
-                   "[--no-xt] [--threads N] [--deep-k M,N,K[,MIB]]...\n",
+                   "[--no-xt] [--threads N] [--deep-k M,N,K[,MIB]]... "
+                   "[--precision single|double]\n",
                    argv[0]);
       return 2;
     }
@@ -380,13 +451,25 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf(
-      "%s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of %d\n",
-      prop.name, reps);
+      "%s; %s; host arrays from malloc; ratios against cuBLAS-XT on pinned memory; median of "
+      "%d\n",
+      prop.name, fp64 ? Api<double>::kName : Api<float>::kName, reps);
   if (!deep.empty() && !squares_given) squares.clear();  // --deep-k alone runs only those
-  for (int64_t s : squares) run_shape(s, s, s, reps, xt);
-  for (const auto& d : deep) run_deep_k(d[0], d[1], d[2], d[3]);
-  if (thin) run_shape(16384, 16384, 256, reps, xt);
-  if (budget) run_budget_check(reps);
-  if (ooc) run_out_of_core();
+  auto run = [&](auto element) {
+    using T = decltype(element);
+    g_bound = Api<T>::kBound;
+    for (int64_t s : squares)
+      if (s > 0) run_shape<T>(s, s, s, reps, xt);  // --square 0: none
+    for (const auto& d : deep) run_deep_k<T>(d[0], d[1], d[2], d[3]);
+    if (thin) run_shape<T>(16384, 16384, 256, reps, xt);
+    if (ooc) run_out_of_core<T>();
+  };
+  if (fp64) {
+    run(double{});
+  } else {
+    run(float{});
+  }
+  g_bound = Api<float>::kBound;
+  if (budget) run_budget_check(reps);  // FP32 exact integers, whatever --precision says
   return 0;
 }
