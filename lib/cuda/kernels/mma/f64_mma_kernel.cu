@@ -58,7 +58,7 @@ template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MIN_
 struct F64Shape : MmaShape<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MIN_BLOCKS> {
   static constexpr int KSTEP = K;
   static_assert(K == 4 || K == 8 || K == 16, "mma.sync .f64 shapes: m16n8k4, k8, k16");
-  static_assert(BK % K == 0, "tiles of k are whole steps of the mma");
+  static_assert(BK % KSTEP == 0, "tiles of k are whole steps of the mma");
 };
 
 constexpr int kGroupRows = 8;  // tile rows per rasterisation group
