@@ -9,7 +9,7 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }  // a >= 0, b > 0
 // v elements of `bytes` bytes (a divisor of 16) rounded up to whole 16 bytes: a padded
-// row (4 floats).
+// row (4 floats, 2 doubles).
 int64_t aligned_elements(int64_t v, int bytes) {
   const int per = 16 / bytes;
   return (v + per - 1) / per * per;
@@ -69,8 +69,8 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
 namespace {
 
 // Byte counts in 128 bits, saturated at INT64_MAX (more than any budget): a panel of
-// B is up to tile_n x k elements (up to 2^63 - 4 of them; aligned_floats would
-// overflow), and two panels with the rest pass 2^63 bytes for operands near the
+// B is up to tile_n x k elements (up to 2^63 - 4 of them; rounding them up in 64 bits
+// would overflow), and two panels with the rest pass 2^63 bytes for operands near the
 // 2^63-byte limit of make_problem.
 using i128 = __int128;
 // A buffer of `elements` of `bytes` bytes, as elements up to the next 256-byte boundary.

@@ -59,9 +59,10 @@ struct StreamPlan {
 };
 
 // The device buffers the plan needs: their leading dimensions (each operand kept in
-// the orientation it is stored in, rows padded to 4 floats for 16-byte accesses) and
-// their sizes in floats. For a problem from make_problem that uses A and B (each of
-// m, n, k then below 2^61, each operand below 2^61 floats), each fits in int64_t.
+// the orientation it is stored in, rows padded to 16 bytes for 16-byte accesses) and
+// their sizes, in elements of the call's precision. For a problem from make_problem that
+// uses A and B (each of m, n, k then below 2^61, each operand below 2^61 elements), each
+// fits in int64_t.
 struct StreamBuffers {
   int64_t a_ld, b_ld, c_ld;
   int64_t a_slot;   // a chunk of op(A), kASlots slots
@@ -71,9 +72,8 @@ struct StreamBuffers {
 };
 StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
 
-// The buffers are carved out of one device allocation and one pinned allocation,
-// each starting on a 256-byte boundary: a buffer of n floats takes this many.
-inline int64_t aligned_floats(int64_t n) { return (n + 63) / 64 * 64; }
+// The buffers are carved out of one device allocation and one pinned allocation, each
+// starting on a 256-byte boundary (stream_schedule.hpp's StreamLayout carves them).
 
 // Bytes of device memory and of pinned staging the plan needs, alignment included
 // (staging for every operand: an operand in the caller's pinned memory needs none);

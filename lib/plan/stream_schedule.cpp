@@ -9,7 +9,7 @@ namespace tiledmm {
 namespace {
 
 // Hands out consecutive pieces of one allocation of elements of `bytes` bytes, each on
-// a 256-byte boundary (aligned_floats for floats), or none (-1) for a buffer the call
+// a 256-byte boundary, or none (-1) for a buffer the call
 // does not need.
 class Carver {
  public:
@@ -47,7 +47,7 @@ StreamLayout stream_layout(const StreamPlan& plan, const StreamBuffers& sizes, b
     l.c_in[i] = d.take(sizes.c_tile, reads_c);
   }
   for (int i = 0; i < plan.panels(); ++i) l.panel[i] = d.take(sizes.b_panel);
-  l.device_floats = d.used();
+  l.device_elements = d.used();
 
   // Staging is dense: a chunk of op(A) is tile_m x chunk_k elements whichever way A is
   // stored, and so on.
@@ -60,7 +60,7 @@ StreamLayout stream_layout(const StreamPlan& plan, const StreamBuffers& sizes, b
     l.c_up_stage[i] = h.take(c_tile, reads_c && c_staged);
     l.c_down_stage[i] = h.take(c_tile, c_staged);
   }
-  l.staging_floats = h.used();
+  l.staging_elements = h.used();
   return l;
 }
 

@@ -25,7 +25,7 @@ struct StreamLayout {
   // Staging (dense), for an operand not already pinned: kASlots chunks of op(A), two
   // of op(B), per C slot the tile going up (beta != 0) and the one coming down.
   int64_t a_stage[kASlots], b_stage[2], c_up_stage[kMaxCSlots], c_down_stage[kMaxCSlots];
-  int64_t device_floats, staging_floats;  // the sizes of the two allocations, in elements
+  int64_t device_elements, staging_elements;  // the sizes of the two allocations, in elements
 };
 
 // Throws Error(Internal) for a plan of more than kMaxCSlots C slots. An operand that

@@ -70,8 +70,8 @@ TEST(StreamLayout, IsWhatThePlansBudgetsCount) {
   for (const auto& [p, plan] : plans()) {
     const StreamLayout l =
         stream_layout(plan, stream_buffers(p, plan), p.beta != 0.0f, true, true, true);
-    EXPECT_EQ(l.device_floats * 4, stream_device_bytes(p, plan));
-    EXPECT_EQ(l.staging_floats * 4, stream_staging_bytes(p, plan));
+    EXPECT_EQ(l.device_elements * 4, stream_device_bytes(p, plan));
+    EXPECT_EQ(l.staging_elements * 4, stream_staging_bytes(p, plan));
   }
 }
 
@@ -84,8 +84,8 @@ TEST(StreamLayout, DoubleCarvesEightByteElements) {
     p.precision = Precision::F64;
     const StreamBuffers sizes = stream_buffers(p, plan);
     const StreamLayout l = stream_layout(plan, sizes, p.beta != 0.0, true, true, true, 8);
-    EXPECT_EQ(l.device_floats * 8, stream_device_bytes(p, plan));
-    EXPECT_EQ(l.staging_floats * 8, stream_staging_bytes(p, plan));
+    EXPECT_EQ(l.device_elements * 8, stream_device_bytes(p, plan));
+    EXPECT_EQ(l.staging_elements * 8, stream_staging_bytes(p, plan));
     for (int i = 0; i < kASlots; ++i) {
       EXPECT_EQ(l.a_chunk[i] * 8 % 256, 0);
       EXPECT_EQ(l.a_stage[i] * 8 % 256, 0);
@@ -138,7 +138,7 @@ TEST(StreamLayout, BuffersAreAlignedAndApart) {
       }
       for (int64_t offset : absent) EXPECT_EQ(offset, -1);
       for (auto* buffers : {&device, &staging}) {
-        const int64_t total = buffers == &device ? l.device_floats : l.staging_floats;
+        const int64_t total = buffers == &device ? l.device_elements : l.staging_elements;
         std::sort(buffers->begin(), buffers->end());
         int64_t end = 0;
         for (const auto& [offset, floats] : *buffers) {

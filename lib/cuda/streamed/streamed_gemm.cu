@@ -153,8 +153,9 @@ class Call {
   void carve() {
     const StreamLayout l =
         stream_layout(plan_, sizes_, reads_c_, !a_.pinned, !b_.pinned, !c_.pinned, int(sizeof(T)));
-    T* device = s_.device.reserve<T>(size_t(l.device_floats));
-    T* staging = l.staging_floats > 0 ? s_.staging.reserve<T>(size_t(l.staging_floats)) : nullptr;
+    T* device = s_.device.reserve<T>(size_t(l.device_elements));
+    T* staging =
+        l.staging_elements > 0 ? s_.staging.reserve<T>(size_t(l.staging_elements)) : nullptr;
     for (int i = 0; i < kASlots; ++i) {
       a_dev_[i] = at(device, l.a_chunk[i]);
       a_st_[i] = at(staging, l.a_stage[i]);
@@ -459,7 +460,7 @@ StreamedGemm::~StreamedGemm() = default;
 
 void StreamedGemm::reserve_staging(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Whole 256-byte blocks, as the layout carves them (aligned_floats).
+  // Whole 256-byte blocks, as the layout carves them (stream_schedule.cpp).
   state_->staging.reserve<std::byte>((size_t(bytes) + 255) / 256 * 256);
 }
 
