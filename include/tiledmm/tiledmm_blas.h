@@ -135,6 +135,10 @@ typedef enum tmm_blas_routine {
   TMM_BLAS_CBLAS_SGEMM_64 = 3, /* cblas_sgemm64_ */
   TMM_BLAS_PILAENV = 4,        /* pilaenv_: tiledmm_calls counts widened answers,
                                   fallback_calls ScaLAPACK's own */
+  TMM_BLAS_DGEMM = 5,          /* dgemm_ (since 1.2) */
+  TMM_BLAS_CBLAS_DGEMM = 6,    /* cblas_dgemm (since 1.2) */
+  TMM_BLAS_DGEMM_64 = 7,       /* dgemm_64_ (since 1.2) */
+  TMM_BLAS_CBLAS_DGEMM_64 = 8, /* cblas_dgemm64_ (since 1.2) */
   TMM_BLAS_ALL = 100           /* the sum over every routine */
 } tmm_blas_routine;
 
