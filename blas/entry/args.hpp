@@ -1,7 +1,8 @@
-// The argument rules of sgemm_ and cblas_sgemm (and of their ILP64 twins), stated
-// once: which calls are valid, and for an invalid one the parameter number the
-// reference BLAS's xerbla reports. Everything that checks arguments derives from
-// gemm_info below:
+// The argument rules of sgemm_ and cblas_sgemm, dgemm_ and cblas_dgemm (and of their
+// ILP64 twins), stated once (the reference DGEMM checks its arguments exactly as
+// SGEMM does, in the same order with the same numbers): which calls are valid, and for an invalid
+// one the parameter number the reference BLAS's xerbla reports. Everything that checks arguments
+// derives from gemm_info below:
 //   fortran_info, cblas_info    the number, for the general way (entry/shim.cpp);
 //   fortran_valid, cblas_valid  whether it is 0, for the small calls' fast path, on
 //                               the sizes it takes (fast_sizes);
@@ -149,11 +150,16 @@ inline bool fast_sizes(Int m, Int n, Int k) {
   return ((U(m) - 1u) | (U(n) - 1u) | (U(k) - 1u)) <= 0xFFFFu;
 }
 
-// x != 0.0f, tested on its bits with integer instructions (all but the sign bit
-// zero: +-0; NaN is nonzero, as in the comparison): the Fortran fast path, which
-// gets alpha by reference, needs no floating-point instruction.
+// x != 0, tested on its bits with integer instructions (all but the sign bit zero:
+// +-0; NaN is nonzero, as in the comparison): the Fortran fast path, which gets alpha
+// by reference, needs no floating-point instruction.
 inline bool nonzero(float x) {
   uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits << 1) != 0;
+}
+inline bool nonzero(double x) {
+  uint64_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   return (bits << 1) != 0;
 }

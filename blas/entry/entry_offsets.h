@@ -5,12 +5,12 @@
 #ifndef TILEDMM_BLAS_ENTRY_OFFSETS_H
 #define TILEDMM_BLAS_ENTRY_OFFSETS_H
 
-/* RouteOf<int> (route/router.hpp), at the address g_route holds. */
+/* RouteOf<float, int> (route/router.hpp), at the address g_route holds. */
 #define TMM_ROUTE_CBLAS_DIRECT 2 /* bool cblas_direct */
-#define TMM_ROUTE_SGEMM_DIRECT 3 /* bool sgemm_direct */
+#define TMM_ROUTE_SGEMM_DIRECT 3 /* bool gemm_direct */
 #define TMM_ROUTE_MAX_FLOPS 8    /* uint64_t fallback_max_flops */
-#define TMM_ROUTE_SGEMM 16       /* FortranSgemm<int> sgemm */
-#define TMM_ROUTE_CBLAS 24       /* CblasSgemm<int> cblas_sgemm */
+#define TMM_ROUTE_SGEMM 16       /* FortranSgemm<int> gemm */
+#define TMM_ROUTE_CBLAS 24       /* CblasSgemm<int> cblas_gemm */
 
 /* This thread's CounterBlock (support/counters.hpp): the fallback's calls and flops
  * of sgemm_ and of cblas_sgemm. */

@@ -1,23 +1,28 @@
 // The exported entry points of libtiledmm_blas: sgemm_, cblas_sgemm, their ILP64
-// twins sgemm_64_ and cblas_sgemm64_, pilaenv_, and the query API of
+// twins sgemm_64_ and cblas_sgemm64_, the same in double precision (dgemm_,
+// cblas_dgemm, dgemm_64_, cblas_dgemm64_), pilaenv_, and the query API of
 // tiledmm/tiledmm_blas.h. Each checks its arguments in the reference BLAS's order,
 // hands invalid ones to the fallback's own routine (so that xerbla reports them
 // exactly as the reference does, with the same routine name and parameter number),
-// and turns valid ones into a column-major GemmCall for route/router.cpp. No exception
-// leaves this file; nothing here prints, aborts or exits.
+// and turns valid ones into a column-major GemmCallOf<T> for route/router.cpp. No
+// exception leaves this file; nothing here prints, aborts or exits.
+//
+// Everything below is written once over the element type T (float: the SGEMM names,
+// double: the DGEMM names) and the integer type Int (int, or int64_t for the ILP64
+// names); the exported functions at the end only name their instance.
 //
 // The rule, in the reference's order with its parameter numbers, is stated once in
-// args.hpp (what the fallback's cblas_sgemm reports is its own affair: the reference
+// args.hpp (what the fallback's cblas_xgemm reports is its own affair: the reference
 // reports the Fortran routine's numbers for the sizes).
 //
-// The four GEMM entry points start with the small calls' fast path (fast_path.hpp):
+// The eight GEMM entry points start with the small calls' fast path (fast_path.hpp):
 // a valid call with work in it, below the routing threshold (Route,
 // route/router.hpp), goes straight to the fallback's routine of the same name with
 // the caller's own arguments, and is counted; nothing else is done for it. On x86-64
-// the entry points themselves are trampolines in assembly (trampolines_x86_64.S)
-// that ask this file's decision functions where to jump. Everything else (invalid
-// arguments, quick returns, the log, calls tiledmm may take) goes the general way,
-// out of line.
+// the Fortran entry points and cblas_sgemm are trampolines in assembly
+// (trampolines_x86_64.S) that ask this file's decision functions where to jump.
+// Everything else (invalid arguments, quick returns, the log, calls tiledmm may take)
+// goes the general way, out of line.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -36,6 +41,7 @@ namespace {
 
 using tiledmm::blas::cblas_info;
 using tiledmm::blas::cblas_valid;
+using tiledmm::blas::CblasGemm;
 using tiledmm::blas::Counter;
 using tiledmm::blas::Counters;
 using tiledmm::blas::fallback;
@@ -45,13 +51,16 @@ using tiledmm::blas::fast_flops;
 using tiledmm::blas::fast_sizes;
 using tiledmm::blas::fortran_info;
 using tiledmm::blas::fortran_valid;
-using tiledmm::blas::GemmCall;
+using tiledmm::blas::FortranFrame;
+using tiledmm::blas::FortranGemm;
+using tiledmm::blas::gemm_routine;
+using tiledmm::blas::GemmCallOf;
 using tiledmm::blas::kNoTrans;
 using tiledmm::blas::kRowMajor;
 using tiledmm::blas::kTrans;
 using tiledmm::blas::Log;
 using tiledmm::blas::nonzero;
-using tiledmm::blas::Route;
+using tiledmm::blas::RouteOf;
 using tiledmm::blas::Routine;
 using tiledmm::blas::routine_name;
 using tiledmm::blas::upper;
@@ -59,6 +68,17 @@ using tiledmm::blas::upper;
 template <class Int>
 bool fits_int(Int v) {
   return int64_t(v) >= INT_MIN && int64_t(v) <= INT_MAX;
+}
+
+// The names the reference's xerbla reports: SRNAME of the Fortran routine (padded
+// to six characters, as the reference passes it), and the CBLAS routine's.
+template <class T>
+constexpr const char* fortran_name() {
+  return sizeof(T) == sizeof(float) ? "SGEMM " : "DGEMM ";
+}
+template <class T>
+constexpr const char* cblas_name() {
+  return sizeof(T) == sizeof(float) ? "cblas_sgemm" : "cblas_dgemm";
 }
 
 void report_xerbla(const char* name, int info) {
@@ -70,11 +90,12 @@ void report_xerbla(const char* name, int info) {
   }
 }
 
+template <class T>
 void report_cblas_xerbla(int info) {
   if (auto x = tiledmm::blas::find_cblas_xerbla()) {
-    x(info, "cblas_sgemm", "");
+    x(info, cblas_name<T>(), "");
   } else {
-    report_xerbla("cblas_sgemm", info);
+    report_xerbla(cblas_name<T>(), info);
   }
 }
 
@@ -85,63 +106,66 @@ void log_invalid(Routine r, int info) {
 
 // ---- Fortran ------------------------------------------------------------------
 
-using tiledmm::blas::FortranFrame;
-
-// The fallback's SGEMM `f` on the same arguments (the hidden lengths: 1), as an inner
+// The fallback's xGEMM `f` on the same arguments (the hidden lengths: 1), as an inner
 // call: a call back into this library goes straight to the fallback.
-template <class Int>
-void call_sgemm(tiledmm::blas::FortranSgemm<Int> f, const FortranFrame<Int>& x) {
+template <class T, class Int>
+void call_gemm(FortranGemm<T, Int> f, const FortranFrame<T, Int>& x) {
   FallbackScope scope;
   f(x.transa, x.transb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc, 1, 1);
 }
 
-// The fallback's SGEMM of the entry point's width; nullptr if it has none.
-template <class Int>
-tiledmm::blas::FortranSgemm<Int> fallback_sgemm() {
+// The fallback's xGEMM of the entry point's precision and width; nullptr if it has
+// none.
+template <class T, class Int>
+FortranGemm<T, Int> fallback_gemm() {
   if constexpr (sizeof(Int) == sizeof(int)) {
-    return fallback().sgemm;
+    return fallback().gemm<T>();
   } else {
-    return fallback64().sgemm;
+    return fallback64().gemm<T>();
   }
 }
 
-// Invalid arguments: the fallback's own SGEMM reports them through xerbla.
-void report_fortran(const FortranFrame<int>& x, int info) {
-  if (fallback().sgemm != nullptr) {
-    call_sgemm(fallback().sgemm, x);
+// Invalid arguments: the fallback's own xGEMM reports them through xerbla.
+template <class T>
+void report_fortran(const FortranFrame<T, int>& x, int info) {
+  if (const auto f = fallback().gemm<T>()) {
+    call_gemm<T, int>(f, x);
   } else {
-    report_xerbla("SGEMM ", info);
+    report_xerbla(fortran_name<T>(), info);
   }
 }
 
-void report_fortran(const FortranFrame<int64_t>& x, int info) {
-  if (fallback64().sgemm != nullptr) {
-    call_sgemm(fallback64().sgemm, x);
+template <class T>
+void report_fortran(const FortranFrame<T, int64_t>& x, int info) {
+  if (const auto f = fallback64().gemm<T>()) {
+    call_gemm<T, int64_t>(f, x);
     return;
   }
-  if (fallback().sgemm != nullptr && fits_int(*x.m) && fits_int(*x.n) && fits_int(*x.k) &&
-      fits_int(*x.lda) && fits_int(*x.ldb) && fits_int(*x.ldc)) {
+  const auto f = fallback().gemm<T>();
+  if (f != nullptr && fits_int(*x.m) && fits_int(*x.n) && fits_int(*x.k) && fits_int(*x.lda) &&
+      fits_int(*x.ldb) && fits_int(*x.ldc)) {
     const int m = int(*x.m), n = int(*x.n), k = int(*x.k), lda = int(*x.lda), ldb = int(*x.ldb),
               ldc = int(*x.ldc);
-    call_sgemm<int>(fallback().sgemm, {x.transa, x.transb, &m, &n, &k, x.alpha, nullptr, x.a, &lda,
-                                       x.b, &ldb, x.beta, x.c, &ldc});
+    call_gemm<T, int>(f, {x.transa, x.transb, &m, &n, &k, x.alpha, nullptr, x.a, &lda, x.b, &ldb,
+                          x.beta, x.c, &ldc});
     return;
   }
-  report_xerbla("SGEMM ", info);
+  report_xerbla(fortran_name<T>(), info);
 }
 
-template <class Int>
-void fortran_entry(Routine r, const FortranFrame<Int>& x) noexcept {
+template <class T, class Int>
+void fortran_entry(const FortranFrame<T, Int>& x) noexcept {
   try {
-    // An inner call from the fallback itself (its CBLAS calling its SGEMM): what the
+    // An inner call from the fallback itself (its CBLAS calling its xGEMM): what the
     // Route's probes ask.
     if (FallbackScope::active()) {
       ++tiledmm::blas::t_inner_calls;
-      if (const auto own = fallback_sgemm<Int>()) {
-        call_sgemm(own, x);
+      if (const auto own = fallback_gemm<T, Int>()) {
+        call_gemm(own, x);
         return;
       }
     }
+    constexpr Routine r = gemm_routine<T, Int>(false);
     const char ta = upper(x.transa), tb = upper(x.transb);
     const int info = fortran_info<Int>(ta, tb, *x.m, *x.n, *x.k, *x.lda, *x.ldb, *x.ldc);
     if (info != 0) {
@@ -149,7 +173,7 @@ void fortran_entry(Routine r, const FortranFrame<Int>& x) noexcept {
       report_fortran(x, info);
       return;
     }
-    GemmCall call;
+    GemmCallOf<T> call;
     call.routine = r;
     call.trans_a = ta != 'N';
     call.trans_b = tb != 'N';
@@ -171,62 +195,64 @@ void fortran_entry(Routine r, const FortranFrame<Int>& x) noexcept {
 
 // ---- CBLAS --------------------------------------------------------------------
 
-template <class Int>
+template <class T, class Int>
 struct CblasArgs {
   int layout, ta, tb;
   Int m, n, k;
-  float alpha;
-  const float* a;
+  T alpha;
+  const T* a;
   Int lda;
-  const float* b;
+  const T* b;
   Int ldb;
-  float beta;
-  float* c;
+  T beta;
+  T* c;
   Int ldc;
 };
 
 char trans_char(int t) { return t == kNoTrans ? 'N' : t == kTrans ? 'T' : 'C'; }
 
-void report_cblas(const CblasArgs<int>& x, int info) {
-  if (fallback().cblas_sgemm != nullptr) {
+template <class T>
+void report_cblas(const CblasArgs<T, int>& x, int info) {
+  if (const auto cblas = fallback().cblas<T>()) {
     FallbackScope scope;
-    fallback().cblas_sgemm(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb,
-                           x.beta, x.c, x.ldc);
-  } else if (info > 3 && fallback().sgemm != nullptr) {
+    cblas(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc);
+  } else if (info > 3 && fallback().gemm<T>() != nullptr) {
     // Layout and transposes are valid: the Fortran routine reports the sizes, as the
     // reference CBLAS lets it.
     const bool row = x.layout == kRowMajor;
     const char ta = trans_char(row ? x.tb : x.ta), tb = trans_char(row ? x.ta : x.tb);
     const int m = row ? x.n : x.m, n = row ? x.m : x.n;
-    call_sgemm<int>(fallback().sgemm, {&ta, &tb, &m, &n, &x.k, &x.alpha, nullptr, row ? x.b : x.a,
-                                       row ? &x.ldb : &x.lda, row ? x.a : x.b,
-                                       row ? &x.lda : &x.ldb, &x.beta, x.c, &x.ldc});
+    call_gemm<T, int>(
+        fallback().gemm<T>(),
+        {&ta, &tb, &m, &n, &x.k, &x.alpha, nullptr, row ? x.b : x.a, row ? &x.ldb : &x.lda,
+         row ? x.a : x.b, row ? &x.lda : &x.ldb, &x.beta, x.c, &x.ldc});
   } else {
-    report_cblas_xerbla(info);
+    report_cblas_xerbla<T>(info);
   }
 }
 
-void report_cblas(const CblasArgs<int64_t>& x, int info) {
-  if (fallback64().cblas_sgemm != nullptr) {
+template <class T>
+void report_cblas(const CblasArgs<T, int64_t>& x, int info) {
+  if (const auto cblas = fallback64().cblas<T>()) {
     FallbackScope scope;
-    fallback64().cblas_sgemm(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb,
-                             x.beta, x.c, x.ldc);
+    cblas(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c, x.ldc);
   } else if (fits_int(x.m) && fits_int(x.n) && fits_int(x.k) && fits_int(x.lda) &&
              fits_int(x.ldb) && fits_int(x.ldc)) {
-    const CblasArgs<int> narrow{x.layout,   x.ta,    x.tb, int(x.m),   int(x.n),
-                                int(x.k),   x.alpha, x.a,  int(x.lda), x.b,
-                                int(x.ldb), x.beta,  x.c,  int(x.ldc)};
+    const CblasArgs<T, int> narrow{x.layout,   x.ta,    x.tb, int(x.m),   int(x.n),
+                                   int(x.k),   x.alpha, x.a,  int(x.lda), x.b,
+                                   int(x.ldb), x.beta,  x.c,  int(x.ldc)};
     report_cblas(narrow, info);
   } else {
-    report_cblas_xerbla(info);
+    report_cblas_xerbla<T>(info);
   }
 }
 
-template <class Int>
-void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
+template <class T, class Int>
+void cblas_entry(const CblasArgs<T, Int>& x) noexcept {
   try {
     // Reached from the fallback itself: what the Route's probes ask.
     if (FallbackScope::active()) ++tiledmm::blas::t_inner_calls;
+    constexpr Routine r = gemm_routine<T, Int>(true);
     const int info = cblas_info<Int>(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.lda, x.ldb, x.ldc);
     if (info != 0) {
       log_invalid(r, info);
@@ -235,7 +261,7 @@ void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
     }
     // Row-major: C^T = op(B)^T op(A)^T, a column-major product with A and B swapped.
     const bool row = x.layout == kRowMajor;
-    GemmCall call;
+    GemmCallOf<T> call;
     call.routine = r;
     call.row_major = row;
     call.trans_a = (row ? x.tb : x.ta) != kNoTrans;
@@ -262,140 +288,166 @@ void cblas_entry(Routine r, const CblasArgs<Int>& x) noexcept {
 // point's own parameters (the trampolines jump here with the caller's arguments
 // where they are). The first call of the process comes here (run_gemm makes the
 // Route), and the first count of each thread (which takes its block).
-template <class Int>
-__attribute__((noinline, cold)) void sgemm_general(const char* transa, const char* transb,
-                                                   const Int* m, const Int* n, const Int* k,
-                                                   const float* alpha, const float* a,
-                                                   const Int* lda, const float* b, const Int* ldb,
-                                                   const float* beta, float* c, const Int* ldc,
-                                                   size_t, size_t) noexcept {
-  fortran_entry<Int>(sizeof(Int) == sizeof(int) ? Routine::kSgemm : Routine::kSgemm64,
-                     {transa, transb, m, n, k, alpha, nullptr, a, lda, b, ldb, beta, c, ldc});
+template <class T, class Int>
+__attribute__((noinline, cold)) void gemm_general(const char* transa, const char* transb,
+                                                  const Int* m, const Int* n, const Int* k,
+                                                  const T* alpha, const T* a, const Int* lda,
+                                                  const T* b, const Int* ldb, const T* beta, T* c,
+                                                  const Int* ldc, size_t, size_t) noexcept {
+  fortran_entry<T, Int>({transa, transb, m, n, k, alpha, nullptr, a, lda, b, ldb, beta, c, ldc});
 }
 
-template <class Int>
+template <class T, class Int>
 __attribute__((noinline, cold)) void cblas_general(int layout, int transa, int transb, Int m, Int n,
-                                                   Int k, float alpha, const float* a, Int lda,
-                                                   const float* b, Int ldb, float beta, float* c,
-                                                   Int ldc) noexcept {
-  cblas_entry<Int>(sizeof(Int) == sizeof(int) ? Routine::kCblasSgemm : Routine::kCblasSgemm64,
-                   {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
+                                                   Int k, T alpha, const T* a, Int lda, const T* b,
+                                                   Int ldb, T beta, T* c, Int ldc) noexcept {
+  cblas_entry<T, Int>({layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});
 }
 
-// The fallback's cblas_sgemm inside a FallbackScope, for the fast path when it calls
-// sgemm_ (through the PLT: this library's), so that such inner calls go straight
+// The fallback's cblas_xgemm inside a FallbackScope, for the fast path when it calls
+// xgemm_ (through the PLT: this library's), so that such inner calls go straight
 // back to the fallback.
+template <class T>
 __attribute__((noinline)) void cblas_in_scope(int layout, int transa, int transb, int m, int n,
-                                              int k, float alpha, const float* a, int lda,
-                                              const float* b, int ldb, float beta, float* c,
-                                              int ldc) noexcept {
+                                              int k, T alpha, const T* a, int lda, const T* b,
+                                              int ldb, T beta, T* c, int ldc) noexcept {
   FallbackScope scope;
-  tiledmm::blas::g_route.load(std::memory_order_relaxed)
-      ->cblas_sgemm(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  tiledmm::blas::route_global<T, int>()
+      .load(std::memory_order_relaxed)
+      ->cblas_gemm(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-// The fallback's sgemm_ inside a FallbackScope, for the fast path when that sgemm_
-// calls back into this library (Route::sgemm_direct false).
-__attribute__((noinline)) void sgemm_in_scope(const char* transa, const char* transb, const int* m,
-                                              const int* n, const int* k, const float* alpha,
-                                              const float* a, const int* lda, const float* b,
-                                              const int* ldb, const float* beta, float* c,
-                                              const int* ldc, size_t transa_len,
-                                              size_t transb_len) noexcept {
+// The fallback's xgemm_ inside a FallbackScope, for the fast path when that xgemm_
+// calls back into this library (Route::gemm_direct false).
+template <class T>
+__attribute__((noinline)) void gemm_in_scope(const char* transa, const char* transb, const int* m,
+                                             const int* n, const int* k, const T* alpha, const T* a,
+                                             const int* lda, const T* b, const int* ldb,
+                                             const T* beta, T* c, const int* ldc, size_t transa_len,
+                                             size_t transb_len) noexcept {
   FallbackScope scope;
-  tiledmm::blas::g_route.load(std::memory_order_relaxed)
-      ->sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+  tiledmm::blas::route_global<T, int>()
+      .load(std::memory_order_relaxed)
+      ->gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
 }
 
-template <class Int>
-const tiledmm::blas::RouteOf<Int>& current_route() {
-  if constexpr (sizeof(Int) == sizeof(int)) {
-    return *tiledmm::blas::g_route.load(std::memory_order_acquire);
-  } else {
-    return *tiledmm::blas::g_route64.load(std::memory_order_acquire);
-  }
+template <class T, class Int>
+const RouteOf<T, Int>& current_route() {
+  return *tiledmm::blas::route_global<T, Int>().load(std::memory_order_acquire);
 }
 
-// The decision of sgemm_ (sgemm_64_): the fallback's SGEMM when the Route is made
-// and this thread has its counter block (so that nothing on the way is a call), the
-// call is not the fallback's own, the sizes are small (fast_sizes), the arguments
-// valid, alpha != 0, and 2 m n k within the Route's bound; counted first. Else the
-// general way.
-template <class Int>
-tiledmm::blas::FortranSgemm<Int> sgemm_target(const tiledmm::blas::FortranFrame<Int>& x) {
-  const tiledmm::blas::RouteOf<Int>& route = current_route<Int>();
+// The decision of xgemm_ (xgemm_64_): the fallback's xGEMM when the Route is made and
+// this thread has its counter block (so that nothing on the way is a call), the call
+// is not the fallback's own, the sizes are small (fast_sizes), the arguments valid,
+// alpha != 0, and 2 m n k within the Route's bound; counted first. Else the general
+// way.
+template <class T, class Int>
+FortranGemm<T, Int> gemm_target(const FortranFrame<T, Int>& x) {
+  const RouteOf<T, Int>& route = current_route<T, Int>();
   if (__builtin_expect(route.fast && !FallbackScope::active() && Counters::ready(), 1)) {
     const Int m = *x.m, n = *x.n, k = *x.k;
     if (fast_sizes(m, n, k) && fortran_valid(x.transa, x.transb, m, n, k, *x.lda, *x.ldb, *x.ldc) &&
         nonzero(*x.alpha)) {
       const uint64_t flops = fast_flops(m, n, k);
       if (flops <= route.fallback_max_flops) {
+        Counters::add_call(gemm_routine<T, Int>(false), Counter::kFallbackCalls,
+                           Counter::kFallbackFlops, flops);
         if constexpr (sizeof(Int) == sizeof(int)) {
-          Counters::add_call(Routine::kSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                             flops);
-          return route.sgemm_direct ? route.sgemm : sgemm_in_scope;
+          return route.gemm_direct ? route.gemm : gemm_in_scope<T>;
         } else {
-          Counters::add_call(Routine::kSgemm64, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                             flops);
-          return route.sgemm;  // RouteOf<int64_t>::fast: sgemm_direct
+          return route.gemm;  // the ILP64 Routes' fast: gemm_direct
         }
       }
     }
   }
-  return sgemm_general<Int>;
+  return gemm_general<T, Int>;
 }
 
-// The same for cblas_sgemm (cblas_sgemm64_), to the fallback's cblas_sgemm: by a
-// jump when it never calls sgemm_, else inside a FallbackScope. Inline in the entry
+// The same for cblas_xgemm (cblas_xgemm64_), to the fallback's cblas_xgemm: by a
+// jump when it never calls xgemm_, else inside a FallbackScope. Inline in the entry
 // point, whose every way out is then one jump with the caller's arguments.
-template <class Int>
-tiledmm::blas::CblasSgemm<Int> cblas_target(int layout, int transa, int transb, Int m, Int n, Int k,
-                                            float alpha, Int lda, Int ldb, Int ldc) {
-  const tiledmm::blas::RouteOf<Int>& route = current_route<Int>();
+template <class T, class Int>
+CblasGemm<T, Int> cblas_target(int layout, int transa, int transb, Int m, Int n, Int k, T alpha,
+                               Int lda, Int ldb, Int ldc) {
+  const RouteOf<T, Int>& route = current_route<T, Int>();
   if (__builtin_expect(route.fast_cblas && Counters::ready(), 1) && fast_sizes(m, n, k) &&
-      cblas_valid(layout, transa, transb, m, n, k, lda, ldb, ldc) && alpha != 0.0f) {
+      cblas_valid(layout, transa, transb, m, n, k, lda, ldb, ldc) && alpha != T(0)) {
     const uint64_t flops = fast_flops(m, n, k);
     if (flops <= route.fallback_max_flops) {
+      Counters::add_call(gemm_routine<T, Int>(true), Counter::kFallbackCalls,
+                         Counter::kFallbackFlops, flops);
       if constexpr (sizeof(Int) == sizeof(int)) {
-        Counters::add_call(Routine::kCblasSgemm, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                           flops);
-        return route.cblas_direct ? route.cblas_sgemm : cblas_in_scope;
+        return route.cblas_direct ? route.cblas_gemm : cblas_in_scope<T>;
       } else {
-        Counters::add_call(Routine::kCblasSgemm64, Counter::kFallbackCalls, Counter::kFallbackFlops,
-                           flops);
-        return route.cblas_sgemm;  // RouteOf<int64_t>::fast_cblas: cblas_direct
+        return route.cblas_gemm;  // the ILP64 Routes' fast_cblas: cblas_direct
       }
     }
   }
-  return cblas_general<Int>;
+  return cblas_general<T, Int>;
 }
+
+// A CBLAS entry point's whole body: the decision, then one jump with the caller's
+// arguments (GCC 12 copies the six stack arguments out and back on the way; clang
+// sees they are unchanged).
+template <class T, class Int>
+__attribute__((always_inline)) inline void cblas_jump(int layout, int transa, int transb, Int m,
+                                                      Int n, Int k, T alpha, const T* a, Int lda,
+                                                      const T* b, Int ldb, T beta, T* c,
+                                                      Int ldc) noexcept {
+  const auto target = cblas_target<T, Int>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
+  return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+#if !TMM_BLAS_ASM_ENTRIES
+// A Fortran entry point without the trampolines (fast_path.hpp): the frame filled
+// here, the decision asked, and what it returns called. The Fortran ABI's hidden
+// lengths of TRANSA and TRANSB (gfortran passes them after the 13 arguments; C callers
+// mostly do not) are passed on as they came.
+template <class T, class Int>
+__attribute__((always_inline)) inline void fortran_portable(
+    const char* transa, const char* transb, const Int* m, const Int* n, const Int* k,
+    const T* alpha, const T* a, const Int* lda, const T* b, const Int* ldb, const T* beta, T* c,
+    const Int* ldc, size_t transa_len, size_t transb_len) noexcept {
+  const FortranFrame<T, Int> frame{transa, transb, m, n,   k,    alpha, nullptr,
+                                   a,      lda,    b, ldb, beta, c,     ldc};
+  const auto target = gemm_target<T, Int>(frame);
+  target(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+}
+#endif
 
 }  // namespace
 
 extern "C" {
 
+// The decisions the trampolines call (fast_path.hpp).
 tiledmm::blas::FortranSgemm<int> tmm_blas_sgemm_target(
-    const tiledmm::blas::FortranFrame<int>* frame) noexcept {
-  return sgemm_target<int>(*frame);
+    const FortranFrame<float, int>* frame) noexcept {
+  return gemm_target<float, int>(*frame);
 }
 
 tiledmm::blas::FortranSgemm<int64_t> tmm_blas_sgemm64_target(
-    const tiledmm::blas::FortranFrame<int64_t>* frame) noexcept {
-  return sgemm_target<int64_t>(*frame);
+    const FortranFrame<float, int64_t>* frame) noexcept {
+  return gemm_target<float, int64_t>(*frame);
+}
+
+tiledmm::blas::FortranDgemm<int> tmm_blas_dgemm_target(
+    const FortranFrame<double, int>* frame) noexcept {
+  return gemm_target<double, int>(*frame);
+}
+
+tiledmm::blas::FortranDgemm<int64_t> tmm_blas_dgemm64_target(
+    const FortranFrame<double, int64_t>* frame) noexcept {
+  return gemm_target<double, int64_t>(*frame);
 }
 
 #if !TMM_BLAS_ASM_ENTRIES
-// The entry points without the trampolines (fast_path.hpp): the frame filled here.
-// The Fortran ABI's hidden lengths of TRANSA and TRANSB (gfortran passes them after
-// the 13 arguments; C callers mostly do not) are passed on as they came.
+// The Fortran entry points in C++ (elsewhere trampolines_x86_64.S defines them).
 TMM_BLAS_API void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                          const int* k, const float* alpha, const float* a, const int* lda,
                          const float* b, const int* ldb, const float* beta, float* c,
                          const int* ldc, size_t transa_len, size_t transb_len) noexcept {
-  const tiledmm::blas::FortranFrame<int> frame{transa, transb, m, n,   k,    alpha, nullptr,
-                                               a,      lda,    b, ldb, beta, c,     ldc};
-  const auto target = tmm_blas_sgemm_target(&frame);
-  target(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+  fortran_portable<float, int>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                               transa_len, transb_len);
 }
 
 TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_t* m,
@@ -403,17 +455,30 @@ TMM_BLAS_API void sgemm_64_(const char* transa, const char* transb, const int64_
                             const int64_t* lda, const float* b, const int64_t* ldb,
                             const float* beta, float* c, const int64_t* ldc, size_t transa_len,
                             size_t transb_len) noexcept {
-  const tiledmm::blas::FortranFrame<int64_t> frame{transa, transb, m, n,   k,    alpha, nullptr,
-                                                   a,      lda,    b, ldb, beta, c,     ldc};
-  const auto target = tmm_blas_sgemm64_target(&frame);
-  target(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+  fortran_portable<float, int64_t>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                   transa_len, transb_len);
+}
+
+TMM_BLAS_API void dgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                         const int* k, const double* alpha, const double* a, const int* lda,
+                         const double* b, const int* ldb, const double* beta, double* c,
+                         const int* ldc, size_t transa_len, size_t transb_len) noexcept {
+  fortran_portable<double, int>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                transa_len, transb_len);
+}
+
+TMM_BLAS_API void dgemm_64_(const char* transa, const char* transb, const int64_t* m,
+                            const int64_t* n, const int64_t* k, const double* alpha,
+                            const double* a, const int64_t* lda, const double* b,
+                            const int64_t* ldb, const double* beta, double* c, const int64_t* ldc,
+                            size_t transa_len, size_t transb_len) noexcept {
+  fortran_portable<double, int64_t>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                    transa_len, transb_len);
 }
 
 #endif  // !TMM_BLAS_ASM_ENTRIES
 
-// cblas_sgemm in C++: every way out is one jump with the caller's arguments (GCC 12
-// copies the six stack arguments out and back on the way; clang sees they are
-// unchanged). On x86-64 this is tmm_blas_cblas_sgemm_cxx, where the exported
+// cblas_sgemm in C++. On x86-64 this is tmm_blas_cblas_sgemm_cxx, where the exported
 // cblas_sgemm's assembly fast path (trampolines_x86_64.S) jumps for every call it does not
 // take; elsewhere it is cblas_sgemm itself.
 #if TMM_BLAS_ASM_ENTRIES
@@ -423,16 +488,28 @@ TMM_BLAS_API __attribute__((hot)) void cblas_sgemm
 #endif
     (int layout, int transa, int transb, int m, int n, int k, float alpha, const float* a, int lda,
      const float* b, int ldb, float beta, float* c, int ldc) noexcept {
-  const auto target = cblas_target<int>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
-  return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  cblas_jump<float, int>(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TMM_BLAS_API void cblas_sgemm64_(int layout, int transa, int transb, int64_t m, int64_t n,
                                  int64_t k, float alpha, const float* a, int64_t lda,
                                  const float* b, int64_t ldb, float beta, float* c,
                                  int64_t ldc) noexcept {
-  const auto target = cblas_target<int64_t>(layout, transa, transb, m, n, k, alpha, lda, ldb, ldc);
-  return target(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  cblas_jump<float, int64_t>(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TMM_BLAS_API __attribute__((hot)) void cblas_dgemm(int layout, int transa, int transb, int m, int n,
+                                                   int k, double alpha, const double* a, int lda,
+                                                   const double* b, int ldb, double beta, double* c,
+                                                   int ldc) noexcept {
+  cblas_jump<double, int>(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TMM_BLAS_API void cblas_dgemm64_(int layout, int transa, int transb, int64_t m, int64_t n,
+                                 int64_t k, double alpha, const double* a, int64_t lda,
+                                 const double* b, int64_t ldb, double beta, double* c,
+                                 int64_t ldc) noexcept {
+  cblas_jump<double, int64_t>(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TMM_BLAS_API int pilaenv_(const int* ictxt, const char* prec) noexcept {

@@ -15,10 +15,10 @@
 namespace tiledmm::blas {
 
 static_assert(offsetof(Route, fallback_max_flops) == TMM_ROUTE_MAX_FLOPS);
-static_assert(offsetof(Route, sgemm) == TMM_ROUTE_SGEMM);
-static_assert(offsetof(Route, cblas_sgemm) == TMM_ROUTE_CBLAS);
+static_assert(offsetof(Route, gemm) == TMM_ROUTE_SGEMM);
+static_assert(offsetof(Route, cblas_gemm) == TMM_ROUTE_CBLAS);
 static_assert(offsetof(Route, cblas_direct) == TMM_ROUTE_CBLAS_DIRECT);
-static_assert(offsetof(Route, sgemm_direct) == TMM_ROUTE_SGEMM_DIRECT);
+static_assert(offsetof(Route, gemm_direct) == TMM_ROUTE_SGEMM_DIRECT);
 static_assert(sizeof(bool) == 1 && sizeof(int) == 4 && sizeof(uint64_t) == 8);
 // g_route is the Route's address, t_counter_block a pointer, t_fallback_depth an int.
 static_assert(sizeof(std::atomic<const Route*>) == 8 &&

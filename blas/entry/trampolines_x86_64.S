@@ -1,14 +1,16 @@
-/* The exported sgemm_, cblas_sgemm and sgemm_64_ on x86-64 (System V AMD64 ABI, ELF),
- * in GNU as, AT&T syntax; entry/fast_path.hpp says why they are assembly. Built only
- * where blas/CMakeLists.txt sets TMM_BLAS_ASM_ENTRIES (x86-64 ELF, and not
- * TILEDMM_BLAS_PORTABLE_ENTRIES); elsewhere entry/shim.cpp defines them in C++.
+/* The exported sgemm_, cblas_sgemm, sgemm_64_, dgemm_ and dgemm_64_ on x86-64
+ * (System V AMD64 ABI, ELF), in GNU as, AT&T syntax; entry/fast_path.hpp says why
+ * they are assembly. Built only where blas/CMakeLists.txt sets TMM_BLAS_ASM_ENTRIES
+ * (x86-64 ELF, and not TILEDMM_BLAS_PORTABLE_ENTRIES); elsewhere entry/shim.cpp
+ * defines them in C++.
  *
  * Calling convention, as the caller made the call:
  *   sgemm_, sgemm_64_  every argument by reference: transa, transb, m, n, k, alpha in
- *                      %rdi, %rsi, %rdx, %rcx, %r8, %r9; at the first instruction
+ *   (dgemm_, dgemm_64_) %rdi, %rsi, %rdx, %rcx, %r8, %r9; at the first instruction
  *                      8(%rsp) .. 56(%rsp) hold a, lda, b, ldb, beta, c, ldc (then
  *                      the hidden lengths of transa and transb, never read here).
- *                      m, n, k, lda, ldb, ldc point to int (sgemm_) or int64_t.
+ *                      m, n, k, lda, ldb, ldc point to int (sgemm_, dgemm_) or
+ *                      int64_t; alpha, beta, a, b, c to float or double.
  *   cblas_sgemm        layout, transa, transb, m, n, k in %edi, %esi, %edx, %ecx,
  *                      %r8d, %r9d; alpha in %xmm0; 8(%rsp) .. 48(%rsp) hold a, lda,
  *                      b, ldb, c, ldc, each int in the low half of its 8-byte slot
@@ -17,7 +19,8 @@
  * thread's counter block (tmm_blas_t_counter_block) and fallback depth
  * (tmm_blas_t_fallback_depth, initial-exec TLS), at the offsets of
  * entry/entry_offsets.h, and they call or jump to tmm_blas_sgemm_target,
- * tmm_blas_sgemm64_target and tmm_blas_cblas_sgemm_cxx (entry/shim.cpp).
+ * tmm_blas_sgemm64_target, tmm_blas_dgemm_target, tmm_blas_dgemm64_target and
+ * tmm_blas_cblas_sgemm_cxx (entry/shim.cpp).
  *
  * sgemm_ and cblas_sgemm start with the small calls' fast path itself, in the scratch
  * registers only (%rax, %r10, %r11; no call, nothing on the stack): the test of
@@ -39,7 +42,8 @@
  * BlasArgs.InfoIsTheReferencesNumber shows is args.hpp's), and
  * BlasThreshold.BothSidesOfTheBound the flop bound, through the exported entry points.
  *
- * The Fortran trampoline (all of sgemm_64_; sgemm_ after its fast path), at its first
+ * The Fortran trampoline (all of sgemm_64_, dgemm_ and dgemm_64_; sgemm_ after its
+ * fast path), at its first
  * instruction (%rsp = the caller's %rsp - 8, which the ABI makes 8 mod 16):
  *     push %r9 .. %rdi      the frame's first six words: FortranFrame at %rsp
  *     mov  %rsp, %rdi       its address, the decision's argument
@@ -248,6 +252,17 @@ TMM_ENTRY_END cblas_sgemm
 TMM_ENTRY_START sgemm_64_
         TMM_FORTRAN_TRAMPOLINE tmm_blas_sgemm64_target
 TMM_ENTRY_END sgemm_64_
+
+/* The double-precision Fortran entry points: the trampoline alone (no fast path in
+ * assembly); their decisions make the fast path's tests in C++. The frame is the
+ * same, every argument by reference (alpha and beta point to double). */
+TMM_ENTRY_START dgemm_
+        TMM_FORTRAN_TRAMPOLINE tmm_blas_dgemm_target
+TMM_ENTRY_END dgemm_
+
+TMM_ENTRY_START dgemm_64_
+        TMM_FORTRAN_TRAMPOLINE tmm_blas_dgemm64_target
+TMM_ENTRY_END dgemm_64_
 
 /* No executable stack; and, under CET, the property note that says this object
  * supports it (the linker marks the library only if every object does). */

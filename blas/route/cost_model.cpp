@@ -13,20 +13,28 @@
 
 namespace tiledmm::blas {
 
-CostModel make_cost_model(const Config& config, int cpus, int gpu_multiprocessors) {
+CostModel make_cost_model(const Config& config, int cpus, int gpu_multiprocessors,
+                          Precision precision, int compute_capability) {
   const double link = (config.link_gbps > 0 ? config.link_gbps : kDefaultLinkGBps) * 1e9;
-  double gpu = kDefaultGpuTflopsUnread * 1e12;
-  if (config.gpu_tflops > 0) {
-    gpu = config.gpu_tflops * 1e12;
+  const bool single = precision == Precision::kSingle;
+  double gpu = (single ? kDefaultGpuTflopsUnread : kDefaultGpuTflopsUnreadFp64) * 1e12;
+  const double gpu_set = single ? config.gpu_tflops : config.gpu_tflops_fp64;
+  if (gpu_set > 0) {
+    gpu = gpu_set * 1e12;
   } else if (gpu_multiprocessors > 0) {
-    gpu = double(gpu_multiprocessors) * kDefaultGpuTflopsPerSm * 1e12;
+    const double per_sm = single ? kDefaultGpuTflopsPerSm
+                          : full_rate_fp64(compute_capability)
+                              ? kDefaultGpuTflopsPerSmFp64
+                              : kDefaultGpuTflopsPerSm * kDefaultGpuFp64ShareElsewhere;
+    gpu = double(gpu_multiprocessors) * per_sm * 1e12;
   }
-  const double cpu = config.cpu_gflops > 0
-                         ? config.cpu_gflops * 1e9
-                         : double(std::max(1, cpus)) * kDefaultCpuGflopsPerCpu * 1e9;
+  double cpu = config.cpu_gflops > 0 ? config.cpu_gflops * 1e9
+                                     : double(std::max(1, cpus)) * kDefaultCpuGflopsPerCpu * 1e9;
+  if (!single)
+    cpu = config.cpu_gflops_fp64 > 0 ? config.cpu_gflops_fp64 * 1e9 : cpu * kDefaultCpuFp64Share;
   const double overhead =
       (config.overhead_us >= 0 ? config.overhead_us : kDefaultOverheadUs) * 1e-6;
-  return CostModel(link, gpu, cpu, overhead);
+  return CostModel(link, gpu, cpu, overhead, single ? 4.0 : 8.0);
 }
 
 int usable_cpus() {
@@ -43,34 +51,40 @@ int cpus() {
 
 namespace {
 
-// The model for the GPU read so far, made again only when that changes (at most a
+// The models for the GPU read so far, made again only when that changes (at most a
 // few times per process; the old ones are leaked on purpose: another thread may be
-// reading one).
+// reading one). One per precision.
 struct CachedModel {
-  int multiprocessors;
+  int multiprocessors, compute_capability;
   CostModel model;
 };
-std::atomic<const CachedModel*> g_model{nullptr};
+std::atomic<const CachedModel*> g_model[2] = {nullptr, nullptr};
 
 }  // namespace
 
-const CostModel& current_model(const Config& cfg) {
-  const int sms = Engine::instance().multiprocessors();
-  const CachedModel* cached = g_model.load(std::memory_order_acquire);
-  if (cached != nullptr && cached->multiprocessors == sms) return cached->model;
-  const CachedModel* fresh = new CachedModel{sms, make_cost_model(cfg, cpus(), sms)};
-  g_model.store(fresh, std::memory_order_release);
+const CostModel& current_model(const Config& cfg, Precision precision) {
+  const Engine& engine = Engine::instance();
+  const int sms = engine.multiprocessors(), cc = engine.compute_capability();
+  std::atomic<const CachedModel*>& slot = g_model[precision == Precision::kSingle ? 0 : 1];
+  const CachedModel* cached = slot.load(std::memory_order_acquire);
+  if (cached != nullptr && cached->multiprocessors == sms && cached->compute_capability == cc)
+    return cached->model;
+  const CachedModel* fresh =
+      new CachedModel{sms, cc, make_cost_model(cfg, cpus(), sms, precision, cc)};
+  slot.store(fresh, std::memory_order_release);
   return fresh->model;
 }
 
 // The flops the CPU computes within tiledmm's fixed overhead, with the CPU's rate
 // alone (before any GPU was read).
-double floor_flops(const Config& cfg) {
-  static const double floor = [&cfg] {
-    const CostModel m = make_cost_model(cfg, cpus(), 0);
+double floor_flops(const Config& cfg, Precision precision) {
+  const auto floor_of = [&cfg](Precision p) {
+    const CostModel m = make_cost_model(cfg, cpus(), 0, p);
     return m.overhead_s() * m.cpu_flops_per_s();
-  }();
-  return floor;
+  };
+  static const double single = floor_of(Precision::kSingle);
+  static const double dbl = floor_of(Precision::kDouble);
+  return precision == Precision::kSingle ? single : dbl;
 }
 
 }  // namespace tiledmm::blas

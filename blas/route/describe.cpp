@@ -17,14 +17,28 @@ namespace {
 
 // The fast path of the entry points as the Route has it: jump (to the fallback's
 // routine), scoped (to it inside a FallbackScope), off, or unmade (no call yet).
-template <class Int>
-std::string fast_path_text(const RouteOf<Int>* r, const RouteOf<Int>* none, const char* fortran,
-                           const char* cblas) {
+template <class T, class Int>
+std::string fast_path_text(const char* fortran, const char* cblas) {
+  const RouteOf<T, Int>* r = route_global<T, Int>().load(std::memory_order_acquire);
   auto one = [&](bool fast, bool direct) {
-    return r == none ? "unmade" : !fast ? "off" : direct ? "jump" : "scoped";
+    return r == &no_route<T, Int>() ? "unmade" : !fast ? "off" : direct ? "jump" : "scoped";
   };
-  return std::string(fortran) + "=" + one(r->fast, r->sgemm_direct) + " " + cblas + "=" +
+  return std::string(fortran) + "=" + one(r->fast, r->gemm_direct) + " " + cblas + "=" +
          one(r->fast_cblas, r->cblas_direct);
+}
+
+// A precision's GPU and CPU figures: "gpu X TFLOP/s (where from), cpu Y GFLOP/s".
+std::string rates_text(const Config& cfg, Precision precision) {
+  const CostModel& model = current_model(cfg, precision);
+  const bool set = precision == Precision::kSingle ? cfg.gpu_tflops > 0 : cfg.gpu_tflops_fp64 > 0;
+  char text[160];
+  std::snprintf(text, sizeof text, "gpu %.3g TFLOP/s%s, cpu %.4g GFLOP/s",
+                model.gpu_flops_per_s() / 1e12,
+                set                                        ? " (set)"
+                : Engine::instance().multiprocessors() > 0 ? " (from the device)"
+                                                           : " (default until a device is read)",
+                model.cpu_flops_per_s() / 1e9);
+  return text;
 }
 
 }  // namespace
@@ -33,7 +47,7 @@ std::string describe() {
   const Config& cfg = config();
   const Fallback& f = fallback();
   const Fallback64& f64 = fallback64();
-  const CostModel& model = current_model(cfg);
+  const CostModel& model = current_model(cfg, Precision::kSingle);
   std::string devices;
   for (int d : cfg.devices) devices += (devices.empty() ? "" : ",") + std::to_string(d);
   std::string threshold = threshold_name(cfg.threshold);
@@ -42,14 +56,9 @@ std::string describe() {
     std::snprintf(text, sizeof text, "%g flops", cfg.threshold_flops);
     threshold = text;
   }
-  char model_text[256];
-  std::snprintf(model_text, sizeof model_text,
-                "link %.3g GB/s, gpu %.3g TFLOP/s%s, cpu %.4g GFLOP/s (%d CPUs), overhead %.3g us",
-                model.link_bytes_per_s() / 1e9, model.gpu_flops_per_s() / 1e12,
-                cfg.gpu_tflops > 0                         ? " (set)"
-                : Engine::instance().multiprocessors() > 0 ? " (from the device)"
-                                                           : " (default until a device is read)",
-                model.cpu_flops_per_s() / 1e9, cpus(), model.overhead_s() * 1e6);
+  char model_text[128];
+  std::snprintf(model_text, sizeof model_text, "link %.3g GB/s, %d CPUs, overhead %.3g us",
+                model.link_bytes_per_s() / 1e9, cpus(), model.overhead_s() * 1e6);
   const std::string version = std::to_string(TILEDMM_VERSION_MAJOR) + "." +
                               std::to_string(TILEDMM_VERSION_MINOR) + "." +
                               std::to_string(TILEDMM_VERSION_PATCH);
@@ -60,13 +69,13 @@ std::string describe() {
          " config=" + (cfg.config_file.empty() ? "none" : cfg.config_file) +
          "; fallback=" + (f.path.empty() ? "none" : f.path) +
          (f.refused.empty() ? "" : " (refused: " + f.refused + ")") +
-         "; fallback64=" + (f64.path.empty() ? "none" : f64.path) + "; fast path: " +
-         fast_path_text(g_route.load(std::memory_order_acquire), &g_no_route, "sgemm_",
-                        "cblas_sgemm") +
-         " " +
-         fast_path_text(g_route64.load(std::memory_order_acquire), &g_no_route64, "sgemm_64_",
-                        "cblas_sgemm64_") +
-         "; model: " + model_text + "; tiledmm: " + Engine::instance().describe();
+         "; fallback64=" + (f64.path.empty() ? "none" : f64.path) +
+         "; fast path: " + fast_path_text<float, int>("sgemm_", "cblas_sgemm") + " " +
+         fast_path_text<float, int64_t>("sgemm_64_", "cblas_sgemm64_") + " " +
+         fast_path_text<double, int>("dgemm_", "cblas_dgemm") + " " +
+         fast_path_text<double, int64_t>("dgemm_64_", "cblas_dgemm64_") + "; model: " + model_text +
+         ", single " + rates_text(cfg, Precision::kSingle) + ", double " +
+         rates_text(cfg, Precision::kDouble) + "; tiledmm: " + Engine::instance().describe();
 }
 
 }  // namespace tiledmm::blas

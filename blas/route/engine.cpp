@@ -99,6 +99,8 @@ tmm_status Engine::create(Slot& slot, int index) {
   if (slot.cuda) {
     tmm_device_info info{};
     if (tmm_get_device_info(h, &info) == TMM_SUCCESS) {
+      compute_capability_.store(10 * info.compute_capability_major + info.compute_capability_minor,
+                                std::memory_order_relaxed);
       multiprocessors_.store(info.multiprocessors, std::memory_order_relaxed);
       Log::line("note: tiledmm handle on CUDA device %d (%s, %d SMs)", device, info.name,
                 info.multiprocessors);

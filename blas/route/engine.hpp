@@ -32,7 +32,9 @@ struct Slot {
   tmm_handle handle = nullptr;
   bool cuda = false;
   int device = -1;
-  std::vector<float> saved_c;  // C before a beta != 0 call, to recompute after a fault
+  // C before a beta != 0 call, to recompute after a fault: its bytes, in either
+  // precision (route/recovery.cpp).
+  std::vector<unsigned char> saved_c;
 };
 
 class Engine {
@@ -52,6 +54,8 @@ class Engine {
   bool started() const { return started_.load(std::memory_order_acquire); }
   // Multiprocessors of the GPU of the last CUDA handle made (0: none yet).
   int multiprocessors() const { return multiprocessors_.load(std::memory_order_relaxed); }
+  // Its compute capability, major * 10 + minor (0: none yet).
+  int compute_capability() const { return compute_capability_.load(std::memory_order_relaxed); }
   std::string describe() const;
 
  private:
@@ -77,6 +81,7 @@ class Engine {
   std::atomic<int> state_{kReady};
   std::atomic<bool> started_{false};
   std::atomic<int> multiprocessors_{0};
+  std::atomic<int> compute_capability_{0};
   std::string disabled_why_;
 };
 

@@ -17,8 +17,12 @@ namespace tiledmm::blas {
 __thread int t_fallback_depth __attribute__((tls_model("initial-exec"))) = 0;
 const Route g_no_route;  // every call the general way
 const Route64 g_no_route64;
+const DRoute g_no_droute;
+const DRoute64 g_no_droute64;
 std::atomic<const Route*> g_route{&g_no_route};
 std::atomic<const Route64*> g_route64{&g_no_route64};
+std::atomic<const DRoute*> g_droute{&g_no_droute};
+std::atomic<const DRoute64*> g_droute64{&g_no_droute64};
 __thread unsigned t_inner_calls = 0;
 
 namespace {
@@ -38,9 +42,9 @@ uint64_t largest_at_most(double bound) {
 
 // Whether `call`, made inside a FallbackScope, reaches this library again (each
 // entry point counts such inner calls in t_inner_calls). One 1 x 1 x 1 product, as
-// the fast path would make it, tells: a CBLAS calls its SGEMM for every product or
+// the fast path would make it, tells: a CBLAS calls its xGEMM for every product or
 // for none (the reference and BLIS do; OpenBLAS, MKL and ATLAS do not), and no
-// SGEMM known calls back.
+// xGEMM known calls back. Each precision's routines are probed for themselves.
 template <class Call>
 bool calls_back(Call call) {
   const unsigned before = t_inner_calls;
@@ -51,31 +55,31 @@ bool calls_back(Call call) {
   return t_inner_calls != before;
 }
 
-template <class Int>
-bool sgemm_calls_back(FortranSgemm<Int> fn) {
+template <class T, class Int>
+bool gemm_calls_back(FortranGemm<T, Int> fn) {
   return calls_back([fn] {
-    const float a = 1.0f, b = 1.0f, zero = 0.0f, one = 1.0f;
+    const T a = 1, b = 1, zero = 0, one = 1;
     const Int n1 = 1;
-    float c = 0.0f;
+    T c = 0;
     fn("N", "N", &n1, &n1, &n1, &one, &a, &n1, &b, &n1, &zero, &c, &n1, 1, 1);
   });
 }
 
-template <class Int>
-bool cblas_calls_back(CblasSgemm<Int> fn) {
+template <class T, class Int>
+bool cblas_calls_back(CblasGemm<T, Int> fn) {
   return calls_back([fn] {
-    const float a = 1.0f, b = 1.0f;
-    float c = 0.0f;
-    fn(kColMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+    const T a = 1, b = 1;
+    T c = 0;
+    fn(kColMajor, kNoTrans, kNoTrans, 1, 1, 1, T(1), &a, 1, &b, 1, T(0), &c, 1);
   });
 }
 
 // The bound of the fast path, and whether it applies at all (RouteOf::fast, without
 // its fallback).
-template <class Int>
-RouteOf<Int> route_base() {
+template <class T, class Int>
+RouteOf<T, Int> route_base() {
   const Config& cfg = config();  // opens the log
-  RouteOf<Int> r;
+  RouteOf<T, Int> r;
   r.fast = !Log::enabled();
   switch (cfg.threshold) {
     case ThresholdMode::kNever:
@@ -90,37 +94,51 @@ RouteOf<Int> route_base() {
       r.fallback_max_flops = largest_at_most(std::nextafter(cfg.threshold_flops, -HUGE_VAL));
       break;
     case ThresholdMode::kAuto:
-      r.fallback_max_flops =
-          cfg.backend == BackendChoice::kCpu ? UINT64_MAX : largest_at_most(floor_flops(cfg));
+      r.fallback_max_flops = cfg.backend == BackendChoice::kCpu
+                                 ? UINT64_MAX
+                                 : largest_at_most(floor_flops(cfg, precision_of<T>()));
       break;
   }
   r.fast = r.fast && r.fallback_max_flops > 0;
   return r;
 }
 
-Route build_route() {
-  Route r = route_base<int>();
+// The LP64 Route of T: the fast path jumps to the fallback's routines, or calls them
+// inside a FallbackScope (entry/shim.cpp's *_in_scope) when they call back.
+template <class T>
+RouteOf<T, int> build_route() {
+  RouteOf<T, int> r = route_base<T, int>();
   const Fallback& f = fallback();
-  r.sgemm = f.sgemm;
-  r.cblas_sgemm = f.cblas_sgemm;
-  r.fast = r.fast && f.sgemm != nullptr;
-  r.sgemm_direct = r.fast && !sgemm_calls_back(r.sgemm);
-  r.fast_cblas = r.fast && r.cblas_sgemm != nullptr;
-  r.cblas_direct = r.fast_cblas && !cblas_calls_back(r.cblas_sgemm);
+  r.gemm = f.gemm<T>();
+  r.cblas_gemm = f.cblas<T>();
+  r.fast = r.fast && r.gemm != nullptr;
+  r.gemm_direct = r.fast && !gemm_calls_back(r.gemm);
+  r.fast_cblas = r.fast && r.cblas_gemm != nullptr;
+  r.cblas_direct = r.fast_cblas && !cblas_calls_back(r.cblas_gemm);
   return r;
 }
 
 // ILP64: the fast path only jumps (entry/shim.cpp has no FallbackScope wrappers for it).
-Route64 build_route64() {
-  Route64 r = route_base<int64_t>();
+template <class T>
+RouteOf<T, int64_t> build_route64() {
+  RouteOf<T, int64_t> r = route_base<T, int64_t>();
   const Fallback64& f = fallback64();
-  r.sgemm = f.sgemm;
-  r.cblas_sgemm = f.cblas_sgemm;
-  r.sgemm_direct = r.fast && f.sgemm != nullptr && !sgemm_calls_back(r.sgemm);
-  r.fast = r.sgemm_direct;
-  r.cblas_direct = r.fast && f.cblas_sgemm != nullptr && !cblas_calls_back(r.cblas_sgemm);
+  r.gemm = f.gemm<T>();
+  r.cblas_gemm = f.cblas<T>();
+  r.gemm_direct = r.fast && r.gemm != nullptr && !gemm_calls_back(r.gemm);
+  r.fast = r.gemm_direct;
+  r.cblas_direct = r.fast && r.cblas_gemm != nullptr && !cblas_calls_back(r.cblas_gemm);
   r.fast_cblas = r.cblas_direct;
   return r;
+}
+
+template <class T, class Int>
+RouteOf<T, Int> build() {
+  if constexpr (sizeof(Int) == sizeof(int)) {
+    return build_route<T>();
+  } else {
+    return build_route64<T>();
+  }
 }
 
 // Makes a Route once. No lock: a child of fork() never waits for a thread its parent
@@ -139,8 +157,14 @@ const R& made_once(std::atomic<const R*>& published, const R& none) {
 
 }  // namespace
 
-const Route& route() { return made_once<Route, build_route>(g_route, g_no_route); }
+template <class T, class Int>
+const RouteOf<T, Int>& route() {
+  return made_once<RouteOf<T, Int>, build<T, Int>>(route_global<T, Int>(), no_route<T, Int>());
+}
 
-const Route64& route64() { return made_once<Route64, build_route64>(g_route64, g_no_route64); }
+template const Route& route<float, int>();
+template const Route64& route<float, int64_t>();
+template const DRoute& route<double, int>();
+template const DRoute64& route<double, int64_t>();
 
 }  // namespace tiledmm::blas

@@ -17,11 +17,12 @@ namespace {
 std::atomic<bool> g_logged_status[8];
 std::atomic<bool> g_logged_no_copy{false};
 
-// C's m x n part, column by column, into the slot's scratch, and back; C's span fits
-// (span_fits), so m n and j ldc do too.
-bool save_c(Slot& s, const GemmCall& c) {
+// C's m x n part, column by column, into the slot's scratch (bytes, either
+// precision), and back; C's span fits (span_fits), so m n and j ldc do too.
+template <class T>
+bool save_c(Slot& s, const GemmCallOf<T>& c) {
   try {
-    const size_t need = size_t(c.m) * size_t(c.n);
+    const size_t need = size_t(c.m) * size_t(c.n) * sizeof(T);
     if (s.saved_c.size() < need) {
       s.saved_c.clear();
       s.saved_c.shrink_to_fit();
@@ -31,13 +32,29 @@ bool save_c(Slot& s, const GemmCall& c) {
     return false;
   }
   for (int64_t j = 0; j < c.n; ++j)
-    std::memcpy(s.saved_c.data() + j * c.m, c.c + j * c.ldc, size_t(c.m) * sizeof(float));
+    std::memcpy(s.saved_c.data() + size_t(j * c.m) * sizeof(T), c.c + j * c.ldc,
+                size_t(c.m) * sizeof(T));
   return true;
 }
 
-void restore_c(const Slot& s, const GemmCall& c) {
+template <class T>
+void restore_c(const Slot& s, const GemmCallOf<T>& c) {
   for (int64_t j = 0; j < c.n; ++j)
-    std::memcpy(c.c + j * c.ldc, s.saved_c.data() + j * c.m, size_t(c.m) * sizeof(float));
+    std::memcpy(c.c + j * c.ldc, s.saved_c.data() + size_t(j * c.m) * sizeof(T),
+                size_t(c.m) * sizeof(T));
+}
+
+// tiledmm's GEMM of the element type, on host memory, column-major.
+tmm_status tiledmm_gemm(tmm_handle h, const GemmCallOf<float>& c) {
+  return tmm_sgemm(h, TMM_COL_MAJOR, c.trans_a ? TMM_TRANS : TMM_NO_TRANS,
+                   c.trans_b ? TMM_TRANS : TMM_NO_TRANS, c.m, c.n, c.k, c.alpha, c.a, c.lda, c.b,
+                   c.ldb, c.beta, c.c, c.ldc);
+}
+
+tmm_status tiledmm_gemm(tmm_handle h, const GemmCallOf<double>& c) {
+  return tmm_dgemm(h, TMM_COL_MAJOR, c.trans_a ? TMM_TRANS : TMM_NO_TRANS,
+                   c.trans_b ? TMM_TRANS : TMM_NO_TRANS, c.m, c.n, c.k, c.alpha, c.a, c.lda, c.b,
+                   c.ldb, c.beta, c.c, c.ldc);
 }
 
 void log_failure_once(tmm_status st, const char* detail) {
@@ -49,8 +66,8 @@ void log_failure_once(tmm_status st, const char* detail) {
       tmm_status_string(st), detail);
 }
 
-// The failures tmm_sgemm reports from its checks of the arguments and the device,
-// before any work: C is as the caller left it. Every other failure may come after C
+// The failures tmm_sgemm and tmm_dgemm report from their checks of the arguments and
+// the device, before any work: C is as the caller left it. Every other failure may come after C
 // was partly written.
 bool fails_before_c(tmm_status st) {
   return st == TMM_ERROR_INVALID_VALUE || st == TMM_ERROR_NO_DEVICE;
@@ -58,13 +75,15 @@ bool fails_before_c(tmm_status st) {
 
 }  // namespace
 
-void poison_c(const GemmCall& c) {
-  if (!span_fits(c.m, c.n, c.ldc)) return;  // not memory: nothing to fill, j ldc overflows
-  const float nan = std::numeric_limits<float>::quiet_NaN();
+template <class T>
+void poison_c(const GemmCallOf<T>& c) {
+  if (!span_fits<T>(c.m, c.n, c.ldc)) return;  // not memory: nothing to fill, j ldc overflows
+  const T nan = std::numeric_limits<T>::quiet_NaN();
   for (int64_t j = 0; j < c.n; ++j) std::fill(c.c + j * c.ldc, c.c + j * c.ldc + c.m, nan);
 }
 
-Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
+template <class T>
+Outcome try_tiledmm(const Config& cfg, const GemmCallOf<T>& c, Attempt& at) {
   Engine& engine = Engine::instance();
   Slot* s = engine.acquire();
   if (s == nullptr) return Outcome::kDeclined;
@@ -76,15 +95,15 @@ Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
       return Outcome::kDeclined;
     }
     // The device's own figures are known now: ask the model again.
-    if (!current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f)) {
+    if (!current_model(cfg, precision_of<T>()).prefers_tiledmm(c.m, c.n, c.k, c.beta != T(0))) {
       engine.release(s);
       return Outcome::kDeclined;
     }
   }
-  const bool reads_c = c.beta != 0.0f;
+  const bool reads_c = c.beta != T(0);
   // A C whose span passes INT64_MAX bytes cannot be memory: nothing to copy, and
   // tiledmm rejects the call before it touches C.
-  const bool keep = reads_c && cfg.keep_c && span_fits(c.m, c.n, c.ldc);
+  const bool keep = reads_c && cfg.keep_c && span_fits<T>(c.m, c.n, c.ldc);
   const bool saved = keep && save_c(*s, c);
   if (keep && !saved) {
     engine.release(s);
@@ -94,9 +113,7 @@ Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
           "such calls (logged once)");
     return Outcome::kDeclined;
   }
-  const tmm_status st = tmm_sgemm(s->handle, TMM_COL_MAJOR, c.trans_a ? TMM_TRANS : TMM_NO_TRANS,
-                                  c.trans_b ? TMM_TRANS : TMM_NO_TRANS, c.m, c.n, c.k, c.alpha, c.a,
-                                  c.lda, c.b, c.ldb, c.beta, c.c, c.ldc);
+  const tmm_status st = tiledmm_gemm(s->handle, c);
   at.status = st;
   if (st == TMM_SUCCESS) {
     engine.release(s);
@@ -123,5 +140,10 @@ Outcome try_tiledmm(const Config& cfg, const GemmCall& c, Attempt& at) {
   if (st == TMM_ERROR_NO_DEVICE || st == TMM_ERROR_INTERNAL) engine.disable(tmm_status_string(st));
   return outcome;
 }
+
+template Outcome try_tiledmm<float>(const Config&, const GemmCallOf<float>&, Attempt&);
+template Outcome try_tiledmm<double>(const Config&, const GemmCallOf<double>&, Attempt&);
+template void poison_c<float>(const GemmCallOf<float>&);
+template void poison_c<double>(const GemmCallOf<double>&);
 
 }  // namespace tiledmm::blas

@@ -1,5 +1,7 @@
-// The routing of a checked call (route/router.hpp):
-//   1. the reference SGEMM's quick returns, made here: m or n = 0, or (alpha = 0 or
+// The routing of a checked call (route/router.hpp), the same in both precisions
+// (run_gemm over float for sgemm_ and cblas_sgemm, over double for dgemm_ and
+// cblas_dgemm, and their ILP64 twins):
+//   1. the reference xGEMM's quick returns, made here: m or n = 0, or (alpha = 0 or
 //      k = 0) with beta = 1: nothing is read or written; alpha = 0 or k = 0 otherwise:
 //      C = beta * C, A and B unread, and beta = 0 writes exact zeros without reading
 //      C. Neither tiledmm nor the fallback sees these calls: a fallback may get them
@@ -17,7 +19,7 @@
 //      for the rest of the process;
 //   4. otherwise the fallback: for a CBLAS call, the fallback's own CBLAS routine on
 //      the caller's arguments when it has one (what the fallback alone would run),
-//      else its Fortran SGEMM.
+//      else its Fortran xGEMM.
 // The small calls of step 4 usually never get here: entry/shim.cpp sends them to the
 // fallback itself, from the Route (route/probes.cpp).
 #include "route/router.hpp"
@@ -43,8 +45,9 @@ namespace {
 // Logged once per process.
 std::atomic<bool> g_logged_lost{false};
 
-uint64_t flops_of(const GemmCall& c) {
-  if (c.alpha == 0.0f || c.k == 0) return 0;
+template <class T>
+uint64_t flops_of(const GemmCallOf<T>& c) {
+  if (c.alpha == T(0) || c.k == 0) return 0;
   // m, n, k < 2^63 each: the product of the first two fits in 128 bits; saturate.
   const unsigned __int128 mn = (unsigned __int128)uint64_t(c.m) * uint64_t(c.n);
   const uint64_t max = std::numeric_limits<uint64_t>::max();
@@ -55,26 +58,27 @@ uint64_t flops_of(const GemmCall& c) {
 
 bool fits_int(int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
 
-bool fits32(const GemmCall& c) {
+template <class T>
+bool fits32(const GemmCallOf<T>& c) {
   return fits_int(c.m) && fits_int(c.n) && fits_int(c.k) && fits_int(c.lda) && fits_int(c.ldb) &&
          fits_int(c.ldc);
 }
 
-bool is_wide(Routine r) { return r == Routine::kSgemm64 || r == Routine::kCblasSgemm64; }
-
 // Which fallback routine can compute the call.
 enum class Plan { kNone, kLp64, kIlp64 };
 
-Plan fallback_plan(const GemmCall& c) {
-  if (!is_wide(c.routine)) return fallback().sgemm != nullptr ? Plan::kLp64 : Plan::kNone;
-  if (fallback64().sgemm != nullptr) return Plan::kIlp64;
-  if (fits32(c) && fallback().sgemm != nullptr) return Plan::kLp64;
+template <class T>
+Plan fallback_plan(const GemmCallOf<T>& c) {
+  const bool lp64 = fallback().gemm<T>() != nullptr;
+  if (!is_wide(c.routine)) return lp64 ? Plan::kLp64 : Plan::kNone;
+  if (fallback64().gemm<T>() != nullptr) return Plan::kIlp64;
+  if (fits32(c) && lp64) return Plan::kLp64;
   return Plan::kNone;
 }
 
 // The caller's CBLAS call, turned back from column-major terms (GemmCall).
-template <class Int>
-void call_cblas(CblasSgemm<Int> fn, const GemmCall& c) {
+template <class T, class Int>
+void call_cblas(CblasGemm<T, Int> fn, const GemmCallOf<T>& c) {
   const bool row = c.row_major;
   const int ta = (row ? c.trans_b : c.trans_a) ? kTrans : kNoTrans;
   const int tb = (row ? c.trans_a : c.trans_b) ? kTrans : kNoTrans;
@@ -87,29 +91,31 @@ void call_cblas(CblasSgemm<Int> fn, const GemmCall& c) {
   }
 }
 
-void call_fallback(Plan plan, const GemmCall& c) {
+template <class T>
+void call_fallback(Plan plan, const GemmCallOf<T>& c) {
   FallbackScope scope;
-  if (c.routine == Routine::kCblasSgemm || c.routine == Routine::kCblasSgemm64) {
+  if (is_cblas(c.routine)) {
     // kLp64 for a 64-bit call: its sizes fit in 32 bits (fallback_plan).
-    if (plan == Plan::kIlp64 && fallback64().cblas_sgemm != nullptr)
-      return call_cblas<int64_t>(fallback64().cblas_sgemm, c);
-    if (plan == Plan::kLp64 && fallback().cblas_sgemm != nullptr)
-      return call_cblas<int>(fallback().cblas_sgemm, c);
+    if (plan == Plan::kIlp64 && fallback64().cblas<T>() != nullptr)
+      return call_cblas<T, int64_t>(fallback64().cblas<T>(), c);
+    if (plan == Plan::kLp64 && fallback().cblas<T>() != nullptr)
+      return call_cblas<T, int>(fallback().cblas<T>(), c);
   }
   const char ta = c.trans_a ? 'T' : 'N', tb = c.trans_b ? 'T' : 'N';
   if (plan == Plan::kIlp64) {
     const int64_t m = c.m, n = c.n, k = c.k, lda = c.lda, ldb = c.ldb, ldc = c.ldc;
-    fallback64().sgemm(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc, 1,
-                       1);
+    fallback64().gemm<T>()(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc,
+                           1, 1);
   } else {
     const int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb),
               ldc = int(c.ldc);
-    fallback().sgemm(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc, 1,
-                     1);
+    fallback().gemm<T>()(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc,
+                         1, 1);
   }
 }
 
-bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
+template <class T>
+bool wants_tiledmm(const Config& cfg, const GemmCallOf<T>& c, uint64_t flops) {
   switch (cfg.threshold) {
     case ThresholdMode::kNever:
       return false;
@@ -124,18 +130,20 @@ bool wants_tiledmm(const Config& cfg, const GemmCall& c, uint64_t flops) {
   // A product the CPU finishes within tiledmm's fixed overhead never goes there: the
   // small calls' fast path (Route), which needs neither the engine nor the GPU's
   // figures.
-  if (double(flops) <= floor_flops(cfg)) return false;
+  constexpr Precision precision = precision_of<T>();
+  if (double(flops) <= floor_flops(cfg, precision)) return false;
   if (Engine::instance().disabled()) return false;
-  return current_model(cfg).prefers_tiledmm(c.m, c.n, c.k, c.beta != 0.0f);
+  return current_model(cfg, precision).prefers_tiledmm(c.m, c.n, c.k, c.beta != T(0));
 }
 
-// C = beta * C, as the reference SGEMM's alpha = 0 branch: beta = 0 stores zeros
+// C = beta * C, as the reference xGEMM's alpha = 0 branch: beta = 0 stores zeros
 // without reading C (NaN there does not stay), beta = 1 is no call of this.
-void scale_c(const GemmCall& c) {
+template <class T>
+void scale_c(const GemmCallOf<T>& c) {
   for (int64_t j = 0; j < c.n; ++j) {
-    float* col = c.c + j * c.ldc;
-    if (c.beta == 0.0f) {
-      std::fill(col, col + c.m, 0.0f);
+    T* col = c.c + j * c.ldc;
+    if (c.beta == T(0)) {
+      std::fill(col, col + c.m, T(0));
     } else {
       for (int64_t i = 0; i < c.m; ++i) col[i] *= c.beta;
     }
@@ -143,7 +151,8 @@ void scale_c(const GemmCall& c) {
 }
 
 // One line per call in the caller's own terms (a row-major call turned back).
-void log_call(const GemmCall& c, const char* where, double ms) {
+template <class T>
+void log_call(const GemmCallOf<T>& c, const char* where, double ms) {
   if (!Log::enabled()) return;
   const bool row = c.row_major;
   const bool ta = row ? c.trans_b : c.trans_a, tb = row ? c.trans_a : c.trans_b;
@@ -163,20 +172,21 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-void run_gemm(const GemmCall& c) noexcept {
+template <class T>
+void run_gemm(const GemmCallOf<T>& c) noexcept {
   try {
     // Made by the first call; later ones may take the fast path (entry/shim.cpp).
     if (is_wide(c.routine)) {
-      route64();
+      route<T, int64_t>();
     } else {
-      route();
+      route<T, int>();
     }
     const Config& cfg = config();
     const bool logging = Log::enabled();
-    if (c.m == 0 || c.n == 0 || c.alpha == 0.0f || c.k == 0) {
+    if (c.m == 0 || c.n == 0 || c.alpha == T(0) || c.k == 0) {
       // Nothing to multiply: the reference's quick returns (the fast path never takes
       // these calls: its sizes start at 1 and it tests alpha's bits).
-      const bool scales = c.m != 0 && c.n != 0 && c.beta != 1.0f;
+      const bool scales = c.m != 0 && c.n != 0 && c.beta != T(1);
       if (scales) scale_c(c);
       Counters::add(c.routine, Counter::kNoop);
       log_call(c, scales ? "none (C = beta C)" : "none", 0.0);
@@ -236,5 +246,8 @@ void run_gemm(const GemmCall& c) noexcept {
     // Nothing above throws once C may have been touched (logging uses fixed buffers).
   }
 }
+
+template void run_gemm<float>(const GemmCallOf<float>&) noexcept;
+template void run_gemm<double>(const GemmCallOf<double>&) noexcept;
 
 }  // namespace tiledmm::blas

@@ -170,6 +170,8 @@ bool apply_keep_c(Config& c, const std::string& value) {
 bool apply_link(Config& c, const std::string& v) { return positive(v, c.link_gbps); }
 bool apply_gpu(Config& c, const std::string& v) { return positive(v, c.gpu_tflops); }
 bool apply_cpu(Config& c, const std::string& v) { return positive(v, c.cpu_gflops); }
+bool apply_gpu_fp64(Config& c, const std::string& v) { return positive(v, c.gpu_tflops_fp64); }
+bool apply_cpu_fp64(Config& c, const std::string& v) { return positive(v, c.cpu_gflops_fp64); }
 bool apply_overhead(Config& c, const std::string& v) {
   double us = 0;
   if (!parse_double(v, us) || us < 0) return false;
@@ -200,6 +202,8 @@ constexpr Key kKeys[] = {
     {"TILEDMM_BLAS_LINK_GBPS", "link_gbps", apply_link},
     {"TILEDMM_BLAS_GPU_TFLOPS", "gpu_tflops", apply_gpu},
     {"TILEDMM_BLAS_CPU_GFLOPS", "cpu_gflops", apply_cpu},
+    {"TILEDMM_BLAS_GPU_TFLOPS_FP64", "gpu_tflops_fp64", apply_gpu_fp64},
+    {"TILEDMM_BLAS_CPU_GFLOPS_FP64", "cpu_gflops_fp64", apply_cpu_fp64},
     {"TILEDMM_BLAS_OVERHEAD_US", "overhead_us", apply_overhead},
 };
 

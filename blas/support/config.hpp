@@ -41,6 +41,8 @@ struct Config {
   double link_gbps = 0;
   double gpu_tflops = 0;
   double cpu_gflops = 0;
+  double gpu_tflops_fp64 = 0;  // double precision's GPU and CPU rates
+  double cpu_gflops_fp64 = 0;
   double overhead_us = -1;
   std::string config_file;  // the file that was read, if any
 };

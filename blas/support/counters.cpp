@@ -122,6 +122,14 @@ const char* routine_name(Routine routine) {
       return "cblas_sgemm64_";
     case Routine::kPilaenv:
       return "pilaenv_";
+    case Routine::kDgemm:
+      return "dgemm_";
+    case Routine::kCblasDgemm:
+      return "cblas_dgemm";
+    case Routine::kDgemm64:
+      return "dgemm_64_";
+    case Routine::kCblasDgemm64:
+      return "cblas_dgemm64_";
     case Routine::kCount:
       break;
   }

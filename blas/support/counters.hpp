@@ -13,9 +13,49 @@
 
 namespace tiledmm::blas {
 
-enum class Routine : int { kSgemm = 0, kCblasSgemm, kSgemm64, kCblasSgemm64, kPilaenv, kCount };
+// The values of tmm_blas_routine (tiledmm_blas.h): the double-precision entry points
+// come after pilaenv_, as they came after it in the library.
+enum class Routine : int {
+  kSgemm = 0,
+  kCblasSgemm,
+  kSgemm64,
+  kCblasSgemm64,
+  kPilaenv,
+  kDgemm,
+  kCblasDgemm,
+  kDgemm64,
+  kCblasDgemm64,
+  kCount
+};
+static_assert(int(Routine::kPilaenv) == TMM_BLAS_PILAENV &&
+              int(Routine::kDgemm) == TMM_BLAS_DGEMM &&
+              int(Routine::kCblasDgemm64) == TMM_BLAS_CBLAS_DGEMM_64);
 
 const char* routine_name(Routine routine);
+
+// The routine of a GEMM entry point: element type T (float or double), integers Int
+// (int, or int64_t for the ILP64 names), Fortran or CBLAS.
+template <class T, class Int>
+constexpr Routine gemm_routine(bool cblas) {
+  constexpr bool wide = sizeof(Int) == 8;
+  if constexpr (sizeof(T) == sizeof(float)) {
+    return cblas ? (wide ? Routine::kCblasSgemm64 : Routine::kCblasSgemm)
+                 : (wide ? Routine::kSgemm64 : Routine::kSgemm);
+  } else {
+    return cblas ? (wide ? Routine::kCblasDgemm64 : Routine::kCblasDgemm)
+                 : (wide ? Routine::kDgemm64 : Routine::kDgemm);
+  }
+}
+
+// Whether a GEMM routine is a CBLAS one, or takes 64-bit integers.
+constexpr bool is_cblas(Routine r) {
+  return r == Routine::kCblasSgemm || r == Routine::kCblasSgemm64 || r == Routine::kCblasDgemm ||
+         r == Routine::kCblasDgemm64;
+}
+constexpr bool is_wide(Routine r) {
+  return r == Routine::kSgemm64 || r == Routine::kCblasSgemm64 || r == Routine::kDgemm64 ||
+         r == Routine::kCblasDgemm64;
+}
 
 enum class Counter : int {
   kTiledmmCalls = 0,

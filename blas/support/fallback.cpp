@@ -8,8 +8,9 @@
 // A candidate whose sgemm_ lies in this library, or in another copy of it, is
 // refused: the fallback must never call back into tiledmm.
 //
-// The other routines (cblas_sgemm for CBLAS calls, the ILP64 names) come from the
-// library that provides sgemm_, so that one BLAS answers for everything.
+// The other routines (dgemm_, cblas_sgemm and cblas_dgemm for CBLAS calls, the ILP64
+// names) come from the library that provides sgemm_, so that one BLAS answers for
+// everything, in both precisions.
 #include "support/fallback.hpp"
 
 #include <dlfcn.h>
@@ -52,8 +53,16 @@ void* handle_of(const void* address, std::string& path) {
   return dlopen(info.dli_fname, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
 }
 
+// `name` from the library `lib` as a function of type Fn, unless it is missing or
+// this library's (or a copy's): then nullptr.
+template <class Fn>
+Fn routine_of(void* lib, const char* name) {
+  void* sym = lib != nullptr ? dlsym(lib, name) : nullptr;
+  return sym != nullptr && !is_tiledmm_blas(sym) ? as_function<Fn>(sym) : nullptr;
+}
+
 // Takes sgemm_ from `handle` (or from `direct`, found by RTLD_NEXT) into `out`,
-// unless it is this library; notes a refusal.
+// unless it is this library; notes a refusal. The other routines from its library.
 bool adopt(void* handle, void* direct, const std::string& name, Fallback& out) {
   void* sym = direct != nullptr ? direct : (handle ? dlsym(handle, "sgemm_") : nullptr);
   if (sym == nullptr) return false;
@@ -66,9 +75,9 @@ bool adopt(void* handle, void* direct, const std::string& name, Fallback& out) {
   void* lib = handle_of(sym, path);
   out.sgemm = as_function<FortranSgemm<int>>(sym);
   out.path = path;
-  void* cblas = lib != nullptr ? dlsym(lib, "cblas_sgemm") : nullptr;
-  if (cblas != nullptr && !is_tiledmm_blas(cblas))
-    out.cblas_sgemm = as_function<CblasSgemm<int>>(cblas);
+  out.cblas_sgemm = routine_of<CblasSgemm<int>>(lib, "cblas_sgemm");
+  out.dgemm = routine_of<FortranDgemm<int>>(lib, "dgemm_");
+  out.cblas_dgemm = routine_of<CblasDgemm<int>>(lib, "cblas_dgemm");
   return true;
 }
 
@@ -109,28 +118,29 @@ Fallback64* find_fallback64() {
   // OpenBLAS's suffixed ILP64 names, in the same library as the LP64 ones.
   if (!lp64.path.empty()) {
     if (void* h = dlopen(lp64.path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
-      void* s = dlsym(h, "sgemm_64_");
-      if (s != nullptr && !is_tiledmm_blas(s)) {
-        f->sgemm = as_function<FortranSgemm<int64_t>>(s);
+      f->sgemm = routine_of<FortranSgemm<int64_t>>(h, "sgemm_64_");
+      if (f->sgemm != nullptr) {
         f->path = lp64.path;
-        void* c = dlsym(h, "cblas_sgemm64_");
-        if (c != nullptr && !is_tiledmm_blas(c))
-          f->cblas_sgemm = as_function<CblasSgemm<int64_t>>(c);
+        f->cblas_sgemm = routine_of<CblasSgemm<int64_t>>(h, "cblas_sgemm64_");
+        f->dgemm = routine_of<FortranDgemm<int64_t>>(h, "dgemm_64_");
+        f->cblas_dgemm = routine_of<CblasDgemm<int64_t>>(h, "cblas_dgemm64_");
       }
     }
   }
   // An ILP64 library with the plain names (Debian's libblas64.so.3). Its own
-  // cblas_sgemm is not used: it calls sgemm_ through the PLT, which is this
-  // library's LP64 sgemm_.
+  // cblas_sgemm and cblas_dgemm are not used: they call sgemm_ and dgemm_ through the
+  // PLT, which are this library's LP64 entry points.
   const std::string& name = config().fallback64;
   if (f->sgemm == nullptr && !name.empty()) {
     if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       void* s = dlsym(h, "sgemm_64_");
+      const bool suffixed = s != nullptr;
       if (s == nullptr) s = dlsym(h, "sgemm_");
       if (s != nullptr && !is_tiledmm_blas(s)) {
         std::string path;
-        if (handle_of(s, path) != nullptr) {
+        if (void* lib = handle_of(s, path)) {
           f->sgemm = as_function<FortranSgemm<int64_t>>(s);
+          f->dgemm = routine_of<FortranDgemm<int64_t>>(lib, suffixed ? "dgemm_64_" : "dgemm_");
           f->path = path;
         }
       }

@@ -9,37 +9,72 @@
 
 namespace tiledmm::blas {
 
-// Fortran SGEMM: every argument by reference, then the hidden lengths of the two
-// character arguments (gfortran's convention; reference BLAS ignores them).
-// noexcept: C and Fortran code never throws, and a call through a pointer that may
-// throw cannot be a tail call from the library's noexcept entry points.
+// Fortran xGEMM in element type T (float: SGEMM, double: DGEMM): every argument by
+// reference, then the hidden lengths of the two character arguments (gfortran's
+// convention; reference BLAS ignores them). noexcept: C and Fortran code never
+// throws, and a call through a pointer that may throw cannot be a tail call from the
+// library's noexcept entry points.
+template <class T, class Int>
+using FortranGemm = void (*)(const char*, const char*, const Int*, const Int*, const Int*, const T*,
+                             const T*, const Int*, const T*, const Int*, const T*, T*, const Int*,
+                             size_t, size_t) noexcept;
 template <class Int>
-using FortranSgemm = void (*)(const char*, const char*, const Int*, const Int*, const Int*,
-                              const float*, const float*, const Int*, const float*, const Int*,
-                              const float*, float*, const Int*, size_t, size_t) noexcept;
+using FortranSgemm = FortranGemm<float, Int>;
+template <class Int>
+using FortranDgemm = FortranGemm<double, Int>;
 // CBLAS enum values (CBLAS_LAYOUT, CBLAS_TRANSPOSE).
 constexpr int kRowMajor = 101, kColMajor = 102;
 constexpr int kNoTrans = 111, kTrans = 112, kConjTrans = 113;
 
-// CBLAS sgemm: the enums are ints; Int is int, or int64_t for the *64_ names.
+// CBLAS xgemm: the enums are ints; Int is int, or int64_t for the *64_ names.
+template <class T, class Int>
+using CblasGemm = void (*)(int, int, int, Int, Int, Int, T, const T*, Int, const T*, Int, T, T*,
+                           Int) noexcept;
 template <class Int>
-using CblasSgemm = void (*)(int, int, int, Int, Int, Int, float, const float*, Int, const float*,
-                            Int, float, float*, Int) noexcept;
+using CblasSgemm = CblasGemm<float, Int>;
+template <class Int>
+using CblasDgemm = CblasGemm<double, Int>;
 
-struct Fallback {
-  FortranSgemm<int> sgemm = nullptr;
-  CblasSgemm<int> cblas_sgemm = nullptr;  // for CBLAS calls (route/router.cpp, entry/shim.cpp)
-  std::string path;                       // the library sgemm comes from; empty: none
-  std::string refused;                    // candidates refused, and why
+// One BLAS library's GEMM routines of one integer width, in both precisions, each
+// nullptr where the library has none. gemm<T>() and cblas<T>() pick a precision's
+// pair, for the code that is written once over the element type.
+template <class Int>
+struct GemmRoutines {
+  FortranSgemm<Int> sgemm = nullptr;
+  CblasSgemm<Int> cblas_sgemm = nullptr;  // for CBLAS calls (route/router.cpp, entry/shim.cpp)
+  FortranDgemm<Int> dgemm = nullptr;
+  CblasDgemm<Int> cblas_dgemm = nullptr;
+
+  template <class T>
+  FortranGemm<T, Int> gemm() const {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      return sgemm;
+    } else {
+      return dgemm;
+    }
+  }
+  template <class T>
+  CblasGemm<T, Int> cblas() const {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      return cblas_sgemm;
+    } else {
+      return cblas_dgemm;
+    }
+  }
 };
 
-// ILP64 (64-bit integer) routines: OpenBLAS's suffixed names (sgemm_64_,
-// cblas_sgemm64_) in the fallback above, else the library TILEDMM_BLAS_FALLBACK64
-// names (default libblas64.so.3, Debian's ILP64 BLAS, whose sgemm_ takes 64-bit
-// integers).
-struct Fallback64 {
-  FortranSgemm<int64_t> sgemm = nullptr;
-  CblasSgemm<int64_t> cblas_sgemm = nullptr;  // a suffixed cblas_sgemm64_ only
+// The fallback: the library whose sgemm_ was found (fallback.cpp), and its dgemm_,
+// cblas_sgemm and cblas_dgemm, so that one BLAS answers for everything.
+struct Fallback : GemmRoutines<int> {
+  std::string path;     // the library sgemm comes from; empty: none
+  std::string refused;  // candidates refused, and why
+};
+
+// ILP64 (64-bit integer) routines: OpenBLAS's suffixed names (sgemm_64_, dgemm_64_,
+// cblas_sgemm64_, cblas_dgemm64_) in the fallback above, else the library
+// TILEDMM_BLAS_FALLBACK64 names (default libblas64.so.3, Debian's ILP64 BLAS, whose
+// sgemm_ and dgemm_ take 64-bit integers).
+struct Fallback64 : GemmRoutines<int64_t> {
   std::string path;
 };
 

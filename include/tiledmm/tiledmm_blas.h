@@ -4,8 +4,8 @@
  * SPDX-License-Identifier: MIT
  *
  * Put libtiledmm_blas.so in front of the system BLAS (LD_PRELOAD, or link it before
- * -lblas) and a program's single-precision products go to tiledmm without a line
- * changed:
+ * -lblas) and a program's matrix products (SGEMM and DGEMM) go to tiledmm without a
+ * line changed:
  *
  *   LD_PRELOAD=libtiledmm_blas.so.1 python3 my_numpy_program.py
  *
@@ -14,16 +14,22 @@
  *   cblas_sgemm     CBLAS: row- or column-major
  *   sgemm_64_       sgemm_ with 64-bit integers (OpenBLAS's ILP64 name)
  *   cblas_sgemm64_  cblas_sgemm with 64-bit integers (OpenBLAS's ILP64 name)
+ *   dgemm_, cblas_dgemm, dgemm_64_, cblas_dgemm64_  (since 1.2) the same four in
+ *                   double precision: DGEMM, with the same rules as the single ones
  *   pilaenv_        ScaLAPACK's PBLAS panel width (see TILEDMM_BLAS_PANEL)
- * and the query functions below. Every other BLAS routine (dgemm_ included) is the
- * real BLAS's, reached through the ordinary symbol lookup.
+ * and the query functions below. Every other BLAS routine is the real BLAS's, reached
+ * through the ordinary symbol lookup.
  *
- * Each call with valid arguments goes either to tiledmm (host memory, tmm_sgemm) or
- * to the real BLAS underneath (the "fallback"), found at run time: the library named
- * by TILEDMM_BLAS_FALLBACK, else the next sgemm_ in the process (the BLAS the program
- * linked), else libblas.so.3, else libopenblas.so.0; never this library itself.
+ * Each call with valid arguments goes either to tiledmm (host memory: tmm_sgemm for
+ * the single-precision names, tmm_dgemm, strict FP64, for the double ones) or to the
+ * real BLAS underneath (the "fallback"), found at run time: the library named by
+ * TILEDMM_BLAS_FALLBACK, else the next sgemm_ in the process (the BLAS the program
+ * linked), else libblas.so.3, else libopenblas.so.0; never this library itself. The
+ * double-precision routines (dgemm_, cblas_dgemm, and the ILP64 ones) are the same
+ * library's; where it has none, double calls go to tiledmm.
  * Invalid arguments are passed to the fallback's own routine, which reports them
- * through xerbla exactly as the reference BLAS does. The reference's quick returns
+ * through xerbla exactly as the reference BLAS does (routine "SGEMM " or "DGEMM ",
+ * cblas_sgemm or cblas_dgemm, and the reference's parameter number). The reference's quick returns
  * are made here, after the argument checks, and reach neither tiledmm nor the
  * fallback: m or n = 0 does nothing; alpha = 0 (either sign) or k = 0 reads neither A
  * nor B and gives C = beta * C, where beta = 1 leaves C as it is and beta = 0 stores
@@ -52,20 +58,19 @@
  *          (math)            TMM_OPTION_MATH_MODE of each handle (tiledmm.h says what
  *                            each allows). Unset: the library's default (TMM_MATH_MODE,
  *                            else fp32). Another value is rejected with a log line and
- *                            the default is kept
+ *                            the default is kept. Single precision only: dgemm_ and
+ *                            cblas_dgemm are strict FP64 whatever it says
  *   TILEDMM_BLAS_FALLBACK    the real BLAS: a path or a library name
  *          (fallback)
- *   TILEDMM_BLAS_FALLBACK64  the ILP64 BLAS for sgemm_64_/cblas_sgemm64_ when the
- *          (fallback64)      fallback has no *64_ names (default libblas64.so.3; empty:
- *                            none). Without one, 64-bit calls whose sizes fit in 32
- *                            bits use the LP64 fallback and larger ones go to tiledmm
- *   TILEDMM_BLAS_LOG         off (default), stderr, or a file (%p: the process id): a
- *          (log)             line per call (routine, sizes, where it ran, time) and a
- *                            line per notable event; appended, one write per line. A
- *                            symbolic link, or a file another user owns, is refused
- *                            (the log stays off)
- *   TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns for single precision
- *          (panel)           while tiledmm is on (default 4096; 0: never widen). PBLAS
+ *   TILEDMM_BLAS_FALLBACK64  the ILP64 BLAS for sgemm_64_/cblas_sgemm64_ (and
+ *          (fallback64)      dgemm_64_/cblas_dgemm64_) when the fallback has no *64_ names (default
+ * libblas64.so.3; empty: none). Without one, 64-bit calls whose sizes fit in 32 bits use the LP64
+ * fallback and larger ones go to tiledmm TILEDMM_BLAS_LOG         off (default), stderr, or a file
+ * (%p: the process id): a (log)             line per call (routine, sizes, where it ran, time) and
+ * a line per notable event; appended, one write per line. A symbolic link, or a file another user
+ * owns, is refused (the log stays off) TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns
+ * for single precision (panel)           while tiledmm is on (default 4096; 0: never widen; other
+ *                            precisions, PDGEMM's 'D' included, get ScaLAPACK's own). PBLAS
  *                            steps k by this width, so each rank's local sgemm_ is
  *                            m x n x PANEL instead of m x n x 32. Workspace per rank
  *                            grows to about 4 * PANEL * (local m + local n) bytes
@@ -84,18 +89,29 @@
  *                            no copy: C is recomputed from A and B
  *   TILEDMM_BLAS_LINK_GBPS, _GPU_TFLOPS, _CPU_GFLOPS, _OVERHEAD_US
  *          (link_gbps, gpu_tflops, cpu_gflops, overhead_us)  the cost model's inputs
+ *   TILEDMM_BLAS_GPU_TFLOPS_FP64, _CPU_GFLOPS_FP64  (since 1.2)
+ *          (gpu_tflops_fp64, cpu_gflops_fp64)  the GPU and CPU rates of the double-
+ *                            precision calls (GPU_TFLOPS and CPU_GFLOPS are single
+ *                            precision's)
  *
  * Cost model (THRESHOLD=auto): a call goes to tiledmm when
  *     overhead + bytes / link + flops / gpu  <  flops / cpu
- * with flops = 2 m n k and bytes = 4 (m k + k n + m n), plus 4 m n when beta != 0.
- * Defaults: link 20 GB/s; gpu = multiprocessors x 0.35 TFLOP/s, read from the device
- * at the first routed call (40 TFLOP/s before); cpu = 40 GFLOP/s per CPU the process
- * may run on; overhead 50 us. With a 16-CPU host and an H100, square products go to
- * tiledmm from n ~ 330; ScaLAPACK's default m x n x 32 updates never do.
+ * with flops = 2 m n k and bytes = e (m k + k n + m n), plus e m n when beta != 0, e
+ * the element's size (4 bytes, 8 in double). Defaults: link 20 GB/s; gpu =
+ * multiprocessors x 0.35 TFLOP/s, read from the device at the first routed call (40
+ * TFLOP/s before); cpu = 40 GFLOP/s per CPU the process may run on; overhead 50 us.
+ * With a 16-CPU host and an H100, square products go to tiledmm from n ~ 330;
+ * ScaLAPACK's default m x n x 32 updates never do. In double: gpu = multiprocessors x
+ * 0.30 TFLOP/s on compute capability 8.0 and 9.0 (full-rate FP64 tensor cores), 1/32
+ * of the single-precision default per multiprocessor on other GPUs (30 TFLOP/s
+ * before a device is read); cpu = half the single-precision CPU rate (set or
+ * derived); the same link and overhead. These are the model's assumptions, not
+ * measurements of this library. With the same host and an H100, double squares go
+ * from n ~ 290.
  *
- * Safety: nothing happens at load time; the settings, the fallback and tiledmm are
- * set up at the first call, CUDA at the first call routed to tiledmm. Calls from
- * several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
+ * Safety (both precisions alike): nothing happens at load time; the settings, the
+ * fallback and tiledmm are set up at the first call, CUDA at the first call routed to tiledmm.
+ * Calls from several threads run at once (up to TILEDMM_BLAS_HANDLES of them in tiledmm). After
  * fork() the child reads the settings and finds the fallback itself if its parent was
  * still at it on another thread, drops the parent's handles (never destroying them)
  * and makes its own, except when the parent had initialised CUDA: the child then uses
@@ -135,6 +151,10 @@ typedef enum tmm_blas_routine {
   TMM_BLAS_CBLAS_SGEMM_64 = 3, /* cblas_sgemm64_ */
   TMM_BLAS_PILAENV = 4,        /* pilaenv_: tiledmm_calls counts widened answers,
                                   fallback_calls ScaLAPACK's own */
+  TMM_BLAS_DGEMM = 5,          /* dgemm_ (since 1.2) */
+  TMM_BLAS_CBLAS_DGEMM = 6,    /* cblas_dgemm (since 1.2) */
+  TMM_BLAS_DGEMM_64 = 7,       /* dgemm_64_ (since 1.2) */
+  TMM_BLAS_CBLAS_DGEMM_64 = 8, /* cblas_dgemm64_ (since 1.2) */
   TMM_BLAS_ALL = 100           /* the sum over every routine */
 } tmm_blas_routine;
 

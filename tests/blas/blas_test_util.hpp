@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
 #include "tiledmm/tiledmm_blas.h"
 
 extern "C" {
@@ -30,11 +31,79 @@ void cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float 
 void cblas_sgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
                     float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
                     float beta, float* c, int64_t ldc);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
+            const double* beta, double* c, const int* ldc);
+void dgemm_64_(const char* transa, const char* transb, const int64_t* m, const int64_t* n,
+               const int64_t* k, const double* alpha, const double* a, const int64_t* lda,
+               const double* b, const int64_t* ldb, const double* beta, double* c,
+               const int64_t* ldc);
+void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                 const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                 int ldc);
+void cblas_dgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                    double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                    double beta, double* c, int64_t ldc);
 }
 
 namespace tmm_blas_test {
 
 constexpr int kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTrans = 113;
+
+// The entry points of one precision, for the tests written once over the element
+// type T (typed tests over float and double): the four names, their routines in the
+// counters, the names xerbla reports, and the test case of T with its FP64 (float)
+// or double-double (double) reference (tests/gemm_reference*.hpp: check_case).
+template <class T>
+struct Blas;
+
+template <>
+struct Blas<float> {
+  using Case = tmm_test::GemmCase;
+  static constexpr auto gemm = sgemm_;
+  static constexpr auto gemm64 = sgemm_64_;
+  static constexpr auto cblas = cblas_sgemm;
+  static constexpr auto cblas64 = cblas_sgemm64_;
+  static constexpr tmm_blas_routine kFortran = TMM_BLAS_SGEMM, kCblas = TMM_BLAS_CBLAS_SGEMM,
+                                    kFortran64 = TMM_BLAS_SGEMM_64,
+                                    kCblas64 = TMM_BLAS_CBLAS_SGEMM_64;
+  static constexpr const char* kFortranName = "sgemm_";
+  static constexpr const char* kFortran64Name = "sgemm_64_";
+  static constexpr const char* kCblasName = "cblas_sgemm";
+  static constexpr const char* kCblas64Name = "cblas_sgemm64_";
+  static constexpr const char* kXerbla = "SGEMM";  // the Fortran routine, trailing blank cut
+};
+
+template <>
+struct Blas<double> {
+  using Case = tmm_test::DgemmCase;
+  static constexpr auto gemm = dgemm_;
+  static constexpr auto gemm64 = dgemm_64_;
+  static constexpr auto cblas = cblas_dgemm;
+  static constexpr auto cblas64 = cblas_dgemm64_;
+  static constexpr tmm_blas_routine kFortran = TMM_BLAS_DGEMM, kCblas = TMM_BLAS_CBLAS_DGEMM,
+                                    kFortran64 = TMM_BLAS_DGEMM_64,
+                                    kCblas64 = TMM_BLAS_CBLAS_DGEMM_64;
+  static constexpr const char* kFortranName = "dgemm_";
+  static constexpr const char* kFortran64Name = "dgemm_64_";
+  static constexpr const char* kCblasName = "cblas_dgemm";
+  static constexpr const char* kCblas64Name = "cblas_dgemm64_";
+  static constexpr const char* kXerbla = "DGEMM";
+};
+
+// The typed tests' instances, named Single and Double (BlasConformance/Double.*).
+using Precisions = ::testing::Types<float, double>;
+struct PrecisionName {
+  template <class T>
+  static std::string GetName(int) {
+    return sizeof(T) == sizeof(float) ? "Single" : "Double";
+  }
+};
+
+// The counters' GEMM routines, both precisions.
+constexpr tmm_blas_routine kGemmRoutines[] = {
+    TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_SGEMM_64, TMM_BLAS_CBLAS_SGEMM_64,
+    TMM_BLAS_DGEMM, TMM_BLAS_CBLAS_DGEMM, TMM_BLAS_DGEMM_64, TMM_BLAS_CBLAS_DGEMM_64};
 
 // One error report: through xerbla_ (Fortran) or cblas_xerbla.
 struct Report {

@@ -3,7 +3,8 @@
 # tiledmm_blas.h declares, all unversioned (so that they interpose on any BLAS), has
 # a versioned SONAME, and needs libtiledmm but no BLAS and no CUDA library.
 cmake_minimum_required(VERSION 3.24)
-set(expected sgemm_ sgemm_64_ cblas_sgemm cblas_sgemm64_ pilaenv_)
+set(expected sgemm_ sgemm_64_ cblas_sgemm cblas_sgemm64_ dgemm_ dgemm_64_ cblas_dgemm
+  cblas_dgemm64_ pilaenv_)
 file(STRINGS ${HEADER} api_lines REGEX "^TMM_BLAS_API ")
 foreach(line IN LISTS api_lines)
   if(line MATCHES "(tmm_blas_[a-z0-9_]+)[ ]*\\(")

@@ -2,11 +2,11 @@
  * run with libtiledmm_blas preloaded (tests/blas/run_preload.sh), it checks that
  *   - loading the library did nothing: no thread started (as many threads as the
  *     same program has without it: PRELOAD_BASELINE_THREADS), no log file written,
- *     until the first single-precision call;
- *   - dgemm_ (and every routine but the SGEMMs) is the real BLAS's: correct, and the
+ *     until the first GEMM call;
+ *   - ddot_ (and every routine but the GEMMs) is the real BLAS's: correct, and the
  *     library neither counted nor logged it;
- *   - sgemm_ and cblas_sgemm go through the library (its counters, read with dlsym:
- *     the program does not link it) and are right;
+ *   - sgemm_, cblas_sgemm, dgemm_ and cblas_dgemm go through the library (its
+ *     counters, read with dlsym: the program does not link it) and are right;
  *   - a child of fork() calls sgemm_ and gets the right result.
  * Exits 0 when all hold; prints what failed. */
 #define _GNU_SOURCE
@@ -22,6 +22,9 @@
 
 #include "tiledmm/tiledmm_blas.h"
 
+double ddot_(const int* n, const double* x, const int* incx, const double* y, const int* incy);
+void cblas_dgemm(int layout, int ta, int tb, int m, int n, int k, double alpha, const double* a,
+                 int lda, const double* b, int ldb, double beta, double* c, int ldc);
 void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
             const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
             const double* beta, double* c, const int* ldc);
@@ -98,19 +101,29 @@ int main(int argc, char** argv) {
         "%d threads before any BLAS call, %s without the library", threads(), baseline);
   CHECK(log == NULL || access(log, F_OK) != 0, "the log exists before any BLAS call");
 
-  /* dgemm_: the real BLAS, untouched by the library. */
+  const double x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, y[9] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+  /* ddot_: the real BLAS, untouched by the library. */
+  {
+    const int n = 9, one = 1;
+    const double dot = ddot_(&n, x, &one, y, &one);
+    CHECK(dot == 165.0, "ddot_ result %g", dot);
+    const tmm_blas_counters all = counters(TMM_BLAS_ALL);
+    CHECK(all.tiledmm_calls + all.fallback_calls + all.noop_calls + all.invalid_calls == 0,
+          "ddot_ was counted by libtiledmm_blas");
+    CHECK(log == NULL || access(log, F_OK) != 0, "ddot_ started libtiledmm_blas (log written)");
+  }
+
+  /* dgemm_ and cblas_dgemm: through the library. */
   {
     const int n = 3;
-    const double one = 1.0, zero = 0.0, x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    const double y[9] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
-    double z[9];
+    const double one = 1.0, zero = 0.0;
+    double z[9], w[9];
     dgemm_("N", "T", &n, &n, &n, &one, x, &n, y, &n, &zero, z, &n);
     /* z(0,0) = 1*9 + 4*6 + 7*3, z(2,2) = 3*7 + 6*4 + 9*1, z(2,0) = 3*9 + 6*6 + 9*3 */
     CHECK(z[0] == 54.0 && z[8] == 54.0 && z[2] == 90.0, "dgemm_ result %g %g %g", z[0], z[8], z[2]);
-    const tmm_blas_counters all = counters(TMM_BLAS_ALL);
-    CHECK(all.tiledmm_calls + all.fallback_calls + all.noop_calls + all.invalid_calls == 0,
-          "dgemm_ was counted by libtiledmm_blas");
-    CHECK(log == NULL || access(log, F_OK) != 0, "dgemm_ started libtiledmm_blas (log written)");
+    /* Row-major Y^T X (y and x read by rows) is column-major X Y^T: the same numbers. */
+    cblas_dgemm(101, 112, 111, n, n, n, 1.0, y, n, x, n, 0.0, w, n);
+    CHECK(memcmp(z, w, sizeof z) == 0, "cblas_dgemm result differs from dgemm_");
   }
 
   /* sgemm_ and cblas_sgemm: through the library. */
@@ -120,15 +133,19 @@ int main(int argc, char** argv) {
     cblas_sgemm(102, 111, 111, M, N, K, 1.0f, a, M, b, K, 0.0f, d, M);
     CHECK(memcmp(c, d, sizeof d) == 0, "cblas_sgemm result differs from sgemm_");
   }
-  const tmm_blas_counters s = counters(TMM_BLAS_SGEMM), cb = counters(TMM_BLAS_CBLAS_SGEMM);
-  printf("sgemm_: tiledmm %llu, fallback %llu; cblas_sgemm: tiledmm %llu, fallback %llu\n",
-         (unsigned long long)s.tiledmm_calls, (unsigned long long)s.fallback_calls,
-         (unsigned long long)cb.tiledmm_calls, (unsigned long long)cb.fallback_calls);
-  CHECK(s.tiledmm_calls + s.fallback_calls == 1 && cb.tiledmm_calls + cb.fallback_calls == 1,
-        "the library did not see the calls");
+  const tmm_blas_routine routines[4] = {TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_DGEMM,
+                                        TMM_BLAS_CBLAS_DGEMM};
+  const char* names[4] = {"sgemm_", "cblas_sgemm", "dgemm_", "cblas_dgemm"};
   const char* expect = getenv("PRELOAD_EXPECT_ROUTE");
-  if (expect && !strcmp(expect, "tiledmm"))
-    CHECK(s.tiledmm_calls == 1 && cb.tiledmm_calls == 1, "expected tiledmm to compute them");
+  for (int r = 0; r < 4; ++r) {
+    const tmm_blas_counters x = counters(routines[r]);
+    printf("%s: tiledmm %llu, fallback %llu\n", names[r], (unsigned long long)x.tiledmm_calls,
+           (unsigned long long)x.fallback_calls);
+    CHECK(x.tiledmm_calls + x.fallback_calls == 1, "the library did not see the call of %s",
+          names[r]);
+    if (expect && !strcmp(expect, "tiledmm"))
+      CHECK(x.tiledmm_calls == 1, "expected tiledmm to compute %s", names[r]);
+  }
 
   /* fork: the child's BLAS works. */
   const pid_t pid = fork();

@@ -6,6 +6,9 @@
 // number for number, and test_blas_conformance counts the exported entry points'
 // calls (the x86-64 assembly's fast path included) against them. Nothing of the
 // library is included here.
+// DGEMM and CBLAS_DGEMM (dgemm.f, cblas_dgemm.c) check their arguments exactly as
+// SGEMM and CBLAS_SGEMM do, in the same order with the same numbers: these two serve
+// the double-precision names too.
 #pragma once
 
 #include <algorithm>

@@ -2,7 +2,8 @@
 # libtiledmm_blas preloaded into programs that were never built for it:
 #   1. processes that make no BLAS call are untouched: no log file appears;
 #   2. preload_client (built against the system BLAS only): nothing at load time,
-#      dgemm_ left to the real BLAS, sgemm_/cblas_sgemm through the library, fork;
+#      ddot_ left to the real BLAS, sgemm_/cblas_sgemm/dgemm_/cblas_dgemm through the
+#      library, fork;
 #      with the default settings (auto) and with every call routed to tiledmm.
 # Usage: run_preload.sh LIBTILEDMM_BLAS PRELOAD_CLIENT|NOTFOUND WORKDIR
 set -euo pipefail
@@ -24,7 +25,9 @@ export PRELOAD_BASELINE_THREADS
 echo "== default settings"
 LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log "$client" "$log"
 grep -q "sgemm_ col NN m=37 n=29 k=41 .* -> " "$log" || fail "no sgemm_ line in the log"
-! grep -q "dgemm" "$log" || fail "dgemm_ reached the library"
+grep -q "dgemm_ col NT m=3 n=3 k=3 .* -> " "$log" || fail "no dgemm_ line in the log"
+grep -q "cblas_dgemm row TN m=3 n=3 k=3 .* -> " "$log" || fail "no cblas_dgemm line in the log"
+! grep -q "ddot" "$log" || fail "ddot_ reached the library"
 
 echo "== every call routed to tiledmm (CPU backend)"
 rm -f "$log"
@@ -32,6 +35,8 @@ LD_PRELOAD=$shim TILEDMM_BLAS_LOG=$log TILEDMM_BLAS_THRESHOLD=all TILEDMM_BLAS_B
   PRELOAD_EXPECT_ROUTE=tiledmm "$client" "$log"
 grep -q "cblas_sgemm col NN m=37 n=29 k=41 .* -> tiledmm cpu" "$log" ||
   fail "cblas_sgemm did not run on tiledmm: $(cat "$log")"
-[ "$(grep -c -- "-> tiledmm cpu" "$log")" -eq 3 ] ||
-  fail "expected 3 calls on tiledmm (2 + the child's): $(cat "$log")"
+grep -q "dgemm_ col NT m=3 n=3 k=3 .* -> tiledmm cpu" "$log" ||
+  fail "dgemm_ did not run on tiledmm: $(cat "$log")"
+[ "$(grep -c -- "-> tiledmm cpu" "$log")" -eq 5 ] ||
+  fail "expected 5 calls on tiledmm (4 + the child's): $(cat "$log")"
 echo "PASS"

@@ -1,8 +1,9 @@
 // libtiledmm_blas under threads and fork(): several threads calling sgemm_ and
-// cblas_sgemm at once (more threads than handles, so some wait for one), a child of
-// fork() calling BLAS after its parent used tiledmm (also while other threads of the
-// parent were in the middle of calls), and the flop threshold splitting calls
-// exactly. Each scenario runs in its own process with its own settings
+// cblas_sgemm (dgemm_ and cblas_dgemm: every test but the settings' load is written
+// once over the element type, BlasThreads/Single.* and BlasThreads/Double.*) at once (more threads
+// than handles, so some wait for one), a child of fork() calling BLAS after its parent used tiledmm
+// (also while other threads of the parent were in the middle of calls), and the flop threshold
+// splitting calls exactly. Each scenario runs in its own process with its own settings
 // (tests/blas/CMakeLists.txt picks them with --gtest_filter).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,45 +18,63 @@
 
 #include "blas_test_util.hpp"
 #include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
 
 namespace {
 
+using tmm_blas_test::Blas;
 using tmm_test::GemmCase;
 
-GemmCase make_case(uint32_t seed, int64_t m, int64_t n, int64_t k) {
-  GemmCase g;
+template <class T = float>
+typename Blas<T>::Case make_case(uint32_t seed, int64_t m, int64_t n, int64_t k) {
+  typename Blas<T>::Case g;
   g.layout = seed % 2 ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
   g.ta = seed % 3 ? TMM_NO_TRANS : TMM_TRANS;
   g.tb = seed % 5 ? TMM_NO_TRANS : TMM_TRANS;
   g.m = m;
   g.n = n;
   g.k = k;
-  g.alpha = 1.25f;
-  g.beta = seed % 4 ? 0.5f : 0.0f;
+  g.alpha = T(1.25);
+  g.beta = seed % 4 ? T(0.5) : T(0);
   g.pad = seed % 3;
   tmm_test::fill_case(g, seed);
   return g;
 }
 
-// Column-major cases through sgemm_, the others through cblas_sgemm.
-void run(GemmCase& g) {
+// Column-major cases through sgemm_ (dgemm_), the others through cblas_sgemm
+// (cblas_dgemm).
+template <class Case>
+void run(Case& g) {
+  using B = Blas<decltype(Case::alpha)>;
   const int ta = g.ta == TMM_TRANS ? tmm_blas_test::kTrans : tmm_blas_test::kNoTrans;
   const int tb = g.tb == TMM_TRANS ? tmm_blas_test::kTrans : tmm_blas_test::kNoTrans;
   if (g.layout == TMM_COL_MAJOR) {
     const int m = int(g.m), n = int(g.n), k = int(g.k), lda = int(g.lda), ldb = int(g.ldb),
               ldc = int(g.ldc);
-    sgemm_(ta == tmm_blas_test::kTrans ? "T" : "N", tb == tmm_blas_test::kTrans ? "T" : "N", &m, &n,
-           &k, &g.alpha, g.a.data(), &lda, g.b.data(), &ldb, &g.beta, g.c.data(), &ldc);
+    B::gemm(ta == tmm_blas_test::kTrans ? "T" : "N", tb == tmm_blas_test::kTrans ? "T" : "N", &m,
+            &n, &k, &g.alpha, g.a.data(), &lda, g.b.data(), &ldb, &g.beta, g.c.data(), &ldc);
   } else {
-    cblas_sgemm(tmm_blas_test::kRowMajor, ta, tb, int(g.m), int(g.n), int(g.k), g.alpha, g.a.data(),
-                int(g.lda), g.b.data(), int(g.ldb), g.beta, g.c.data(), int(g.ldc));
+    B::cblas(tmm_blas_test::kRowMajor, ta, tb, int(g.m), int(g.n), int(g.k), g.alpha, g.a.data(),
+             int(g.lda), g.b.data(), int(g.ldb), g.beta, g.c.data(), int(g.ldc));
   }
 }
 
 uint64_t routed(const tmm_blas_counters& c) { return c.tiledmm_calls; }
 
-TEST(BlasThreads, ManyThreadsAtOnce) {
+// The typed tests' fixtures: one instance per precision.
+template <class T>
+class BlasThreads : public ::testing::Test {};
+TYPED_TEST_SUITE(BlasThreads, tmm_blas_test::Precisions, tmm_blas_test::PrecisionName);
+template <class T>
+class BlasFork : public ::testing::Test {};
+TYPED_TEST_SUITE(BlasFork, tmm_blas_test::Precisions, tmm_blas_test::PrecisionName);
+template <class T>
+class BlasThreshold : public ::testing::Test {};
+TYPED_TEST_SUITE(BlasThreshold, tmm_blas_test::Precisions, tmm_blas_test::PrecisionName);
+
+TYPED_TEST(BlasThreads, ManyThreadsAtOnce) {
   TMM_BLAS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
   constexpr int kThreads = 8, kCallsEach = 6;
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -66,7 +85,7 @@ TEST(BlasThreads, ManyThreadsAtOnce) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCallsEach; ++i) {
         const uint32_t s = seed + uint32_t(t * 100 + i);
-        GemmCase g = make_case(s, 40 + 7 * t, 33 + 5 * i, 24 + int64_t(s % 50));
+        auto g = make_case<T>(s, 40 + 7 * t, 33 + 5 * i, 24 + int64_t(s % 50));
         run(g);
         if (!tmm_test::check_case(g)) ++failures;
       }
@@ -94,9 +113,10 @@ bool in_child(Body child) {
 }
 
 // What a child's product ran on: "tiledmm" or "fallback" (or "wrong" / "none").
+template <class T>
 std::string child_product(uint32_t seed) {
   const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
-  GemmCase g = make_case(seed, 150, 130, 170);  // big enough for several CPU threads
+  auto g = make_case<T>(seed, 150, 130, 170);  // big enough for several CPU threads
   run(g);
   if (!tmm_test::check_case(g)) return "wrong";
   const auto after = tmm_blas_test::counters(TMM_BLAS_ALL);
@@ -111,23 +131,24 @@ std::string child_route() {
   return tmm_blas_test::env_or("TILEDMM_BLAS_BACKEND") == "cpu" ? "tiledmm" : "fallback";
 }
 
-TEST(BlasFork, ChildOfAProcessThatUsedTiledmm) {
+TYPED_TEST(BlasFork, ChildOfAProcessThatUsedTiledmm) {
+  using T = TypeParam;
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  GemmCase g = make_case(seed, 150, 130, 170);
+  auto g = make_case<T>(seed, 150, 130, 170);
   run(g);  // the parent's handle, with its worker threads
   ASSERT_TRUE(tmm_test::check_case(g));
   ASSERT_GE(tmm_blas_test::counters(TMM_BLAS_ALL).tiledmm_calls, 1u);
   const std::string expected = child_route();
-  EXPECT_TRUE(in_child([&] { return child_product(seed + 1) == expected; }))
+  EXPECT_TRUE(in_child([&] { return child_product<T>(seed + 1) == expected; }))
       << "the child's product was wrong, hung, or did not run on " << expected;
   EXPECT_TRUE(in_child([&] {
     // A grandchild, and two products in a row in each.
-    return child_product(seed + 2) == expected &&
-           in_child([&] { return child_product(seed + 3) == expected; }) &&
-           child_product(seed + 4) == expected;
+    return child_product<T>(seed + 2) == expected &&
+           in_child([&] { return child_product<T>(seed + 3) == expected; }) &&
+           child_product<T>(seed + 4) == expected;
   }));
-  GemmCase after = make_case(seed + 5, 90, 60, 70);  // the parent still works
+  auto after = make_case<T>(seed + 5, 90, 60, 70);  // the parent still works
   run(after);
   EXPECT_TRUE(tmm_test::check_case(after));
 }
@@ -143,10 +164,11 @@ TEST(BlasFork, ChildOfAProcessThatUsedTiledmm) {
 #endif
 #endif
 
-TEST(BlasFork, ForkWhileOtherThreadsCall) {
+TYPED_TEST(BlasFork, ForkWhileOtherThreadsCall) {
 #ifdef TMM_ASAN
   GTEST_SKIP() << "ASan's allocator cannot fork while other threads allocate";
 #endif
+  using T = TypeParam;
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::atomic<bool> stop{false};
@@ -155,7 +177,7 @@ TEST(BlasFork, ForkWhileOtherThreadsCall) {
   for (int t = 0; t < 3; ++t) {
     callers.emplace_back([&, t] {
       for (uint32_t i = 0; !stop.load(); ++i) {
-        GemmCase g = make_case(seed + uint32_t(t) * 1000 + i, 70, 50, 90);
+        auto g = make_case<T>(seed + uint32_t(t) * 1000 + i, 70, 50, 90);
         run(g);
         if (!tmm_test::check_case(g)) ++failures;
       }
@@ -163,7 +185,7 @@ TEST(BlasFork, ForkWhileOtherThreadsCall) {
   }
   const std::string expected = child_route();
   for (int f = 0; f < 6; ++f) {
-    EXPECT_TRUE(in_child([&] { return child_product(seed + 77 + uint32_t(f)) == expected; }))
+    EXPECT_TRUE(in_child([&] { return child_product<T>(seed + 77 + uint32_t(f)) == expected; }))
         << "fork " << f;
   }
   stop = true;
@@ -229,7 +251,8 @@ TEST(BlasForkDuringConfigLoad, ChildsFirstCallReturns) {
 
 // TILEDMM_BLAS_THRESHOLD=<flops>: a call goes to tiledmm exactly when 2 m n k
 // reaches it. The settings of this run use 1e6.
-TEST(BlasThreshold, FlopsSplitCallsExactly) {
+TYPED_TEST(BlasThreshold, FlopsSplitCallsExactly) {
+  using T = TypeParam;
   TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_GT(threshold, 0) << "run with TILEDMM_BLAS_THRESHOLD set to a flop count";
@@ -238,7 +261,7 @@ TEST(BlasThreshold, FlopsSplitCallsExactly) {
   const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);
   for (int i = 0; i < 12; ++i) {
     const int64_t m = 20 + 15 * i, n = 30 + 9 * i, k = 25 + 11 * i;
-    GemmCase g = make_case(seed + uint32_t(i), m, n, k);
+    auto g = make_case<T>(seed + uint32_t(i), m, n, k);
     run(g);
     EXPECT_TRUE(tmm_test::check_case(g)) << i;
     (double(2 * m * n * k) >= threshold ? above : below) += 1;
@@ -250,11 +273,13 @@ TEST(BlasThreshold, FlopsSplitCallsExactly) {
   EXPECT_EQ(after.fallback_calls - before.fallback_calls, below);
 }
 
-// Both sides of the bound itself, through sgemm_ and cblas_sgemm in both layouts:
+// Both sides of the bound itself, through sgemm_ and cblas_sgemm (dgemm_ and
+// cblas_dgemm) in both layouts:
 // 2 m n k = 999,998 (31 x 127 x 127) stays on the fallback, 1,000,000 (100 x 100 x 50)
 // goes to tiledmm (THRESHOLD=1e6: calls of at least 1e6 flops). The small calls'
 // fast path (in assembly on x86-64) makes this comparison for the first.
-TEST(BlasThreshold, BothSidesOfTheBound) {
+TYPED_TEST(BlasThreshold, BothSidesOfTheBound) {
+  using T = TypeParam;
   TMM_BLAS_NEED_FILE(tmm_blas_test::env_or("TILEDMM_BLAS_FALLBACK"), "the fallback BLAS");
   const double threshold = std::atof(tmm_blas_test::env_or("TILEDMM_BLAS_THRESHOLD", "0").c_str());
   ASSERT_EQ(threshold, 1e6) << "run with TILEDMM_BLAS_THRESHOLD=1e6";
@@ -265,7 +290,7 @@ TEST(BlasThreshold, BothSidesOfTheBound) {
   };
   for (const Shape s : {Shape{31, 127, 127, false}, Shape{100, 100, 50, true}}) {
     for (tmm_layout layout : {TMM_COL_MAJOR, TMM_ROW_MAJOR}) {
-      GemmCase g = make_case(seed, s.m, s.n, s.k);
+      auto g = make_case<T>(seed, s.m, s.n, s.k);
       g.layout = layout;
       tmm_test::fill_case(g, seed + uint32_t(s.m));
       const auto before = tmm_blas_test::counters(TMM_BLAS_ALL);

@@ -101,6 +101,36 @@ TEST(BlasFastPath, NonzeroAgreesWithTheComparison) {
   EXPECT_EQ(zeros, 2);  // +0 and -0
 }
 
+// The same for double (dgemm_'s alpha), on every kind of double and every pattern of
+// the sign, the exponent and the top of the mantissa, with low bits set and clear.
+TEST(BlasFastPath, NonzeroOfDoubleAgreesWithTheComparison) {
+  using tiledmm::blas::nonzero;
+  const double special[] = {0.0,
+                            -0.0,
+                            std::numeric_limits<double>::denorm_min(),
+                            -std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::min(),
+                            1.0,
+                            -2.5,
+                            std::numeric_limits<double>::max(),
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN(),
+                            -std::numeric_limits<double>::quiet_NaN()};
+  for (double x : special) EXPECT_EQ(nonzero(x), x != 0.0) << x;
+  int zeros = 0;
+  for (uint64_t high = 0; high < (uint64_t(1) << 16); ++high) {
+    for (uint64_t low : {uint64_t(0), uint64_t(1), uint64_t(1) << 32}) {
+      const uint64_t bits = (high << 48) | low;
+      double x;
+      std::memcpy(&x, &bits, sizeof x);
+      ASSERT_EQ(nonzero(x), x != 0.0) << std::hex << bits;
+      zeros += x == 0.0;
+    }
+  }
+  EXPECT_EQ(zeros, 2);  // +0 and -0
+}
+
 // For every size the fast path takes, its one test agrees with the rule's number
 // (args.hpp; BlasArgs.InfoIsTheReferencesNumber checks that against the reference):
 // same calls valid, same calls invalid. The x86-64 assembly's fast path makes a

@@ -63,6 +63,8 @@ TEST(BlasConfig, EveryKey) {
                           {"TILEDMM_BLAS_LINK_GBPS", "50"},
                           {"TILEDMM_BLAS_GPU_TFLOPS", "60"},
                           {"TILEDMM_BLAS_CPU_GFLOPS", "1500"},
+                          {"TILEDMM_BLAS_GPU_TFLOPS_FP64", "30"},
+                          {"TILEDMM_BLAS_CPU_GFLOPS_FP64", "700"},
                           {"TILEDMM_BLAS_OVERHEAD_US", "0"}},
                          {}, notes);
   EXPECT_TRUE(notes.empty()) << notes.front();
@@ -81,6 +83,8 @@ TEST(BlasConfig, EveryKey) {
   EXPECT_EQ(c.link_gbps, 50);
   EXPECT_EQ(c.gpu_tflops, 60);
   EXPECT_EQ(c.cpu_gflops, 1500);
+  EXPECT_EQ(c.gpu_tflops_fp64, 30);
+  EXPECT_EQ(c.cpu_gflops_fp64, 700);
   EXPECT_EQ(c.overhead_us, 0);
 }
 
@@ -103,9 +107,11 @@ TEST(BlasConfig, RejectedValuesKeepDefaultsAndLeaveNotes) {
                           {"TILEDMM_BLAS_MATH", "bf16"},
                           {"TILEDMM_BLAS_PANEL", "-5"},
                           {"TILEDMM_BLAS_KEEP_C", "maybe"},
-                          {"TILEDMM_BLAS_LINK_GBPS", "0"}},
+                          {"TILEDMM_BLAS_LINK_GBPS", "0"},
+                          {"TILEDMM_BLAS_GPU_TFLOPS_FP64", "-1"}},
                          {}, notes);
-  EXPECT_EQ(notes.size(), 7u);
+  EXPECT_EQ(notes.size(), 8u);
+  EXPECT_EQ(c.gpu_tflops_fp64, 0);
   EXPECT_EQ(c.threshold, ThresholdMode::kAuto);
   EXPECT_EQ(c.backend, BackendChoice::kAuto);
   EXPECT_EQ(c.devices, std::vector<int>{0});
