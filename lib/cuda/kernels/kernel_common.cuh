@@ -36,39 +36,35 @@ __device__ __forceinline__ void store_c(const GemmView<T>& p, int64_t i, int64_t
   *c = p.beta == T(0) ? p.alpha * acc : p.alpha * acc + p.beta * *c;
 }
 
-// C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; 8-byte
-// accesses where both columns exist and C is aligned for them.
-__device__ __forceinline__ void store_pair(const GemmView<float>& p, int64_t row, int64_t col,
-                                           float v0, float v1) {
-  if (row >= p.m || col >= p.n) return;
-  float* c = p.c + row * p.ldc + col;
-  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 7) == 0) {
-    float2 out = make_float2(p.alpha * v0, p.alpha * v1);
-    if (p.beta != 0.0f) {
-      const float2 old = *reinterpret_cast<const float2*>(c);
-      out.x += p.beta * old.x;
-      out.y += p.beta * old.y;
-    }
-    *reinterpret_cast<float2*>(c) = out;
-  } else {
-    store_c(p, row, col, v0);
-    if (col + 1 < p.n) store_c(p, row, col + 1, v1);
-  }
-}
+// Two adjacent elements of T as one vector access: float2 or double2.
+template <class T>
+struct PairOf;
+template <>
+struct PairOf<float> {
+  using type = float2;
+};
+template <>
+struct PairOf<double> {
+  using type = double2;
+};
 
-// The same over doubles: 16-byte accesses where both columns exist and C is aligned.
-__device__ __forceinline__ void store_pair(const GemmView<double>& p, int64_t row, int64_t col,
-                                           double v0, double v1) {
+// C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; one vector
+// access (8 bytes for floats, 16 for doubles) where both columns exist and C is aligned
+// for it.
+template <class T>
+__device__ __forceinline__ void store_pair(const GemmView<T>& p, int64_t row, int64_t col, T v0,
+                                           T v1) {
+  using Pair = typename PairOf<T>::type;
   if (row >= p.m || col >= p.n) return;
-  double* c = p.c + row * p.ldc + col;
-  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & 15) == 0) {
-    double2 out = make_double2(p.alpha * v0, p.alpha * v1);
-    if (p.beta != 0.0) {
-      const double2 old = *reinterpret_cast<const double2*>(c);
+  T* c = p.c + row * p.ldc + col;
+  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & (sizeof(Pair) - 1)) == 0) {
+    Pair out{p.alpha * v0, p.alpha * v1};
+    if (p.beta != T(0)) {
+      const Pair old = *reinterpret_cast<const Pair*>(c);
       out.x += p.beta * old.x;
       out.y += p.beta * old.y;
     }
-    *reinterpret_cast<double2*>(c) = out;
+    *reinterpret_cast<Pair*>(c) = out;
   } else {
     store_c(p, row, col, v0);
     if (col + 1 < p.n) store_c(p, row, col + 1, v1);
