@@ -216,16 +216,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // three blocks per SM, for products with fewer tiles. Both fit every device of compute
 // capability 8.0 or later (sm_86 and sm_89 opt into 99 KiB per block).
 //
-// Tried on an H200 (4096^3 and 8192^3, NN, against cuBLAS DGEMM's 55-61 TFLOP/s in the
-// same runs): one block of 128 x 128 (8 warps of 32 x 64, 4 stages) reached 41-47
-// TFLOP/s, two of 128 x 64 49-53 (with one block per SM every barrier stalls the whole
-// SM); m16n8k16 and depth-32 tiles spill; loading each step's fragments during the
-// previous step's products (CUTLASS's multistage order) needs all 255 registers and ran
-// at 37-43 with m16n8k8; so did reading a K-contiguous tile's fragments 16 bytes at a
-// time (each thread's k slots permuted to adjacent depths, lines padded to 8 mod 16
-// doubles): 0.77x-0.80x cuBLAS on the H100 with m16n8k8, against this shape's
-// 0.88x-0.90x. cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x 2 warps) at 97%
-// of the FP64 tensor pipe's cycles where this kernel reaches 85%.
+// Tried and slower, on an H200 and the H100 at 4096^3 and 8192^3 NN in a session harness
+// (not committed; these shapes are not rows): one block of 128 x 128 per SM (8 warps of
+// 32 x 64, 4 stages: every barrier stalls the whole SM); m16n8k16 and depth-32 tiles
+// (they spill); each step's fragments loaded during the previous step's products
+// (CUTLASS's multistage order: all 255 registers); and a K-contiguous tile's fragments
+// read 16 bytes at a time (each thread's k slots permuted to adjacent depths, lines
+// padded to 8 mod 16 doubles). cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x
+// 2 warps, m16n8k8) with its FP64 tensor pipe busier (docs/design/double-precision.md,
+// "What the kernel's SASS spends").
 using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 4>;
 using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
