@@ -7,8 +7,8 @@
  * tiledmm_csharp.i:
  *   - Java (package org.tiledmm): JavaBeans. Types in UpperCamelCase with "Tiledmm"
  *     as one word (TiledmmException); a property is getX()/setX(), also when static
- *     (Engine.getVersion()); actions are lowerCamelCase verbs (sgemm, synchronize,
- *     close); enum constants UPPER_SNAKE_CASE.
+ *     (Engine.getVersion()); actions are lowerCamelCase verbs (sgemm, dgemm,
+ *     synchronize, close); enum constants UPPER_SNAKE_CASE.
  *   - C# (namespace TiledMM): the .NET Framework Design Guidelines. PascalCase types,
  *     properties and methods, with the two-letter acronym of the product kept upper
  *     case everywhere (TiledMM, TiledMMException); a property for a value, a method
