@@ -7,8 +7,8 @@
  * tiledmm_csharp.i:
  *   - Java (package org.tiledmm): JavaBeans. Types in UpperCamelCase with "Tiledmm"
  *     as one word (TiledmmException); a property is getX()/setX(), also when static
- *     (Engine.getVersion()); actions are lowerCamelCase verbs (sgemm, synchronize,
- *     close); enum constants UPPER_SNAKE_CASE.
+ *     (Engine.getVersion()); actions are lowerCamelCase verbs (sgemm, dgemm,
+ *     synchronize, close); enum constants UPPER_SNAKE_CASE.
  *   - C# (namespace TiledMM): the .NET Framework Design Guidelines. PascalCase types,
  *     properties and methods, with the two-letter acronym of the product kept upper
  *     case everywhere (TiledMM, TiledMMException); a property for a value, a method
@@ -120,17 +120,26 @@ static tmm_status tmmb_get_kernel_info(int index, tmm_kernel_info* out) {
   return tmm_get_kernel_info(index, out);
 }
 
-/* tmm_sgemm on memory given as a base and an element offset, enums as ints. The
- * language layers decide how the memory gets here (C#: pinned arrays; Java: direct
- * buffers) and check every length and offset before they call this. */
-static tmm_status tmmb_sgemm(tmm_handle handle, int layout, int trans_a, int trans_b,
-                             int64_t m, int64_t n, int64_t k, float alpha,
-                             const float* array_a, int64_t offset_a, int64_t lda,
-                             const float* array_b, int64_t offset_b, int64_t ldb, float beta,
-                             float* array_c, int64_t offset_c, int64_t ldc) {
-  return tmm_sgemm(handle, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b,
-                   m, n, k, alpha, array_a ? array_a + offset_a : NULL, lda,
-                   array_b ? array_b + offset_b : NULL, ldb, beta,
-                   array_c ? array_c + offset_c : NULL, ldc);
+%}
+
+/* tmmb_sgemm and tmmb_dgemm: tmm_sgemm / tmm_dgemm on memory given as a base and an
+ * element offset, enums as ints. The language layers decide how the memory gets here
+ * (C#: pinned arrays; Java: direct buffers) and check every length and offset before
+ * they call these. One SWIG macro writes both, so that the two cannot drift apart. */
+%define TMMB_GEMM(S, TYPE)
+%inline %{
+static tmm_status tmmb_##S##gemm(tmm_handle handle, int layout, int trans_a, int trans_b,
+                                 int64_t m, int64_t n, int64_t k, TYPE alpha,
+                                 const TYPE* array_a, int64_t offset_a, int64_t lda,
+                                 const TYPE* array_b, int64_t offset_b, int64_t ldb, TYPE beta,
+                                 TYPE* array_c, int64_t offset_c, int64_t ldc) {
+  return tmm_##S##gemm(handle, (tmm_layout)layout, (tmm_transpose)trans_a,
+                       (tmm_transpose)trans_b, m, n, k, alpha,
+                       array_a ? array_a + offset_a : NULL, lda,
+                       array_b ? array_b + offset_b : NULL, ldb, beta,
+                       array_c ? array_c + offset_c : NULL, ldc);
 }
 %}
+%enddef
+TMMB_GEMM(s, float)
+TMMB_GEMM(d, double)

@@ -1,4 +1,5 @@
-// Example: multiply two matrices with tiledmm from C#, check the result, print the time.
+// Example: multiply two matrices with tiledmm from C#, in float and in double, check the
+// results, print the time.
 //
 //   MONO_PATH=build/bindings/csharp mono build/examples/csharp/Example.exe [--overhead]
 //
@@ -34,6 +35,24 @@ static class Example
             if (maxError > 1e-3)
             {
                 Console.Error.WriteLine("result is wrong");
+                return 1;
+            }
+            // The same product in double precision: Dgemm takes double[].
+            double[] x = Array.ConvertAll(a, v => (double)v), y = Array.ConvertAll(b, v => (double)v);
+            var z = new double[m * n];
+            mm.Dgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, m, n, k, 1.0, x, k, y, n, 0.0, z, n);
+            double maxErrorDouble = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++)
+                {
+                    double reference = 0;
+                    for (int q = 0; q < k; q++) reference += x[i * k + q] * y[q * n + j];
+                    maxErrorDouble = Math.Max(maxErrorDouble, Math.Abs(reference - z[i * n + j]));
+                }
+            Console.WriteLine($"in double: {mm.LastReport.Precision}; max error {maxErrorDouble:E2}");
+            if (maxErrorDouble > 1e-12)
+            {
+                Console.Error.WriteLine("double result is wrong");
                 return 1;
             }
             if (args.Length > 0 && args[0] == "--overhead")

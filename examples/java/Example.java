@@ -1,4 +1,5 @@
-// Example: multiply two matrices with tiledmm from Java, check the result, print the time.
+// Example: multiply two matrices with tiledmm from Java, in float and in double, check the
+// results, print the time.
 //
 //   java -cp build/bindings/java/tiledmm-natives.jar:build/examples/java Example [--overhead]
 //
@@ -33,6 +34,26 @@ public final class Example {
           k, mm.getLastReport(), maxError);
       if (maxError > 1e-3) {
         System.err.println("result is wrong");
+        System.exit(1);
+      }
+      // The same product in double precision: dgemm takes double[] (or DoubleBuffers).
+      double[] x = new double[m * k], y = new double[k * n], z = new double[m * n];
+      for (int i = 0; i < x.length; i++) x[i] = a[i];
+      for (int i = 0; i < y.length; i++) y[i] = b[i];
+      mm.dgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k, 1.0, x, k, y, n,
+          0.0, z, n);
+      double maxErrorDouble = 0;
+      for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) {
+          double ref = 0;
+          for (int q = 0; q < k; q++) ref += x[i * k + q] * y[q * n + j];
+          maxErrorDouble = Math.max(maxErrorDouble, Math.abs(ref - z[i * n + j]));
+        }
+      }
+      System.out.printf("in double: %s; max error %.2e%n", mm.getLastReport().getPrecision(),
+          maxErrorDouble);
+      if (maxErrorDouble > 1e-12) {
+        System.err.println("double result is wrong");
         System.exit(1);
       }
       if (args.length > 0 && args[0].equals("--overhead")) {

@@ -9,15 +9,18 @@ using System.IO;
 namespace TiledMM
 {
     /// <summary>
-    /// Single-precision matrix multiplication on a CUDA GPU or the CPU.
+    /// Single- and double-precision matrix multiplication on a CUDA GPU or the CPU.
     /// <code>
     /// using (var mm = new Engine())
     /// {
     ///     mm.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans,
-    ///              m, n, k, 1f, a, k, b, n, 0f, c, n);   // c = a * b
-    ///     Console.WriteLine(mm.LastReport);              // kernel, threads, times
+    ///              m, n, k, 1f, a, k, b, n, 0f, c, n);   // c = a * b, float[]
+    ///     mm.Dgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans,
+    ///              m, n, k, 1.0, x, k, y, n, 0.0, z, n); // z = x * y, double[]
+    ///     Console.WriteLine(mm.LastReport);              // kernel, threads, times, precision
     /// }
     /// </code>
+    /// Sgemm and Dgemm take the same arguments and make the same checks.
     /// Settings are options (<see cref="SetOption"/>; <see cref="GetOptionBounds"/> says
     /// what each takes); the library's kernels are listed by <see cref="Kernels"/>. Enum
     /// arguments are passed to the library as their numbers, so a value this binding does
@@ -268,7 +271,33 @@ namespace TiledMM
                           float[] c, long ldc) =>
             Sgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
 
-        /// <summary>Compute time of the last successful sgemm, in milliseconds.</summary>
+        /// <summary>
+        /// Sgemm in double precision: C = alpha * op(A) * op(B) + beta * C on double[]
+        /// arrays, each matrix starting at its offset, with every product and sum in FP64.
+        /// The same arguments, checks and exceptions (leading dimensions and offsets count
+        /// doubles); the report of the call says Precision.Double.
+        /// </summary>
+        public void Dgemm(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
+                          double alpha, double[] a, int offsetA, long lda, double[] b, int offsetB,
+                          long ldb, double beta, double[] c, int offsetC, long ldc)
+        {
+            Shapes.Check(layout, transA, transB, m, n, k, alpha, a, offsetA, lda, b, offsetB, ldb,
+                         c, offsetC, ldc);
+            lock (gate)
+            {
+                Check(TiledMMNative.tmmb_dgemm(Live(), (int)layout, (int)transA, (int)transB, m, n,
+                                                k, alpha, a, offsetA, lda, b, offsetB, ldb, beta,
+                                                c, offsetC, ldc));
+            }
+        }
+
+        /// <summary>Dgemm with every offset 0.</summary>
+        public void Dgemm(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
+                          double alpha, double[] a, long lda, double[] b, long ldb, double beta,
+                          double[] c, long ldc) =>
+            Dgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+
+        /// <summary>Compute time of the last successful Sgemm or Dgemm, in milliseconds.</summary>
         public double LastTime
         {
             get
@@ -289,9 +318,9 @@ namespace TiledMM
             }
         }
 
-        /// <summary>The report of the last successful sgemm: times, backend and device, the
-        /// algorithm, math mode, tile and split-K that ran, host threads, and the kernel's
-        /// name.</summary>
+        /// <summary>The report of the last successful Sgemm or Dgemm: times, backend and
+        /// device, the algorithm, math mode, tile and split-K that ran, host threads, the
+        /// kernel's name and the precision (Single or Double).</summary>
         public Report LastReport
         {
             get
@@ -317,7 +346,8 @@ namespace TiledMM
             }
         }
 
-        /// <summary>Upload, compute, download and total time of the last successful sgemm.</summary>
+        /// <summary>Upload, compute, download and total time of the last successful Sgemm or
+        /// Dgemm.</summary>
         public Timing LastTiming
         {
             get
@@ -367,8 +397,9 @@ namespace TiledMM
 
         /// <summary>
         /// Allocates now the pinned host staging of the streamed host path
-        /// (HostPath.Streamed), so that the first large Sgemm does not pay for it (pinning
-        /// host memory takes tens of milliseconds per GiB): <c>engine.ReserveHostStaging(0)</c>.
+        /// (HostPath.Streamed), so that the first large Sgemm or Dgemm does not pay for it
+        /// (pinning host memory takes tens of milliseconds per GiB):
+        /// <c>engine.ReserveHostStaging(0)</c>.
         /// bytes is 0 for the engine's staging budget (Option.HostStagingBytes, default
         /// 512 MiB) or at most that budget; more raises TiledMMException(InvalidValue), and
         /// memory that cannot be had raises OutOfMemory (the engine works on). The staging
@@ -428,18 +459,20 @@ namespace TiledMM
     /// short for it: for each matrix the call reads or writes, its CBLAS footprint
     /// ((outer - 1) * ld + inner elements from its offset) must fit in its array. Invalid
     /// sizes and leading dimensions are left to the library, which rejects them first.
+    /// One check for both precisions: the arrays are float[] (Sgemm) or double[] (Dgemm),
+    /// and alpha is Sgemm's float or Dgemm's double.
     /// </summary>
     internal static class Shapes
     {
         internal static void Check(Layout layout, Transpose transA, Transpose transB, long m,
-                                   long n, long k, float alpha, float[] a, long offsetA, long lda,
-                                   float[] b, long offsetB, long ldb, float[] c, long offsetC,
+                                   long n, long k, double alpha, Array a, long offsetA, long lda,
+                                   Array b, long offsetB, long ldb, Array c, long offsetC,
                                    long ldc)
         {
             if (m < 0 || n < 0 || k < 0) return;  // the library says which one is negative
             bool row = layout == Layout.RowMajor;
             bool usesC = m > 0 && n > 0;
-            bool usesAB = usesC && k > 0 && alpha != 0f;
+            bool usesAB = usesC && k > 0 && alpha != 0.0;
             bool ta = transA == Transpose.Trans, tb = transB == Transpose.Trans;
             Matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, a, offsetA);
             Matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, b, offsetB);
@@ -447,7 +480,7 @@ namespace TiledMM
         }
 
         private static void Matrix(string name, bool used, bool row, long rows, long cols, long ld,
-                                   float[] array, long offset)
+                                   Array array, long offset)
         {
             if (offset < 0) throw new ArgumentOutOfRangeException(name, "negative offset " + offset);
             if (!used) return;

@@ -32,7 +32,7 @@ namespace TiledMM
         }
     }
 
-    /// <summary>Where the time of the last successful sgemm went, in milliseconds.</summary>
+    /// <summary>Where the time of the last successful Sgemm or Dgemm went, in milliseconds.</summary>
     public sealed class Timing
     {
         public double UploadMs { get; internal set; }
@@ -49,10 +49,11 @@ namespace TiledMM
     }
 
     /// <summary>
-    /// The report of an engine's last successful sgemm (<see cref="Engine.LastReport"/>):
-    /// where the time went, where it ran and which kernel ran. Every field of the C struct
-    /// tmm_report; a field the loaded library does not fill (one older than this binding)
-    /// reads 0, or null for the kernel.
+    /// The report of an engine's last successful Sgemm or Dgemm
+    /// (<see cref="Engine.LastReport"/>): where the time went, where it ran, which kernel
+    /// ran and in which precision. Every field of the C struct tmm_report; a field the
+    /// loaded library does not fill (one older than this binding) reads 0, or null for the
+    /// kernel.
     /// </summary>
     public sealed class Report
     {
@@ -82,7 +83,8 @@ namespace TiledMM
         /// ("blocked_128x256", "cpu_blocked"); the library reports others for products that
         /// ran no multiplication kernel (only C = beta * C, or nothing).</summary>
         public string Kernel { get; internal set; }
-        /// <summary>The path a host-memory sgemm took on CUDA (Direct or Streamed); Auto otherwise.</summary>
+        /// <summary>The path a host-memory Sgemm or Dgemm took on CUDA (Direct or Streamed);
+        /// Auto otherwise.</summary>
         public HostPath HostPath { get; internal set; }
         /// <summary>Tiles of C the streamed path cut the product into (1 otherwise).</summary>
         public long Tiles { get; internal set; }
@@ -94,10 +96,11 @@ namespace TiledMM
         public double LinkMs { get; internal set; }
         /// <summary>The arithmetic of the kernel that ran: Fp32 whenever the strict kernel ran
         /// (the CPU, products that ran no multiplication kernel, a mode with no kernel for the
-        /// call), so it may differ from what <see cref="Option.MathMode"/> allows.</summary>
+        /// call), so it may differ from what <see cref="Option.MathMode"/> allows. A Dgemm
+        /// says Fp32: strict, in its precision (see <see cref="Precision"/>).</summary>
         public MathMode MathMode { get; internal set; }
-        /// <summary>The element type of the product (since 1.2): Single for this binding's
-        /// calls.</summary>
+        /// <summary>The element type of the product (since 1.2): Single after an Sgemm, Double
+        /// after a Dgemm.</summary>
         public Precision Precision { get; internal set; }
 
         /// <summary>For example "cpu_blocked on Cpu (Blocked, Fp32, 4 host threads): upload 0.000 ms, ...".</summary>

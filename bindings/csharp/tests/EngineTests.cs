@@ -1,8 +1,9 @@
 // Tests of the C# binding on the CPU backend: results against a double-precision
 // reference, every error path, lifetime (dispose twice, use after dispose, engines
 // left to the garbage collector, counted through NativeHandle), threads and the
-// deprecated 1.0 names; OptionsAndReportTests.cs has those of the 1.1 API. Prints one
-// line per test and "N passed, M failed" last; exits non-zero on any failure.
+// deprecated 1.0 names; OptionsAndReportTests.cs has those of the 1.1 API, and
+// DgemmTests.cs those of Dgemm. Prints one line per test and "N passed, M failed"
+// last; exits non-zero on any failure.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -293,6 +294,10 @@ static partial class EngineTests
             OptionBoundsAndNames, ReserveHostStagingOnTheCpu, ReportAfterAProduct,
             MathModeIsWhatRanNotWhatWasAllowed, KernelList,
             ValuesTheBindingDoesNotNameKeepTheirNumbers, GeneratedEnumsMatchTheHeader,
+            // DgemmTests.cs
+            DgemmMatchesTheReference, DgemmFloatResultsFailTheCheck, DgemmLibraryErrorsAreExceptions,
+            DgemmShortArraysAreRejectedBeforeNativeCode, DgemmAfterDispose,
+            DgemmScaleOnlyEmptyAndNaN, DgemmReportSaysDouble, DgemmInThreadsAndASharedEngine,
         };
         foreach (Action test in tests)
         {

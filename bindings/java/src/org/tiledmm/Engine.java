@@ -1,7 +1,9 @@
 package org.tiledmm;
 
 import java.lang.ref.Cleaner;
+import java.nio.Buffer;
 import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -9,15 +11,22 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A tiledmm handle: single-precision matrix multiplication on a CUDA GPU or the CPU.
+ * A tiledmm handle: single- and double-precision matrix multiplication on a CUDA GPU or
+ * the CPU.
  *
  * <pre>{@code
  * try (Engine mm = new Engine()) {
  *   mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k,
- *            1f, a, k, b, n, 0f, c, n);          // c = a * b
- *   System.out.println(mm.getLastReport());  // kernel, threads, times
+ *            1f, a, k, b, n, 0f, c, n);          // c = a * b, float[]
+ *   mm.dgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, m, n, k,
+ *            1.0, x, k, y, n, 0.0, z, n);        // z = x * y, double[]
+ *   System.out.println(mm.getLastReport());  // kernel, threads, times, precision
  * }
  * }</pre>
+ *
+ * <p>{@code sgemm} and {@code dgemm} take the same arguments and make the same checks,
+ * on float[] / double[] arrays (with or without offsets) or direct FloatBuffers /
+ * DoubleBuffers in native byte order.
  *
  * <p>Settings are options ({@link #setOption(Option, long)}; {@link #getOptionBounds}
  * says what each takes); the library's kernels are listed by {@link #getKernels()}.
@@ -243,15 +252,9 @@ public class Engine implements AutoCloseable {
       int offsetB, long ldb, float beta, float[] c, int offsetC, long ldc) {
     Shapes.check(layout, transA, transB, m, n, k, alpha, length(a), offsetA, lda, length(b),
         offsetB, ldb, length(c), offsetC, ldc);
-    int status = TiledmmNative.tmmb_sgemm_arrays(live(), layout.nativeValue(),
+    checkArrays(Element.FLOAT, TiledmmNative.tmmb_sgemm_arrays(live(), layout.nativeValue(),
         transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, offsetA, lda, b, offsetB,
-        ldb, beta, c, offsetC, ldc);
-    if (status == TiledmmNativeConstants.TMMB_NO_MEMORY) {
-      throw new TiledmmException(Status.OUT_OF_MEMORY,
-          TiledmmNative.tmm_status_string(Status.OUT_OF_MEMORY.value)
-              + ": the JVM has no memory for a reference to the float[] arrays");
-    }
-    check(status);
+        ldb, beta, c, offsetC, ldc));
   }
 
   /** {@link #sgemm(Layout, Transpose, Transpose, long, long, long, float, float[], int, long,
@@ -267,15 +270,12 @@ public class Engine implements AutoCloseable {
    * buffer's position (positions are not changed); the library works on them in place.
    * Make them with {@code ByteBuffer.allocateDirect(4 * n).order(ByteOrder.nativeOrder())
    * .asFloatBuffer()}. Heap buffers and buffers in the other byte order (the default of
-   * {@code ByteBuffer}) are rejected.
+   * {@code ByteBuffer}) are rejected, and so is a read-only C.
    */
   public final synchronized void sgemm(Layout layout, Transpose transA, Transpose transB,
       long m, long n, long k, float alpha, FloatBuffer a, long lda, FloatBuffer b, long ldb,
       float beta, FloatBuffer c, long ldc) {
-    checkBuffer("A", a);
-    checkBuffer("B", b);
-    checkBuffer("C", c);
-    if (c != null && c.isReadOnly()) throw new IllegalArgumentException("C is read-only");
+    checkBuffers(Element.FLOAT, a, order(a), b, order(b), c, order(c));
     Shapes.check(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda, limit(b),
         position(b), ldb, limit(c), position(c), ldc);
     check(TiledmmNative.tmmb_sgemm_direct(live(), layout.nativeValue(), transA.nativeValue(),
@@ -283,7 +283,51 @@ public class Engine implements AutoCloseable {
         position(c), ldc));
   }
 
-  /** Compute time of the last successful sgemm, in milliseconds. */
+  /**
+   * {@link #sgemm(Layout, Transpose, Transpose, long, long, long, float, float[], int, long,
+   * float[], int, long, float, float[], int, long) sgemm} in double precision: C = alpha *
+   * op(A) * op(B) + beta * C on double[] arrays, each matrix starting at its offset, with
+   * every product and sum in FP64. The same arguments, checks, exceptions and copies
+   * (leading dimensions and offsets count doubles); the report of the call says
+   * {@link Precision#DOUBLE}. Direct DoubleBuffers avoid the copies.
+   */
+  public final synchronized void dgemm(Layout layout, Transpose transA, Transpose transB,
+      long m, long n, long k, double alpha, double[] a, int offsetA, long lda, double[] b,
+      int offsetB, long ldb, double beta, double[] c, int offsetC, long ldc) {
+    Shapes.check(layout, transA, transB, m, n, k, alpha, length(a), offsetA, lda, length(b),
+        offsetB, ldb, length(c), offsetC, ldc);
+    checkArrays(Element.DOUBLE, TiledmmNative.tmmb_dgemm_arrays(live(), layout.nativeValue(),
+        transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, offsetA, lda, b, offsetB,
+        ldb, beta, c, offsetC, ldc));
+  }
+
+  /** {@link #dgemm(Layout, Transpose, Transpose, long, long, long, double, double[], int,
+   * long, double[], int, long, double, double[], int, long)} with every offset 0. */
+  public final void dgemm(Layout layout, Transpose transA, Transpose transB, long m, long n,
+      long k, double alpha, double[] a, long lda, double[] b, long ldb, double beta, double[] c,
+      long ldc) {
+    dgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+  }
+
+  /**
+   * dgemm on direct DoubleBuffers in native byte order, each matrix starting at its
+   * buffer's position (positions are not changed); the library works on them in place.
+   * Make them with {@code ByteBuffer.allocateDirect(8 * n).order(ByteOrder.nativeOrder())
+   * .asDoubleBuffer()}. Heap buffers and buffers in the other byte order (the default of
+   * {@code ByteBuffer}) are rejected, and so is a read-only C.
+   */
+  public final synchronized void dgemm(Layout layout, Transpose transA, Transpose transB,
+      long m, long n, long k, double alpha, DoubleBuffer a, long lda, DoubleBuffer b, long ldb,
+      double beta, DoubleBuffer c, long ldc) {
+    checkBuffers(Element.DOUBLE, a, order(a), b, order(b), c, order(c));
+    Shapes.check(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda, limit(b),
+        position(b), ldb, limit(c), position(c), ldc);
+    check(TiledmmNative.tmmb_dgemm_direct(live(), layout.nativeValue(), transA.nativeValue(),
+        transB.nativeValue(), m, n, k, alpha, a, position(a), lda, b, position(b), ldb, beta, c,
+        position(c), ldc));
+  }
+
+  /** Compute time of the last successful sgemm or dgemm, in milliseconds. */
   public final synchronized double getLastTime() {
     SWIGTYPE_p_double cell = TiledmmNative.new_tmmb_double_cell();
     try {
@@ -295,8 +339,9 @@ public class Engine implements AutoCloseable {
   }
 
   /**
-   * The report of the last successful sgemm: times, backend and device, the algorithm,
-   * math mode, tile and split-K that ran, host threads, and the kernel's name.
+   * The report of the last successful sgemm or dgemm: times, backend and device, the
+   * algorithm, math mode, tile and split-K that ran, host threads, the kernel's name and
+   * the precision (SINGLE or DOUBLE).
    */
   public final synchronized Report getLastReport() {
     tmm_report r = new tmm_report();
@@ -308,7 +353,7 @@ public class Engine implements AutoCloseable {
     }
   }
 
-  /** Upload, compute, download and total time of the last successful sgemm. */
+  /** Upload, compute, download and total time of the last successful sgemm or dgemm. */
   public final synchronized Timing getLastTiming() {
     tmm_timing t = new tmm_timing();
     try {
@@ -333,7 +378,7 @@ public class Engine implements AutoCloseable {
 
   /**
    * Allocates now the pinned host staging of the streamed host path
-   * ({@link HostPath#STREAMED}), so that the first large sgemm does not pay for it
+   * ({@link HostPath#STREAMED}), so that the first large sgemm or dgemm does not pay for it
    * (pinning host memory takes tens of milliseconds per GiB): {@code
    * mm.reserveHostStaging(0)}. {@code bytes} is 0 for the engine's staging budget
    * ({@link Option#HOST_STAGING_BYTES}, default 512 MiB) or at most that budget; more
@@ -401,29 +446,80 @@ public class Engine implements AutoCloseable {
     return value;
   }
 
-  /** The library reads floats in the machine's byte order, straight from the buffer. */
-  private static void checkBuffer(String name, FloatBuffer buf) {
+  /** The element type of a product, as the messages of the argument checks name it. */
+  private enum Element {
+    FLOAT("float", "FloatBuffer", "asFloatBuffer"),
+    DOUBLE("double", "DoubleBuffer", "asDoubleBuffer");
+
+    final String name;
+    final String buffer;
+    final String view;
+
+    Element(String name, String buffer, String view) {
+      this.name = name;
+      this.buffer = buffer;
+      this.view = view;
+    }
+  }
+
+  /** The status of a tmmb_*gemm_arrays call: its own TMMB_NO_MEMORY, or the library's. */
+  private void checkArrays(Element element, int status) {
+    if (status == TiledmmNativeConstants.TMMB_NO_MEMORY) {
+      throw new TiledmmException(Status.OUT_OF_MEMORY,
+          TiledmmNative.tmm_status_string(Status.OUT_OF_MEMORY.value)
+              + ": the JVM has no memory for a reference to the " + element.name + "[] arrays");
+    }
+    check(status);
+  }
+
+  /**
+   * The checks of the buffer forms: the library reads (and writes C) in the machine's
+   * byte order, straight from the buffers. Each buffer comes with its order (null for a
+   * null buffer: the shape checks say whether the call needs it).
+   */
+  private static void checkBuffers(Element element, Buffer a, ByteOrder orderA, Buffer b,
+      ByteOrder orderB, Buffer c, ByteOrder orderC) {
+    checkBuffer(element, "A", a, orderA);
+    checkBuffer(element, "B", b, orderB);
+    checkBuffer(element, "C", c, orderC);
+    if (c != null && c.isReadOnly()) throw new IllegalArgumentException("C is read-only");
+  }
+
+  private static void checkBuffer(Element element, String name, Buffer buf, ByteOrder order) {
     if (buf == null) return;
     if (!buf.isDirect()) {
-      throw new IllegalArgumentException(name + ": FloatBuffer must be direct"
-          + " (ByteBuffer.allocateDirect); for heap data use the float[] form");
+      throw new IllegalArgumentException(name + ": " + element.buffer + " must be direct"
+          + " (ByteBuffer.allocateDirect); for heap data use the " + element.name + "[] form");
     }
-    if (buf.order() != ByteOrder.nativeOrder()) {
-      throw new IllegalArgumentException(name + ": FloatBuffer is " + buf.order()
-          + " but the library reads " + ByteOrder.nativeOrder() + " floats: make it with"
-          + " ByteBuffer.allocateDirect(...).order(ByteOrder.nativeOrder()).asFloatBuffer()");
+    if (order != ByteOrder.nativeOrder()) {
+      throw new IllegalArgumentException(name + ": " + element.buffer + " is " + order
+          + " but the library reads " + ByteOrder.nativeOrder() + " " + element.name
+          + "s: make it with ByteBuffer.allocateDirect(...).order(ByteOrder.nativeOrder())."
+          + element.view + "()");
     }
+  }
+
+  private static ByteOrder order(FloatBuffer buf) {
+    return buf == null ? null : buf.order();
+  }
+
+  private static ByteOrder order(DoubleBuffer buf) {
+    return buf == null ? null : buf.order();
   }
 
   private static long length(float[] array) {
     return array == null ? -1 : array.length;
   }
 
-  private static long limit(FloatBuffer buf) {
+  private static long length(double[] array) {
+    return array == null ? -1 : array.length;
+  }
+
+  private static long limit(Buffer buf) {
     return buf == null ? -1 : buf.limit();
   }
 
-  private static int position(FloatBuffer buf) {
+  private static int position(Buffer buf) {
     return buf == null ? 0 : buf.position();
   }
 }

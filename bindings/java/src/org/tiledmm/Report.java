@@ -1,10 +1,11 @@
 package org.tiledmm;
 
 /**
- * The report of an engine's last successful sgemm ({@link Engine#getLastReport()}): where
- * the time went, where it ran and which kernel ran. Every field of the C struct
- * {@code tmm_report}; a field that the loaded library does not fill (one older than
- * these bindings) reads 0, or null for the kernel.
+ * The report of an engine's last successful sgemm or dgemm
+ * ({@link Engine#getLastReport()}): where the time went, where it ran, which kernel ran
+ * and in which precision. Every field of the C struct {@code tmm_report}; a field that
+ * the loaded library does not fill (one older than these bindings) reads 0, or null for
+ * the kernel.
  */
 public final class Report {
   private final double totalMs;
@@ -113,7 +114,7 @@ public final class Report {
     return kernel;
   }
 
-  /** The path a host-memory sgemm took on CUDA (DIRECT or STREAMED); AUTO otherwise. */
+  /** The path a host-memory sgemm or dgemm took on CUDA (DIRECT or STREAMED); AUTO otherwise. */
   public HostPath getHostPath() {
     return hostPath;
   }
@@ -141,13 +142,17 @@ public final class Report {
   /**
    * The arithmetic of the kernel that ran: FP32 whenever the strict kernel ran (the CPU,
    * products that ran no multiplication kernel, a mode with no kernel for the call), so
-   * it may differ from what {@link Option#MATH_MODE} allows.
+   * it may differ from what {@link Option#MATH_MODE} allows. A dgemm says FP32: strict,
+   * in its precision (see {@link #getPrecision()}).
    */
   public MathMode getMathMode() {
     return mathMode;
   }
 
-  /** The element type of the product (since 1.2): SINGLE for this binding's calls. */
+  /**
+   * The element type of the product (since 1.2): SINGLE after an sgemm, DOUBLE after a
+   * dgemm.
+   */
   public Precision getPrecision() {
     return precision;
   }

@@ -10,9 +10,9 @@ package org.tiledmm;
 final class Shapes {
   private Shapes() {}
 
-  /** Lengths are -1 for a null array. */
+  /** Lengths are -1 for a null array; alpha is sgemm's float or dgemm's double. */
   static void check(Layout layout, Transpose transA, Transpose transB, long m, long n, long k,
-      float alpha, long lengthA, long offsetA, long lda, long lengthB, long offsetB, long ldb,
+      double alpha, long lengthA, long offsetA, long lda, long lengthB, long offsetB, long ldb,
       long lengthC, long offsetC, long ldc) {
     if (layout == null || transA == null || transB == null) {
       throw new IllegalArgumentException("layout and transposes must not be null");
@@ -20,7 +20,7 @@ final class Shapes {
     if (m < 0 || n < 0 || k < 0) return;  // the library says which one is negative
     boolean row = layout == Layout.ROW_MAJOR;
     boolean usesC = m > 0 && n > 0;
-    boolean usesAB = usesC && k > 0 && alpha != 0.0f;
+    boolean usesAB = usesC && k > 0 && alpha != 0.0;
     boolean ta = transA == Transpose.TRANS, tb = transB == Transpose.TRANS;
     matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, lengthA, offsetA);
     matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, lengthB, offsetB);

@@ -1,7 +1,7 @@
 package org.tiledmm;
 
 /**
- * Where the time of the last successful sgemm went, in milliseconds, and what ran.
+ * Where the time of the last successful sgemm or dgemm went, in milliseconds, and what ran.
  *
  * <p>The public fields are the 1.0 form, deprecated for the 1.x series: use the getters.
  */
