@@ -42,6 +42,8 @@
 // kernel compiles to a trap, and its registry row (min_cc 80) keeps it from being chosen
 // there.
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "cuda/kernels/kernel_common.cuh"
 #include "cuda/kernels/kernels.hpp"
@@ -102,13 +104,6 @@ __device__ __forceinline__ void mma_f64(double (&d)[4], const double (&a)[K / 2]
 #endif
 }
 
-// One step of K in k of a warp's operands, in registers.
-template <class S>
-struct Fragments {
-  double a[S::MT][S::KSTEP / 2];
-  double b[S::NT][S::KSTEP / 4];
-};
-
 // Where this thread's fragment reads start in a stage's tiles (doubles): row g and
 // depth t of its warp's first row tile, column g and depth t of its first column tile.
 template <class S, bool KContigA, bool KContigB>
@@ -124,37 +119,135 @@ struct F64FragmentOrigin {
   }
 };
 
-// Loads the fragments of depths kk .. kk + K - 1 of one stage's tiles.
+// A warp's fragments, rolling (the schedule in the header): A's MT row tiles of the
+// step being multiplied, each replaced by the next step's as soon as its products are
+// issued, and B's NT column tiles in two buffers, this step's and the next one's.
 template <class S, bool KContigA, bool KContigB>
-__device__ __forceinline__ void load_fragments(Fragments<S>& f, const double* a_tile,
-                                               const double* b_tile,
-                                               F64FragmentOrigin<S, KContigA, KContigB> at,
-                                               int kk) {
-  constexpr int SA = OperandTile<S::BM, S::BK, KContigA, double>::kStride;
-  constexpr int SB = OperandTile<S::BN, S::BK, KContigB, double>::kStride;
-#pragma unroll
-  for (int i = 0; i < S::MT; ++i)
+struct RollingFragments {
+  static constexpr int SA = OperandTile<S::BM, S::BK, KContigA, double>::kStride;
+  static constexpr int SB = OperandTile<S::BN, S::BK, KContigB, double>::kStride;
+
+  double a[S::MT][S::KSTEP / 2];
+  double b[2][S::NT][S::KSTEP / 4];
+  const F64FragmentOrigin<S, KContigA, KContigB> at;
+
+  __device__ __forceinline__ RollingFragments(int wm, int wn, int lane) : at(wm, wn, lane) {}
+
+  // Row tile i of A, depths kk .. kk + K - 1 of one stage's tile.
+  __device__ __forceinline__ void load_a(const double* a_tile, int i, int kk) {
 #pragma unroll
     for (int e = 0; e < S::KSTEP / 2; ++e) {
       const int row = 16 * i + 8 * (e % 2), depth = kk + 4 * (e / 2);
-      f.a[i][e] = a_tile[at.a + (KContigA ? row * SA + depth : depth * SA + row)];
+      a[i][e] = a_tile[at.a + (KContigA ? row * SA + depth : depth * SA + row)];
     }
-#pragma unroll
-  for (int j = 0; j < S::NT; ++j)
-#pragma unroll
-    for (int e = 0; e < S::KSTEP / 4; ++e) {
-      const int col = 8 * j, depth = kk + 4 * e;
-      f.b[j][e] = b_tile[at.b + (KContigB ? col * SB + depth : depth * SB + col)];
-    }
-}
+  }
 
-// The MT x NT mma of one step of K in k.
-template <class S>
-__device__ __forceinline__ void multiply(const Fragments<S>& f, double (&acc)[S::MT][S::NT][4]) {
+  // B's column tiles, depths kk .. kk + K - 1, into buffer `buf`.
+  __device__ __forceinline__ void load_b(const double* b_tile, int buf, int kk) {
 #pragma unroll
-  for (int i = 0; i < S::MT; ++i)
+    for (int j = 0; j < S::NT; ++j)
 #pragma unroll
-    for (int j = 0; j < S::NT; ++j) mma_f64<S::KSTEP>(acc[i][j], f.a[i], f.b[j]);
+      for (int e = 0; e < S::KSTEP / 4; ++e) {
+        const int col = 8 * j, depth = kk + 4 * e;
+        b[buf][j][e] = b_tile[at.b + (KContigB ? col * SB + depth : depth * SB + col)];
+      }
+  }
+};
+
+// The main loop over the block's tiles of k (the header's schedule). On entry no copy
+// is in flight; on return none is, and acc holds the block's sums.
+template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
+__device__ __forceinline__ void run_rolling(
+    MmaMainloop<S, KContigA, KContigB, VecA, VecB, double>& block,
+    RollingFragments<S, KContigA, KContigB>& f, double (&acc)[S::MT][S::NT][4]) {
+  using TileA = OperandTile<S::BM, S::BK, KContigA, double>;
+  using TileB = OperandTile<S::BN, S::BK, KContigB, double>;
+  using CopyA = decltype(block.copy_a);
+  using CopyB = decltype(block.copy_b);
+  constexpr int kSteps = S::BK / S::KSTEP;
+  static_assert(kSteps % 2 == 0, "B's two buffers alternate by step, the same way every tile");
+
+  // The first STAGES - 1 tiles in flight, one commit group each (empty past the last).
+#pragma unroll
+  for (int s = 0; s < S::STAGES - 1; ++s) {
+    if (s < block.tiles_k) block.copy_tile(s, s);
+    cp_async_commit();
+  }
+  if (block.tiles_k > 0) {
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < S::MT; ++i) f.load_a(block.a_stages, i, 0);
+    f.load_b(block.b_stages, 0, 0);
+  }
+  int t = 0, read = 0, write = S::STAGES - 1;  // stages of tiles t and t + STAGES - 1
+
+  // Tile t: its products, the copies of tile t + STAGES - 1, and the fragments of the
+  // next step, which for the last step are the next tile's first. INTERIOR: every tile
+  // copied here lies wholly inside the matrix and inside the block's range of k, and a
+  // next tile exists; its copies are issued a share after each row tile's products, with
+  // no branch, so that the scheduler can interleave them with the DMMAs.
+  auto tile = [&](auto interior_tag) {
+    constexpr bool kInterior = decltype(interior_tag)::value;
+    const int next = read + 1 == S::STAGES ? 0 : read + 1;
+    const bool more = kInterior || t + 1 < block.tiles_k;  // a next tile to load from
+    const uint32_t a_dst = shared_address(block.a_stages + write * TileA::kElements +
+                                          block.copy_a.offset);
+    const uint32_t b_dst = shared_address(block.b_stages + write * TileB::kElements +
+                                          block.copy_b.offset);
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      const bool last = step + 1 == kSteps;
+      const double* a_tile = block.a_stages + (last ? next : read) * TileA::kElements;
+      const double* b_tile = block.b_stages + (last ? next : read) * TileB::kElements;
+      const int kk = last ? 0 : S::KSTEP * (step + 1);
+      if (!last) f.load_b(b_tile, (step + 1) % 2, kk);
+      if (!kInterior && step == 0) {
+        if (t + S::STAGES - 1 < block.tiles_k) block.copy_tile(t + S::STAGES - 1, write);
+        cp_async_commit();
+      }
+#pragma unroll
+      for (int i = 0; i < S::MT; ++i) {
+#pragma unroll
+        for (int j = 0; j < S::NT; ++j) mma_f64<S::KSTEP>(acc[i][j], f.a[i], f.b[step % 2][j]);
+        if (kInterior && step == 0) {
+#pragma unroll
+          for (int q = 0; q < CopyA::kPasses; ++q)
+            if (q * S::MT / CopyA::kPasses == i)
+              CopyA::copy_group(a_dst + sizeof(double) * q * CopyA::kPassElements,
+                                block.copy_a.src + q * block.copy_a.pass_step);
+#pragma unroll
+          for (int q = 0; q < CopyB::kPasses; ++q)
+            if (q * S::MT / CopyB::kPasses == i)
+              CopyB::copy_group(b_dst + sizeof(double) * q * CopyB::kPassElements,
+                                block.copy_b.src + q * block.copy_b.pass_step);
+          if (i == S::MT - 1) {
+            block.copy_a.advance();
+            block.copy_b.advance();
+            cp_async_commit();
+          }
+        }
+        if (last && i == 0 && more) {
+          // Tile t + 1 has landed (all but the newest STAGES - 2 groups, then everyone's),
+          // and every warp has issued its last read of tile t, whose stage the next
+          // tile's copies refill.
+          cp_async_wait<S::STAGES - 2>();
+          __syncthreads();
+          f.load_b(b_tile, 0, 0);
+        }
+        if (!last || more) f.load_a(a_tile, i, kk);
+      }
+    }
+    read = next;
+    write = write + 1 == S::STAGES ? 0 : write + 1;
+  };
+
+  if (block.rows_inside && block.cols_inside) {
+    const int interior = min(block.full_tiles_k, block.tiles_k) - (S::STAGES - 1);
+    for (; t < interior; ++t) tile(std::true_type{});
+  }
+  for (; t < block.tiles_k; ++t) tile(std::false_type{});
+  cp_async_wait<0>();  // only empty groups can remain; leave none behind
 }
 
 // A split block's accumulators to its partial tile (BM x BN doubles, row-major).
@@ -186,15 +279,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
   MmaMainloop<S, KContigA, KContigB, VecA, VecB, double> block(
       p, shared_doubles, grouped_tile<S::BM, S::BN, kGroupRows>(work.tile, p.m, p.n),
       work.first_step, work.steps);
-  const F64FragmentOrigin<S, KContigA, KContigB> origin(block.wm, block.wn, block.lane);
+  RollingFragments<S, KContigA, KContigB> fragments(block.wm, block.wn, block.lane);
   double acc[S::MT][S::NT][4] = {};
-  block.run(
-      [&](const double* a, const double* b, int k) {
-        Fragments<S> frag;
-        load_fragments(frag, a, b, origin, k);
-        return frag;
-      },
-      [&](const Fragments<S>& frag, int) { multiply<S>(frag, acc); }, [] {});
+  run_rolling(block, fragments, acc);
   if (work.split < 0) {
     store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
   } else {
@@ -225,7 +312,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // padded to 8 mod 16 doubles). cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x
 // 2 warps, m16n8k8) with its FP64 tensor pipe busier (docs/design/double-precision.md,
 // "What the kernel's SASS spends").
-using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 4>;
+using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 8>;
 using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
 static_assert(matches<Shape128x64, double>(kF64Mma128x64), "planner row 128 x 64");
