@@ -311,9 +311,9 @@ constexpr KernelEntry kCudaKernels[] = {
         .launch(launch_coarsened),
     // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice).
     cuda_row("f64_mma_128x64",
-             "FP64 tensor cores (mma.sync m16n8k4 .f64; two m8n8k4 before sm_90), strict "
-             "FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, split-K of a "
-             "partial last wave or of one wave over deep k")
+             "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
+             "sm_90), strict FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, "
+             "split-K of a partial last wave or of one wave over deep k")
         .precision(Precision::F64)
         .algorithm(Algorithm::Blocked)
         .shape(kF64Mma128x64)

@@ -28,6 +28,19 @@
 // line stride of 4 mod 16 doubles the 16 threads of each half (g over 4 values, t over
 // 4) reach 16 different 8-byte bank pairs, in either layout (4 g + t or 4 t + g).
 //
+// Schedule (run_rolling; the order cuBLAS's DGEMM kernel of the same shape issues, as
+// its SASS shows). A tile of k is BK / K steps. Each warp keeps its fragments rolling:
+// B's column tiles for the next step are read as a step starts, into the second of two
+// buffers, and each of A's row tiles is read for the next step right after its products
+// of this step are issued, so that reads run under the DMMAs and A needs one buffer.
+// The barrier that hands a stage on comes after the first row tile's products of a
+// tile's last step, with the DMMAs queued, and the next tile's first fragments follow
+// it. Where every copy a tile starts lies inside the matrix and the block's range of k
+// (all but a block's last STAGES - 1 tiles, in blocks away from the edges of m and n),
+// the copies carry no checks and are issued a share after each row tile's products of
+// the first step, branch-free, so the scheduler interleaves them with the DMMAs; the
+// other tiles copy as the TF32 kernels do, with their checks, at the first step.
+//
 // Edges, alignment and the epilogue: as the TF32 kernels. C = alpha * acc + beta * C
 // inside the matrix only, 16 bytes at a time where C allows; beta = 0 never reads C.
 //
@@ -191,10 +204,10 @@ __device__ __forceinline__ void run_rolling(
     constexpr bool kInterior = decltype(interior_tag)::value;
     const int next = read + 1 == S::STAGES ? 0 : read + 1;
     const bool more = kInterior || t + 1 < block.tiles_k;  // a next tile to load from
-    const uint32_t a_dst = shared_address(block.a_stages + write * TileA::kElements +
-                                          block.copy_a.offset);
-    const uint32_t b_dst = shared_address(block.b_stages + write * TileB::kElements +
-                                          block.copy_b.offset);
+    const uint32_t a_dst =
+        shared_address(block.a_stages + write * TileA::kElements + block.copy_a.offset);
+    const uint32_t b_dst =
+        shared_address(block.b_stages + write * TileB::kElements + block.copy_b.offset);
 #pragma unroll
     for (int step = 0; step < kSteps; ++step) {
       const bool last = step + 1 == kSteps;
@@ -298,7 +311,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 }
 
 // The shapes, as the planner knows them (f64_shapes.hpp). 128 x 64 tiles, 2 x 2 warps
-// of 64 x 32, tiles of k of 16, 3 stages, m16n8k4: 90 KiB of shared memory, two blocks
+// of 64 x 32, tiles of k of 16, 3 stages, m16n8k8: 90 KiB of shared memory, two blocks
 // per SM (A100, H100). 64 x 64 tiles, 2 x 2 warps of 32 x 32, 3 stages, m16n8k8: 60 KiB,
 // three blocks per SM, for products with fewer tiles. Both fit every device of compute
 // capability 8.0 or later (sm_86 and sm_89 opt into 99 KiB per block).
@@ -309,9 +322,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 // (they spill); each step's fragments loaded during the previous step's products
 // (CUTLASS's multistage order: all 255 registers); and a K-contiguous tile's fragments
 // read 16 bytes at a time (each thread's k slots permuted to adjacent depths, lines
-// padded to 8 mod 16 doubles). cuBLAS runs this same shape (128 x 64 x 16, 3 stages, 2 x
-// 2 warps, m16n8k8) with its FP64 tensor pipe busier (docs/design/double-precision.md,
-// "What the kernel's SASS spends").
+// padded to 8 mod 16 doubles). With the schedule above, m16n8k8 beats m16n8k4 (which
+// spills under it); before it, loading each step's fragments and then issuing its
+// DMMAs, with the copies and their checks in one block at the first step, reached
+// 0.82-0.89x cuBLAS DGEMM (docs/design/double-precision.md, "What the kernel's SASS
+// spends").
 using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 8>;
 using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
