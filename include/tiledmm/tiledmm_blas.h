@@ -69,11 +69,12 @@
  * (%p: the process id): a (log)             line per call (routine, sizes, where it ran, time) and
  * a line per notable event; appended, one write per line. A symbolic link, or a file another user
  * owns, is refused (the log stays off) TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns
- * for single precision (panel)           while tiledmm is on (default 4096; 0: never widen; other
- *                            precisions, PDGEMM's 'D' included, get ScaLAPACK's own). PBLAS
- *                            steps k by this width, so each rank's local sgemm_ is
- *                            m x n x PANEL instead of m x n x 32. Workspace per rank
- *                            grows to about 4 * PANEL * (local m + local n) bytes
+ * for single and double precision ('S', PSGEMM's, and 'D', PDGEMM's) (panel) while tiledmm is
+ *                            on (default 4096; 0: never widen; the complex precisions get
+ *                            ScaLAPACK's own). PBLAS steps k by this width, so each rank's
+ *                            local sgemm_ or dgemm_ is m x n x PANEL instead of m x n x 32.
+ *                            Workspace per rank grows to about e * PANEL * (local m +
+ *                            local n) bytes (e = 4, 8 in double)
  *   TILEDMM_BLAS_HANDLES     tiledmm handles a process uses at once (default 2 per
  *          (handles)         device listed); more concurrent calls wait for one
  *   TILEDMM_BLAS_HOST_THREADS  TMM_OPTION_HOST_THREADS of each handle (default 0:
