@@ -78,9 +78,25 @@ struct Fallback64 : GemmRoutines<int64_t> {
   std::string path;
 };
 
+// The wheels' prefixed routines (support/wheel_names.hpp: scipy_sgemm_,
+// scipy_cblas_dgemm64_, ...), each the next definition of its own name after this
+// library: the first found by dlsym(RTLD_NEXT), else in any library already loaded
+// (a Python extension loads its wheel's OpenBLAS with RTLD_LOCAL, out of RTLD_NEXT's
+// reach), never this library or a copy. Each name is looked up for itself (NumPy's
+// ILP64 names and SciPy's LP64 ones come from two libraries); nullptr where none is
+// loaded, and the wheel name's call then goes to its twin's fallback above.
+struct WheelFallback {
+  GemmRoutines<int> lp64;       // scipy_sgemm_, scipy_cblas_sgemm, scipy_dgemm_, ...
+  GemmRoutines<int64_t> ilp64;  // scipy_sgemm_64_, scipy_cblas_sgemm64_, ...
+  std::string where;            // the libraries they come from, for describe
+};
+
 // Found on first use (thread-safe), then fixed for the life of the process.
 const Fallback& fallback();
 const Fallback64& fallback64();
+// Found at the first call of a wheel's name: by then the library that calls it has
+// loaded its own OpenBLAS.
+const WheelFallback& wheel_fallback();
 
 // The process's xerbla_ and cblas_xerbla as the reference BLAS would reach them
 // (the program's own, else the fallback's), for errors no fallback routine can
