@@ -15,6 +15,8 @@
 // TMM_BLAS_WHEEL_FORTRAN, CBLAS names in TMM_BLAS_WHEEL_CBLAS.
 #pragma once
 
+#include <cstdint>  // the rows name int64_t
+
 #define TMM_BLAS_WHEEL_FORTRAN(X)    \
   X(scipy_sgemm_, float, int)        \
   X(scipy_sgemm_64_, float, int64_t) \
