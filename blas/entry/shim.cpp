@@ -141,16 +141,6 @@ FortranGemm<T, Int> fallback_gemm() {
   }
 }
 
-// The wheel's own routines of width Int (nullptr members where it has none).
-template <class Int>
-const tiledmm::blas::GemmRoutines<Int>& wheel_routines() {
-  if constexpr (sizeof(Int) == sizeof(int)) {
-    return wheel_fallback().lp64;
-  } else {
-    return wheel_fallback().ilp64;
-  }
-}
-
 // Invalid arguments: the fallback's own xGEMM reports them through xerbla.
 template <class T>
 void report_fortran(const FortranFrame<T, int>& x, int info) {
@@ -183,7 +173,7 @@ template <class T, class Int, bool Wheel = false>
 void fortran_entry(const FortranFrame<T, Int>& x) noexcept {
   try {
     // A wheel's name: the wheel's own routine of that name, if it has one.
-    const auto wheel = Wheel ? wheel_routines<Int>().template gemm<T>() : nullptr;
+    const auto wheel = Wheel ? wheel_fallback<Int>().template gemm<T>() : nullptr;
     // An inner call from the fallback itself (its CBLAS calling its xGEMM): what the
     // Route's probes ask.
     if (FallbackScope::active()) {
@@ -289,7 +279,7 @@ void cblas_entry(const CblasArgs<T, Int>& x) noexcept {
     if (info != 0) {
       log_invalid(r, info);
       // A wheel's name: the wheel's own CBLAS routine of that name reports it.
-      const auto wheel = Wheel ? wheel_routines<Int>().template cblas<T>() : nullptr;
+      const auto wheel = Wheel ? wheel_fallback<Int>().template cblas<T>() : nullptr;
       if (wheel != nullptr) {
         FallbackScope scope;
         wheel(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,

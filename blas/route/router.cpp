@@ -76,11 +76,12 @@ enum class Plan { kNone, kLp64, kIlp64, kWheel };
 template <class T>
 bool wheel_has(const GemmCallOf<T>& c) {
   if (!is_wheel(c.routine)) return false;
-  const WheelFallback& w = wheel_fallback();
   if (is_wide(c.routine)) {
-    return w.ilp64.gemm<T>() != nullptr || (is_cblas(c.routine) && w.ilp64.cblas<T>() != nullptr);
+    const WheelFallback<int64_t>& w = wheel_fallback<int64_t>();
+    return w.gemm<T>() != nullptr || (is_cblas(c.routine) && w.cblas<T>() != nullptr);
   }
-  return w.lp64.gemm<T>() != nullptr || (is_cblas(c.routine) && w.lp64.cblas<T>() != nullptr);
+  const WheelFallback<int>& w = wheel_fallback<int>();
+  return w.gemm<T>() != nullptr || (is_cblas(c.routine) && w.cblas<T>() != nullptr);
 }
 
 template <class T>
@@ -124,8 +125,8 @@ template <class T>
 void call_fallback(Plan plan, const GemmCallOf<T>& c) {
   FallbackScope scope;
   if (plan == Plan::kWheel) {
-    if (is_wide(c.routine)) return call_wheel<T, int64_t>(wheel_fallback().ilp64, c);
-    return call_wheel<T, int>(wheel_fallback().lp64, c);
+    if (is_wide(c.routine)) return call_wheel<T, int64_t>(wheel_fallback<int64_t>(), c);
+    return call_wheel<T, int>(wheel_fallback<int>(), c);
   }
   if (is_cblas(c.routine)) {
     // kLp64 for a 64-bit call: its sizes fit in 32 bits (fallback_plan).

@@ -20,8 +20,10 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstdint>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "support/config.hpp"
@@ -200,50 +202,47 @@ std::vector<std::string> loaded_objects() {
   return names;
 }
 
-// Each wheel name's next definition, by support/wheel_names.hpp's table.
-template <class T, class Int>
-void adopt_fortran(const char* name, GemmRoutines<Int>& out, const std::vector<std::string>& loaded,
-                   std::string& where) {
-  const auto f = next_definition<FortranGemm<T, Int>>(name, loaded, where);
-  if constexpr (sizeof(T) == sizeof(float)) {
-    out.sgemm = f;
-  } else {
-    out.dgemm = f;
+// Each wheel name's next definition, by support/wheel_names.hpp's table: the rows of
+// integer type Int.
+template <class T, class Int, class RowInt>
+void adopt_fortran(const char* name, WheelFallback<Int>& out,
+                   const std::vector<std::string>& loaded) {
+  if constexpr (std::is_same_v<Int, RowInt>) {
+    const auto f = next_definition<FortranGemm<T, Int>>(name, loaded, out.where);
+    if constexpr (sizeof(T) == sizeof(float)) {
+      out.sgemm = f;
+    } else {
+      out.dgemm = f;
+    }
   }
 }
-template <class T, class Int>
-void adopt_cblas(const char* name, GemmRoutines<Int>& out, const std::vector<std::string>& loaded,
-                 std::string& where) {
-  const auto f = next_definition<CblasGemm<T, Int>>(name, loaded, where);
-  if constexpr (sizeof(T) == sizeof(float)) {
-    out.cblas_sgemm = f;
-  } else {
-    out.cblas_dgemm = f;
-  }
-}
-template <class Int>
-GemmRoutines<Int>& of_width(WheelFallback& w) {
-  if constexpr (sizeof(Int) == sizeof(int)) {
-    return w.lp64;
-  } else {
-    return w.ilp64;
+template <class T, class Int, class RowInt>
+void adopt_cblas(const char* name, WheelFallback<Int>& out,
+                 const std::vector<std::string>& loaded) {
+  if constexpr (std::is_same_v<Int, RowInt>) {
+    const auto f = next_definition<CblasGemm<T, Int>>(name, loaded, out.where);
+    if constexpr (sizeof(T) == sizeof(float)) {
+      out.cblas_sgemm = f;
+    } else {
+      out.cblas_dgemm = f;
+    }
   }
 }
 
-WheelFallback* find_wheel_fallback() {
+template <class Int>
+WheelFallback<Int>* find_wheel_fallback() {
   config();  // opens the log: this may be the process's first BLAS call
-  auto* w = new WheelFallback;
+  auto* w = new WheelFallback<Int>;
   const std::vector<std::string> loaded = loaded_objects();
-#define TMM_ADOPT_FORTRAN(name, T, Int) \
-  adopt_fortran<T, Int>(#name, of_width<Int>(*w), loaded, w->where);
-#define TMM_ADOPT_CBLAS(name, T, Int) \
-  adopt_cblas<T, Int>(#name, of_width<Int>(*w), loaded, w->where);
+#define TMM_ADOPT_FORTRAN(name, T, RowInt) adopt_fortran<T, Int, RowInt>(#name, *w, loaded);
+#define TMM_ADOPT_CBLAS(name, T, RowInt) adopt_cblas<T, Int, RowInt>(#name, *w, loaded);
   TMM_BLAS_WHEEL_FORTRAN(TMM_ADOPT_FORTRAN)
   TMM_BLAS_WHEEL_CBLAS(TMM_ADOPT_CBLAS)
 #undef TMM_ADOPT_FORTRAN
 #undef TMM_ADOPT_CBLAS
   Log::line(
-      "note: the wheels' prefixed names fall back to %s",
+      "note: the wheels' prefixed %s names fall back to %s",
+      sizeof(Int) == sizeof(int) ? "LP64" : "ILP64",
       w->where.empty() ? "their twins' fallback (no library defines them)" : w->where.c_str());
   return w;
 }
@@ -288,7 +287,13 @@ const Fallback& fallback() { return found_once<Fallback, find_fallback>(); }
 
 const Fallback64& fallback64() { return found_once<Fallback64, find_fallback64>(); }
 
-const WheelFallback& wheel_fallback() { return found_once<WheelFallback, find_wheel_fallback>(); }
+const WheelFallback<int>& wheel_fallback_lp64() {
+  return found_once<WheelFallback<int>, find_wheel_fallback<int>>();
+}
+
+const WheelFallback<int64_t>& wheel_fallback_ilp64() {
+  return found_once<WheelFallback<int64_t>, find_wheel_fallback<int64_t>>();
+}
 
 namespace {
 

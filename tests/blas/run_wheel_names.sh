@@ -12,7 +12,12 @@
 #      names) preloaded after the library: every call, invalid ones too, goes to the
 #      next definition of the same name, not to the system BLAS;
 #   4. the same with every call routed to tiledmm: the stub sees no valid call (the
-#      invalid ones still go to it, as the wheel reports them).
+#      invalid ones still go to it, as the wheel reports them);
+#   5. the stub opened by the program with RTLD_LOCAL, as Python opens a wheel's
+#      libraries (out of dlsym(RTLD_NEXT)'s reach): found all the same;
+#   6. the stub opened only after the ILP64 names' first calls (which fell back to the
+#      system BLAS): the LP64 names still find it, as SciPy's wheel imported after
+#      NumPy's first product must be found.
 # Usage: run_wheel_names.sh LIBTILEDMM_BLAS WHEEL_CLIENT WHEEL_STUB REFERENCE_BLAS
 #        REFERENCE_BLAS64 WORKDIR
 set -euo pipefail
@@ -37,16 +42,28 @@ echo "== 2. the fallback, no wheel loaded: the system BLAS"
 rm -f "$log"
 env LD_PRELOAD="$shim" "${fallbacks[@]}" TILEDMM_BLAS_THRESHOLD=never TILEDMM_BLAS_LOG="$log" \
   "$client" fallback
-grep -q "prefixed names fall back to their twins' fallback" "$log" ||
-  fail "the log does not say the wheel names use their twins' fallback: $(cat "$log")"
+for width in LP64 ILP64; do
+  grep -q "prefixed $width names fall back to their twins' fallback" "$log" ||
+    fail "the log does not say the $width wheel names use their twins' fallback: $(cat "$log")"
+done
 
 echo "== 3. the wheel's own routines (wheel_stub.so after the library)"
 rm -f "$log"
 env LD_PRELOAD="$shim $stub" "${fallbacks[@]}" TILEDMM_BLAS_THRESHOLD=never \
   TILEDMM_BLAS_LOG="$log" "$client" stub
-grep -q "prefixed names fall back to .*wheel_stub" "$log" ||
-  fail "the log does not name wheel_stub as the wheel names' fallback: $(cat "$log")"
+for width in LP64 ILP64; do
+  grep -q "prefixed $width names fall back to .*wheel_stub" "$log" ||
+    fail "the log does not name wheel_stub as the $width wheel names' fallback: $(cat "$log")"
+done
 
 echo "== 4. routed to tiledmm with the wheel's routines there"
 env LD_PRELOAD="$shim $stub" "${fallbacks[@]}" TILEDMM_BLAS_THRESHOLD=all "$client" stub-untouched
+
+echo "== 5. the wheel's routines opened RTLD_LOCAL, as Python opens them"
+env LD_PRELOAD="$shim" WHEEL_STUB_DLOPEN="$stub" "${fallbacks[@]}" TILEDMM_BLAS_THRESHOLD=never \
+  "$client" stub
+
+echo "== 6. opened after the ILP64 names' first call (SciPy imported after NumPy's product)"
+env LD_PRELOAD="$shim" WHEEL_STUB_DLOPEN="$stub" "${fallbacks[@]}" TILEDMM_BLAS_THRESHOLD=never \
+  "$client" stub-late
 echo "PASS"

@@ -4,7 +4,7 @@
  * program links no BLAS: it finds each name with dlsym(RTLD_DEFAULT), as an extension
  * module's reference to it is bound to the preloaded library first.
  *
- *   wheel_client tiledmm|fallback|stub|stub-untouched
+ *   wheel_client tiledmm|fallback|stub|stub-untouched|stub-late
  *
  * For each name it multiplies small integer matrices (exact in either precision),
  * every transpose and, for the CBLAS names, both layouts, and checks
@@ -20,7 +20,11 @@
  *     invalid ones too, and the system BLAS computed none; stub-untouched (every call
  *     routed to tiledmm): the stub saw none of the valid calls, and the invalid ones
  *     still go to it, to be reported as the wheel reports them.
- * Exits 0 when all hold; prints what failed. */
+ * With WHEEL_STUB_DLOPEN=path the stub is not preloaded but opened here with
+ * RTLD_LOCAL, as Python opens an extension module and its wheel's OpenBLAS (out of
+ * dlsym(RTLD_NEXT)'s reach): before any call (stub), or (stub-late) after the ILP64
+ * names were called and fell back to the system BLAS, before the LP64 ones, which must
+ * then reach it, as SciPy imported after NumPy's first product does. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -238,16 +242,37 @@ static void check_entry(const entry* e, const char* mode) {
   }
 }
 
+/* Opens wheel_stub.so as Python opens a wheel's libraries: RTLD_LOCAL. */
+static int open_stub(const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) return 0;
+  stub_calls = (int*)dlsym(h, "wheel_stub_calls");
+  stub_last_info = (int*)dlsym(h, "wheel_stub_last_info");
+  return stub_calls != NULL && stub_last_info != NULL;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (strcmp(mode, "tiledmm") && strcmp(mode, "fallback") && strcmp(mode, "stub") &&
-      strcmp(mode, "stub-untouched")) {
-    fprintf(stderr, "usage: wheel_client tiledmm|fallback|stub|stub-untouched\n");
+      strcmp(mode, "stub-untouched") && strcmp(mode, "stub-late")) {
+    fprintf(stderr, "usage: wheel_client tiledmm|fallback|stub|stub-untouched|stub-late\n");
     return 2;
   }
-  stub_calls = (int*)dlsym(RTLD_DEFAULT, "wheel_stub_calls");
-  stub_last_info = (int*)dlsym(RTLD_DEFAULT, "wheel_stub_last_info");
-  if (!strncmp(mode, "stub", 4) && stub_calls == NULL) {
+  const char* dlopen_stub = getenv("WHEEL_STUB_DLOPEN");
+  const int late = !strcmp(mode, "stub-late");
+  if (late && dlopen_stub == NULL) {
+    printf("FAIL: stub-late needs WHEEL_STUB_DLOPEN\n");
+    return 1;
+  }
+  if (dlopen_stub != NULL && !late && !open_stub(dlopen_stub)) {
+    printf("FAIL: cannot open %s\n", dlopen_stub);
+    return 1;
+  }
+  if (dlopen_stub == NULL) {
+    stub_calls = (int*)dlsym(RTLD_DEFAULT, "wheel_stub_calls");
+    stub_last_info = (int*)dlsym(RTLD_DEFAULT, "wheel_stub_last_info");
+  }
+  if (!strncmp(mode, "stub", 4) && !late && stub_calls == NULL) {
     printf("FAIL: wheel_stub.so is not loaded\n");
     return 1;
   }
@@ -257,10 +282,21 @@ int main(int argc, char** argv) {
   }
   tmm_blas_counters twins_before[8];
   for (int i = 0; i < 8; ++i) twins_before[i] = counters(kEntries[i].twin_routine);
-  for (int i = 0; i < 8; ++i) {
+  if (late) {
+    /* The ILP64 names first, no wheel loaded: the system BLAS; then the stub, and the
+     * LP64 names must reach it. */
+    for (int i = 0; i < 8; ++i)
+      if (kEntries[i].wide) check_entry(&kEntries[i], "fallback");
+    if (!open_stub(dlopen_stub)) {
+      printf("FAIL: cannot open %s\n", dlopen_stub);
+      return 1;
+    }
+    for (int i = 0; i < 8; ++i)
+      if (!kEntries[i].wide) check_entry(&kEntries[i], "stub");
+  } else {
     /* The twins are called too, after each name: their counters move by exactly their
-     * own calls, checked below through the name's counters moving by the name's. */
-    check_entry(&kEntries[i], mode);
+     * own calls, checked below. */
+    for (int i = 0; i < 8; ++i) check_entry(&kEntries[i], mode);
   }
   for (int i = 0; i < 8; ++i) {
     const tmm_blas_counters t = counters(kEntries[i].twin_routine);
