@@ -11,6 +11,20 @@
 // double: the DGEMM names) and the integer type Int (int, or int64_t for the ILP64
 // names); the exported functions at the end only name their instance.
 //
+// The names pip's NumPy and SciPy wheels call (scipy_sgemm_, scipy_cblas_dgemm64_, ...:
+// support/wheel_names.hpp's table, from which they are defined at the end) are the same
+// code with Wheel = true: the same checks, quick returns, routing and cost model as
+// their standard twins, their own counters, and the wheel's own routine of the same
+// name (support/fallback.hpp: wheel_fallback) in front of the twin's fallback, for the
+// calls tiledmm does not take and for the argument errors. Such an error is reported as
+// the twin reports it: the wheel's OpenBLAS reports through its own xerbla with the
+// routine's unprefixed name ("DGEMM ", as OpenBLAS's interface/gemm.c names it; its
+// prefix renames symbols, not that string), and without a wheel the twin's fallback
+// reports it as for the standard name ("SGEMM "/"DGEMM ", cblas_sgemm/cblas_dgemm):
+// a caller of a prefixed name expects the routine's own name in the message either
+// way. They have no fast path of their own: every call goes the general way (the
+// fast path's Route jumps to the standard fallback, not the wheel's).
+//
 // The rule, in the reference's order with its parameter numbers, is stated once in
 // args.hpp (what the fallback's cblas_xgemm reports is its own affair: the reference
 // reports the Fortran routine's numbers for the sizes).
@@ -35,6 +49,7 @@
 #include "support/counters.hpp"
 #include "support/fallback.hpp"
 #include "support/log.hpp"
+#include "support/wheel_names.hpp"
 #include "tiledmm/tiledmm_blas.h"
 
 namespace {
@@ -64,6 +79,7 @@ using tiledmm::blas::RouteOf;
 using tiledmm::blas::Routine;
 using tiledmm::blas::routine_name;
 using tiledmm::blas::upper;
+using tiledmm::blas::wheel_fallback;
 
 template <class Int>
 bool fits_int(Int v) {
@@ -153,24 +169,30 @@ void report_fortran(const FortranFrame<T, int64_t>& x, int info) {
   report_xerbla(fortran_name<T>(), info);
 }
 
-template <class T, class Int>
+template <class T, class Int, bool Wheel = false>
 void fortran_entry(const FortranFrame<T, Int>& x) noexcept {
   try {
+    // A wheel's name: the wheel's own routine of that name, if it has one.
+    const auto wheel = Wheel ? wheel_fallback<Int>().template gemm<T>() : nullptr;
     // An inner call from the fallback itself (its CBLAS calling its xGEMM): what the
     // Route's probes ask.
     if (FallbackScope::active()) {
       ++tiledmm::blas::t_inner_calls;
-      if (const auto own = fallback_gemm<T, Int>()) {
+      if (const auto own = wheel != nullptr ? wheel : fallback_gemm<T, Int>()) {
         call_gemm(own, x);
         return;
       }
     }
-    constexpr Routine r = gemm_routine<T, Int>(false);
+    constexpr Routine r = gemm_routine<T, Int, Wheel>(false);
     const char ta = upper(x.transa), tb = upper(x.transb);
     const int info = fortran_info<Int>(ta, tb, *x.m, *x.n, *x.k, *x.lda, *x.ldb, *x.ldc);
     if (info != 0) {
       log_invalid(r, info);
-      report_fortran(x, info);
+      if (wheel != nullptr) {
+        call_gemm(wheel, x);
+      } else {
+        report_fortran(x, info);
+      }
       return;
     }
     GemmCallOf<T> call;
@@ -247,16 +269,24 @@ void report_cblas(const CblasArgs<T, int64_t>& x, int info) {
   }
 }
 
-template <class T, class Int>
+template <class T, class Int, bool Wheel = false>
 void cblas_entry(const CblasArgs<T, Int>& x) noexcept {
   try {
     // Reached from the fallback itself: what the Route's probes ask.
     if (FallbackScope::active()) ++tiledmm::blas::t_inner_calls;
-    constexpr Routine r = gemm_routine<T, Int>(true);
+    constexpr Routine r = gemm_routine<T, Int, Wheel>(true);
     const int info = cblas_info<Int>(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.lda, x.ldb, x.ldc);
     if (info != 0) {
       log_invalid(r, info);
-      report_cblas(x, info);
+      // A wheel's name: the wheel's own CBLAS routine of that name reports it.
+      const auto wheel = Wheel ? wheel_fallback<Int>().template cblas<T>() : nullptr;
+      if (wheel != nullptr) {
+        FallbackScope scope;
+        wheel(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb, x.beta, x.c,
+              x.ldc);
+      } else {
+        report_cblas(x, info);
+      }
       return;
     }
     // Row-major: C^T = op(B)^T op(A)^T, a column-major product with A and B swapped.
@@ -511,6 +541,28 @@ TMM_BLAS_API void cblas_dgemm64_(int layout, int transa, int transb, int64_t m, 
                                  int64_t ldc) noexcept {
   cblas_jump<double, int64_t>(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
+
+// The wheels' prefixed names (support/wheel_names.hpp), each its twin's code with
+// Wheel = true, the general way.
+#define TMM_WHEEL_FORTRAN_ENTRY(name, T, Int)                                                  \
+  TMM_BLAS_API void name(const char* transa, const char* transb, const Int* m, const Int* n,   \
+                         const Int* k, const T* alpha, const T* a, const Int* lda, const T* b, \
+                         const Int* ldb, const T* beta, T* c, const Int* ldc, size_t,          \
+                         size_t) noexcept {                                                    \
+    fortran_entry<T, Int, true>(                                                               \
+        {transa, transb, m, n, k, alpha, nullptr, a, lda, b, ldb, beta, c, ldc});              \
+  }
+#define TMM_WHEEL_CBLAS_ENTRY(name, T, Int)                                                \
+  TMM_BLAS_API void name(int layout, int transa, int transb, Int m, Int n, Int k, T alpha, \
+                         const T* a, Int lda, const T* b, Int ldb, T beta, T* c,           \
+                         Int ldc) noexcept {                                               \
+    cblas_entry<T, Int, true>(                                                             \
+        {layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc});           \
+  }
+TMM_BLAS_WHEEL_FORTRAN(TMM_WHEEL_FORTRAN_ENTRY)
+TMM_BLAS_WHEEL_CBLAS(TMM_WHEEL_CBLAS_ENTRY)
+#undef TMM_WHEEL_FORTRAN_ENTRY
+#undef TMM_WHEEL_CBLAS_ENTRY
 
 TMM_BLAS_API int pilaenv_(const int* ictxt, const char* prec) noexcept {
   return tiledmm::blas::pilaenv(ictxt, prec);

@@ -1,6 +1,8 @@
-// pilaenv_: the panel width PBLAS asks ScaLAPACK for (route/router.hpp). Widened
-// while tiledmm may take the local products, so that they are large enough to be
-// worth sending (route/cost_model.hpp says why); else ScaLAPACK's own answer.
+// pilaenv_: the panel width PBLAS asks ScaLAPACK for (route/router.hpp). Widened for
+// the precisions tiledmm multiplies, single ('S': PSGEMM's local sgemm_) and double
+// ('D': PDGEMM's local dgemm_), while tiledmm may take the local products, so that
+// they are large enough to be worth sending (route/cost_model.hpp says why); else,
+// and for the complex precisions, ScaLAPACK's own answer.
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -45,7 +47,7 @@ int pilaenv(const int* ictxt, const char* prec) noexcept {
   try {
     const Config& cfg = config();
     const char p = prec != nullptr ? char(std::toupper(static_cast<unsigned char>(*prec))) : ' ';
-    if (p == 'S' && cfg.panel > 0 && panels_on(cfg)) {
+    if ((p == 'S' || p == 'D') && cfg.panel > 0 && panels_on(cfg)) {
       const int width = int(std::min<int64_t>(cfg.panel, INT_MAX));
       Counters::add(Routine::kPilaenv, Counter::kTiledmmCalls);
       Log::line("pilaenv_ %c -> %d (widened for tiledmm)", p, width);

@@ -19,7 +19,9 @@
 //      for the rest of the process;
 //   4. otherwise the fallback: for a CBLAS call, the fallback's own CBLAS routine on
 //      the caller's arguments when it has one (what the fallback alone would run),
-//      else its Fortran xGEMM.
+//      else its Fortran xGEMM. A wheel's prefixed name (scipy_dgemm_64_, ...) goes
+//      first to the next definition of the same name (the wheel's OpenBLAS), else as
+//      its standard twin would.
 // The small calls of step 4 usually never get here: entry/shim.cpp sends them to the
 // fallback itself, from the Route (route/probes.cpp).
 #include "route/router.hpp"
@@ -64,11 +66,27 @@ bool fits32(const GemmCallOf<T>& c) {
          fits_int(c.ldc);
 }
 
-// Which fallback routine can compute the call.
-enum class Plan { kNone, kLp64, kIlp64 };
+// Which fallback routine can compute the call: a wheel's own (the next definition of
+// a wheel's prefixed name, support/fallback.hpp), or the standard fallbacks' of the
+// call's width or of 32 bits.
+enum class Plan { kNone, kLp64, kIlp64, kWheel };
+
+// The wheel's routines of the call's width, when it is a wheel's name and the wheel
+// has the routine it names (a CBLAS name: its cblas_xgemm, else its xgemm_).
+template <class T>
+bool wheel_has(const GemmCallOf<T>& c) {
+  if (!is_wheel(c.routine)) return false;
+  if (is_wide(c.routine)) {
+    const WheelFallback<int64_t>& w = wheel_fallback<int64_t>();
+    return w.gemm<T>() != nullptr || (is_cblas(c.routine) && w.cblas<T>() != nullptr);
+  }
+  const WheelFallback<int>& w = wheel_fallback<int>();
+  return w.gemm<T>() != nullptr || (is_cblas(c.routine) && w.cblas<T>() != nullptr);
+}
 
 template <class T>
 Plan fallback_plan(const GemmCallOf<T>& c) {
+  if (wheel_has(c)) return Plan::kWheel;
   const bool lp64 = fallback().gemm<T>() != nullptr;
   if (!is_wide(c.routine)) return lp64 ? Plan::kLp64 : Plan::kNone;
   if (fallback64().gemm<T>() != nullptr) return Plan::kIlp64;
@@ -91,9 +109,25 @@ void call_cblas(CblasGemm<T, Int> fn, const GemmCallOf<T>& c) {
   }
 }
 
+// The call as the wheel's routine of its width Int computes it (Plan::kWheel).
+template <class T, class Int>
+void call_wheel(const GemmRoutines<Int>& w, const GemmCallOf<T>& c) {
+  if (is_cblas(c.routine) && w.template cblas<T>() != nullptr)
+    return call_cblas<T, Int>(w.template cblas<T>(), c);
+  const char ta = c.trans_a ? 'T' : 'N', tb = c.trans_b ? 'T' : 'N';
+  const Int m = Int(c.m), n = Int(c.n), k = Int(c.k), lda = Int(c.lda), ldb = Int(c.ldb),
+            ldc = Int(c.ldc);
+  w.template gemm<T>()(&ta, &tb, &m, &n, &k, &c.alpha, c.a, &lda, c.b, &ldb, &c.beta, c.c, &ldc, 1,
+                       1);
+}
+
 template <class T>
 void call_fallback(Plan plan, const GemmCallOf<T>& c) {
   FallbackScope scope;
+  if (plan == Plan::kWheel) {
+    if (is_wide(c.routine)) return call_wheel<T, int64_t>(wheel_fallback<int64_t>(), c);
+    return call_wheel<T, int>(wheel_fallback<int>(), c);
+  }
   if (is_cblas(c.routine)) {
     // kLp64 for a 64-bit call: its sizes fit in 32 bits (fallback_plan).
     if (plan == Plan::kIlp64 && fallback64().cblas<T>() != nullptr)

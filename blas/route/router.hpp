@@ -58,8 +58,8 @@ inline bool span_fits(int64_t rows, int64_t cols, int64_t ld) {
 template <class T>
 void run_gemm(const GemmCallOf<T>& call) noexcept;
 
-// pilaenv_: the widened PBLAS panel for single precision while tiledmm is on, else
-// ScaLAPACK's own answer.
+// pilaenv_: the widened PBLAS panel for single and double precision ('S', 'D', either
+// case) while tiledmm is on, else ScaLAPACK's own answer.
 int pilaenv(const int* ictxt, const char* prec) noexcept;
 
 // While the library calls into the fallback, on this thread. A fallback whose

@@ -130,6 +130,22 @@ const char* routine_name(Routine routine) {
       return "dgemm_64_";
     case Routine::kCblasDgemm64:
       return "cblas_dgemm64_";
+    case Routine::kWheelSgemm:
+      return "scipy_sgemm_";
+    case Routine::kWheelCblasSgemm:
+      return "scipy_cblas_sgemm";
+    case Routine::kWheelSgemm64:
+      return "scipy_sgemm_64_";
+    case Routine::kWheelCblasSgemm64:
+      return "scipy_cblas_sgemm64_";
+    case Routine::kWheelDgemm:
+      return "scipy_dgemm_";
+    case Routine::kWheelCblasDgemm:
+      return "scipy_cblas_dgemm";
+    case Routine::kWheelDgemm64:
+      return "scipy_dgemm_64_";
+    case Routine::kWheelCblasDgemm64:
+      return "scipy_cblas_dgemm64_";
     case Routine::kCount:
       break;
   }

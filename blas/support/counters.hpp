@@ -14,7 +14,8 @@
 namespace tiledmm::blas {
 
 // The values of tmm_blas_routine (tiledmm_blas.h): the double-precision entry points
-// come after pilaenv_, as they came after it in the library.
+// come after pilaenv_, as they came after it in the library, and the wheels' prefixed
+// twins (support/wheel_names.hpp) after them, in the same order as the standard names.
 enum class Routine : int {
   kSgemm = 0,
   kCblasSgemm,
@@ -25,20 +26,38 @@ enum class Routine : int {
   kCblasDgemm,
   kDgemm64,
   kCblasDgemm64,
+  kWheelSgemm,  // scipy_sgemm_
+  kWheelCblasSgemm,
+  kWheelSgemm64,
+  kWheelCblasSgemm64,
+  kWheelDgemm,
+  kWheelCblasDgemm,
+  kWheelDgemm64,
+  kWheelCblasDgemm64,  // scipy_cblas_dgemm64_
   kCount
 };
 static_assert(int(Routine::kPilaenv) == TMM_BLAS_PILAENV &&
               int(Routine::kDgemm) == TMM_BLAS_DGEMM &&
-              int(Routine::kCblasDgemm64) == TMM_BLAS_CBLAS_DGEMM_64);
+              int(Routine::kCblasDgemm64) == TMM_BLAS_CBLAS_DGEMM_64 &&
+              int(Routine::kWheelSgemm) == TMM_BLAS_SCIPY_SGEMM &&
+              int(Routine::kWheelCblasDgemm64) == TMM_BLAS_SCIPY_CBLAS_DGEMM_64);
 
 const char* routine_name(Routine routine);
 
 // The routine of a GEMM entry point: element type T (float or double), integers Int
-// (int, or int64_t for the ILP64 names), Fortran or CBLAS.
-template <class T, class Int>
+// (int, or int64_t for the ILP64 names), Fortran or CBLAS, a standard name or its
+// wheel's prefixed twin (Wheel).
+template <class T, class Int, bool Wheel = false>
 constexpr Routine gemm_routine(bool cblas) {
   constexpr bool wide = sizeof(Int) == 8;
-  if constexpr (sizeof(T) == sizeof(float)) {
+  if constexpr (Wheel) {
+    constexpr int twin = int(gemm_routine<T, Int>(false));
+    constexpr int first =
+        sizeof(T) == sizeof(float) ? int(Routine::kWheelSgemm) : int(Routine::kWheelDgemm);
+    constexpr int standard_first =
+        sizeof(T) == sizeof(float) ? int(Routine::kSgemm) : int(Routine::kDgemm);
+    return Routine(first + (twin - standard_first) + (cblas ? 1 : 0));
+  } else if constexpr (sizeof(T) == sizeof(float)) {
     return cblas ? (wide ? Routine::kCblasSgemm64 : Routine::kCblasSgemm)
                  : (wide ? Routine::kSgemm64 : Routine::kSgemm);
   } else {
@@ -46,16 +65,36 @@ constexpr Routine gemm_routine(bool cblas) {
                  : (wide ? Routine::kDgemm64 : Routine::kDgemm);
   }
 }
+static_assert(gemm_routine<float, int, true>(false) == Routine::kWheelSgemm &&
+              gemm_routine<float, int64_t, true>(true) == Routine::kWheelCblasSgemm64 &&
+              gemm_routine<double, int, true>(true) == Routine::kWheelCblasDgemm &&
+              gemm_routine<double, int64_t, true>(false) == Routine::kWheelDgemm64);
 
-// Whether a GEMM routine is a CBLAS one, or takes 64-bit integers.
+// A wheel's prefixed name, and the standard name it is the twin of.
+constexpr bool is_wheel(Routine r) {
+  return int(r) >= int(Routine::kWheelSgemm) && int(r) <= int(Routine::kWheelCblasDgemm64);
+}
+constexpr Routine standard_twin(Routine r) {
+  if (!is_wheel(r)) return r;
+  const int i = int(r) - int(Routine::kWheelSgemm);  // 0..3 single, 4..7 double
+  return Routine((i < 4 ? int(Routine::kSgemm) : int(Routine::kDgemm)) + i % 4);
+}
+
+// Whether a GEMM routine is a CBLAS one, or takes 64-bit integers (a wheel's name as
+// its twin).
 constexpr bool is_cblas(Routine r) {
+  r = standard_twin(r);
   return r == Routine::kCblasSgemm || r == Routine::kCblasSgemm64 || r == Routine::kCblasDgemm ||
          r == Routine::kCblasDgemm64;
 }
 constexpr bool is_wide(Routine r) {
+  r = standard_twin(r);
   return r == Routine::kSgemm64 || r == Routine::kCblasSgemm64 || r == Routine::kDgemm64 ||
          r == Routine::kCblasDgemm64;
 }
+static_assert(is_cblas(Routine::kWheelCblasSgemm) && !is_cblas(Routine::kWheelDgemm64) &&
+              is_wide(Routine::kWheelDgemm64) && !is_wide(Routine::kWheelCblasDgemm) &&
+              standard_twin(Routine::kWheelCblasDgemm64) == Routine::kCblasDgemm64);
 
 enum class Counter : int {
   kTiledmmCalls = 0,

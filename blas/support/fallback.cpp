@@ -10,19 +10,26 @@
 //
 // The other routines (dgemm_, cblas_sgemm and cblas_dgemm for CBLAS calls, the ILP64
 // names) come from the library that provides sgemm_, so that one BLAS answers for
-// everything, in both precisions.
+// everything, in both precisions. The wheels' prefixed names are found apart
+// (wheel_fallback): each the next definition of its own name.
 #include "support/fallback.hpp"
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstdint>
 #include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "support/config.hpp"
 #include "support/log.hpp"
 #include "support/once.hpp"
+#include "support/wheel_names.hpp"
 
 namespace tiledmm::blas {
 namespace {
@@ -156,6 +163,90 @@ Fallback64* find_fallback64() {
   return f;
 }
 
+// The next definition of `name` after this library (WheelFallback), as Fn.
+template <class Fn>
+Fn next_definition(const char* name, const std::vector<std::string>& loaded, std::string& where) {
+  void* sym = dlsym(RTLD_NEXT, name);
+  if (sym == nullptr || is_tiledmm_blas(sym)) {
+    sym = nullptr;
+    for (const std::string& lib : loaded) {
+      void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+      if (h == nullptr) continue;
+      void* s = dlsym(h, name);
+      dlclose(h);  // balances the RTLD_NOLOAD reference; the library stays loaded
+      if (s != nullptr && !is_tiledmm_blas(s)) {
+        sym = s;
+        break;
+      }
+    }
+  }
+  if (sym == nullptr) return nullptr;
+  Dl_info info{};
+  if (dladdr(sym, &info) != 0 && info.dli_fname != nullptr &&
+      where.find(info.dli_fname) == std::string::npos)
+    where += (where.empty() ? "" : ",") + std::string(info.dli_fname);
+  return as_function<Fn>(sym);
+}
+
+// The paths of the objects loaded now (collected first: dlopen is not called while
+// dl_iterate_phdr holds the loader's lock).
+std::vector<std::string> loaded_objects() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+// Each wheel name's next definition, by support/wheel_names.hpp's table: the rows of
+// integer type Int.
+template <class T, class Int, class RowInt>
+void adopt_fortran(const char* name, WheelFallback<Int>& out,
+                   const std::vector<std::string>& loaded) {
+  if constexpr (std::is_same_v<Int, RowInt>) {
+    const auto f = next_definition<FortranGemm<T, Int>>(name, loaded, out.where);
+    if constexpr (sizeof(T) == sizeof(float)) {
+      out.sgemm = f;
+    } else {
+      out.dgemm = f;
+    }
+  }
+}
+template <class T, class Int, class RowInt>
+void adopt_cblas(const char* name, WheelFallback<Int>& out,
+                 const std::vector<std::string>& loaded) {
+  if constexpr (std::is_same_v<Int, RowInt>) {
+    const auto f = next_definition<CblasGemm<T, Int>>(name, loaded, out.where);
+    if constexpr (sizeof(T) == sizeof(float)) {
+      out.cblas_sgemm = f;
+    } else {
+      out.cblas_dgemm = f;
+    }
+  }
+}
+
+template <class Int>
+WheelFallback<Int>* find_wheel_fallback() {
+  config();  // opens the log: this may be the process's first BLAS call
+  auto* w = new WheelFallback<Int>;
+  const std::vector<std::string> loaded = loaded_objects();
+#define TMM_ADOPT_FORTRAN(name, T, RowInt) adopt_fortran<T, Int, RowInt>(#name, *w, loaded);
+#define TMM_ADOPT_CBLAS(name, T, RowInt) adopt_cblas<T, Int, RowInt>(#name, *w, loaded);
+  TMM_BLAS_WHEEL_FORTRAN(TMM_ADOPT_FORTRAN)
+  TMM_BLAS_WHEEL_CBLAS(TMM_ADOPT_CBLAS)
+#undef TMM_ADOPT_FORTRAN
+#undef TMM_ADOPT_CBLAS
+  Log::line(
+      "note: the wheels' prefixed %s names fall back to %s",
+      sizeof(Int) == sizeof(int) ? "LP64" : "ILP64",
+      w->where.empty() ? "their twins' fallback (no library defines them)" : w->where.c_str());
+  return w;
+}
+
 }  // namespace
 
 bool is_tiledmm_blas(const void* address) {
@@ -195,6 +286,14 @@ const T& found_once() {
 const Fallback& fallback() { return found_once<Fallback, find_fallback>(); }
 
 const Fallback64& fallback64() { return found_once<Fallback64, find_fallback64>(); }
+
+const WheelFallback<int>& wheel_fallback_lp64() {
+  return found_once<WheelFallback<int>, find_wheel_fallback<int>>();
+}
+
+const WheelFallback<int64_t>& wheel_fallback_ilp64() {
+  return found_once<WheelFallback<int64_t>, find_wheel_fallback<int64_t>>();
+}
 
 namespace {
 

@@ -78,9 +78,35 @@ struct Fallback64 : GemmRoutines<int64_t> {
   std::string path;
 };
 
+// The wheels' prefixed routines of one integer width (support/wheel_names.hpp:
+// scipy_sgemm_, scipy_cblas_dgemm, ... for int; scipy_sgemm_64_, scipy_cblas_dgemm64_,
+// ... for int64_t), each the next definition of its own name after this library: the
+// first found by dlsym(RTLD_NEXT), else in any library already loaded (a Python
+// extension loads its wheel's OpenBLAS with RTLD_LOCAL, out of RTLD_NEXT's reach), never
+// this library or a copy. nullptr where none is loaded; the wheel name's call then goes
+// to its twin's fallback above.
+template <class Int>
+struct WheelFallback : GemmRoutines<Int> {
+  std::string where;  // the libraries they come from, for the log
+};
+
 // Found on first use (thread-safe), then fixed for the life of the process.
 const Fallback& fallback();
 const Fallback64& fallback64();
+// Each width found at the first call of one of its wheel names: by then the library
+// that calls it has loaded its own OpenBLAS. The widths apart, because NumPy's wheel
+// (the ILP64 names) and SciPy's (the LP64 ones) each bring their own, and a program
+// may import SciPy after NumPy's first product.
+const WheelFallback<int>& wheel_fallback_lp64();
+const WheelFallback<int64_t>& wheel_fallback_ilp64();
+template <class Int>
+const WheelFallback<Int>& wheel_fallback() {
+  if constexpr (sizeof(Int) == sizeof(int)) {
+    return wheel_fallback_lp64();
+  } else {
+    return wheel_fallback_ilp64();
+  }
+}
 
 // The process's xerbla_ and cblas_xerbla as the reference BLAS would reach them
 // (the program's own, else the fallback's), for errors no fallback routine can

@@ -16,6 +16,14 @@
  *   cblas_sgemm64_  cblas_sgemm with 64-bit integers (OpenBLAS's ILP64 name)
  *   dgemm_, cblas_dgemm, dgemm_64_, cblas_dgemm64_  (since 1.2) the same four in
  *                   double precision: DGEMM, with the same rules as the single ones
+ *   scipy_sgemm_, scipy_sgemm_64_, scipy_cblas_sgemm, scipy_cblas_sgemm64_,
+ *   scipy_dgemm_, scipy_dgemm_64_, scipy_cblas_dgemm, scipy_cblas_dgemm64_
+ *                   (since 1.2) the names pip's NumPy and SciPy wheels call (their
+ *                   bundled OpenBLAS's prefixed names), each exactly like its
+ *                   unprefixed twin (scipy_dgemm_64_ like dgemm_64_, ...): the same
+ *                   checks, routing and xerbla numbers, its own counters; its fallback
+ *                   is the next definition of the same prefixed name (the wheel's
+ *                   OpenBLAS), else the fallback of its twin
  *   pilaenv_        ScaLAPACK's PBLAS panel width (see TILEDMM_BLAS_PANEL)
  * and the query functions below. Every other BLAS routine is the real BLAS's, reached
  * through the ordinary symbol lookup.
@@ -69,11 +77,12 @@
  * (%p: the process id): a (log)             line per call (routine, sizes, where it ran, time) and
  * a line per notable event; appended, one write per line. A symbolic link, or a file another user
  * owns, is refused (the log stays off) TILEDMM_BLAS_PANEL       the panel width pilaenv_ returns
- * for single precision (panel)           while tiledmm is on (default 4096; 0: never widen; other
- *                            precisions, PDGEMM's 'D' included, get ScaLAPACK's own). PBLAS
- *                            steps k by this width, so each rank's local sgemm_ is
- *                            m x n x PANEL instead of m x n x 32. Workspace per rank
- *                            grows to about 4 * PANEL * (local m + local n) bytes
+ * for single and double precision ('S', PSGEMM's, and 'D', PDGEMM's) (panel) while tiledmm is
+ *                            on (default 4096; 0: never widen; the complex precisions get
+ *                            ScaLAPACK's own). PBLAS steps k by this width, so each rank's
+ *                            local sgemm_ or dgemm_ is m x n x PANEL instead of m x n x 32.
+ *                            Workspace per rank grows to about e * PANEL * (local m +
+ *                            local n) bytes (e = 4, 8 in double)
  *   TILEDMM_BLAS_HANDLES     tiledmm handles a process uses at once (default 2 per
  *          (handles)         device listed); more concurrent calls wait for one
  *   TILEDMM_BLAS_HOST_THREADS  TMM_OPTION_HOST_THREADS of each handle (default 0:
@@ -155,7 +164,17 @@ typedef enum tmm_blas_routine {
   TMM_BLAS_CBLAS_DGEMM = 6,    /* cblas_dgemm (since 1.2) */
   TMM_BLAS_DGEMM_64 = 7,       /* dgemm_64_ (since 1.2) */
   TMM_BLAS_CBLAS_DGEMM_64 = 8, /* cblas_dgemm64_ (since 1.2) */
-  TMM_BLAS_ALL = 100           /* the sum over every routine */
+  /* The names pip's NumPy and SciPy wheels call (since 1.2), each counted apart from
+   * its standard twin: */
+  TMM_BLAS_SCIPY_SGEMM = 9,           /* scipy_sgemm_ (SciPy) */
+  TMM_BLAS_SCIPY_CBLAS_SGEMM = 10,    /* scipy_cblas_sgemm */
+  TMM_BLAS_SCIPY_SGEMM_64 = 11,       /* scipy_sgemm_64_ */
+  TMM_BLAS_SCIPY_CBLAS_SGEMM_64 = 12, /* scipy_cblas_sgemm64_ (NumPy) */
+  TMM_BLAS_SCIPY_DGEMM = 13,          /* scipy_dgemm_ (SciPy) */
+  TMM_BLAS_SCIPY_CBLAS_DGEMM = 14,    /* scipy_cblas_dgemm */
+  TMM_BLAS_SCIPY_DGEMM_64 = 15,       /* scipy_dgemm_64_ */
+  TMM_BLAS_SCIPY_CBLAS_DGEMM_64 = 16, /* scipy_cblas_dgemm64_ (NumPy) */
+  TMM_BLAS_ALL = 100                  /* the sum over every routine */
 } tmm_blas_routine;
 
 /* What the calls of a routine did since the start (or tmm_blas_reset_counters).

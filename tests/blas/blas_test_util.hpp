@@ -44,6 +44,33 @@ void cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double
 void cblas_dgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
                     double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
                     double beta, double* c, int64_t ldc);
+// The names pip's NumPy and SciPy wheels call, each with its twin's signature.
+void scipy_sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                  const float* alpha, const float* a, const int* lda, const float* b,
+                  const int* ldb, const float* beta, float* c, const int* ldc);
+void scipy_sgemm_64_(const char* transa, const char* transb, const int64_t* m, const int64_t* n,
+                     const int64_t* k, const float* alpha, const float* a, const int64_t* lda,
+                     const float* b, const int64_t* ldb, const float* beta, float* c,
+                     const int64_t* ldc);
+void scipy_cblas_sgemm(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                       const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                       int ldc);
+void scipy_cblas_sgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                          float beta, float* c, int64_t ldc);
+void scipy_dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                  const double* alpha, const double* a, const int* lda, const double* b,
+                  const int* ldb, const double* beta, double* c, const int* ldc);
+void scipy_dgemm_64_(const char* transa, const char* transb, const int64_t* m, const int64_t* n,
+                     const int64_t* k, const double* alpha, const double* a, const int64_t* lda,
+                     const double* b, const int64_t* ldb, const double* beta, double* c,
+                     const int64_t* ldc);
+void scipy_cblas_dgemm(int layout, int transa, int transb, int m, int n, int k, double alpha,
+                       const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                       int ldc);
+void scipy_cblas_dgemm64_(int layout, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                          double beta, double* c, int64_t ldc);
 }
 
 namespace tmm_blas_test {
@@ -54,12 +81,32 @@ constexpr int kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kC
 // type T (typed tests over float and double): the four names, their routines in the
 // counters, the names xerbla reports, and the test case of T with its FP64 (float)
 // or double-double (double) reference (tests/gemm_reference*.hpp: check_case).
+//
+// Built with TMM_TEST_WHEEL_NAMES=1 (test_blas_conformance_wheel), the entry points and
+// their counters are the wheels' prefixed twins (scipy_sgemm_, scipy_cblas_dgemm64_,
+// ...) instead, which must behave exactly as the standard names: the same tests run
+// on them unchanged. The k*Name strings stay the standard names: the tests look them
+// up in the fallback library (which the twins fall back to when no wheel is loaded)
+// and read them in tmm_blas_describe's fast-path text.
+#ifndef TMM_TEST_WHEEL_NAMES
+#define TMM_TEST_WHEEL_NAMES 0
+#endif
 template <class T>
 struct Blas;
 
 template <>
 struct Blas<float> {
   using Case = tmm_test::GemmCase;
+#if TMM_TEST_WHEEL_NAMES
+  static constexpr auto gemm = scipy_sgemm_;
+  static constexpr auto gemm64 = scipy_sgemm_64_;
+  static constexpr auto cblas = scipy_cblas_sgemm;
+  static constexpr auto cblas64 = scipy_cblas_sgemm64_;
+  static constexpr tmm_blas_routine kFortran = TMM_BLAS_SCIPY_SGEMM,
+                                    kCblas = TMM_BLAS_SCIPY_CBLAS_SGEMM,
+                                    kFortran64 = TMM_BLAS_SCIPY_SGEMM_64,
+                                    kCblas64 = TMM_BLAS_SCIPY_CBLAS_SGEMM_64;
+#else
   static constexpr auto gemm = sgemm_;
   static constexpr auto gemm64 = sgemm_64_;
   static constexpr auto cblas = cblas_sgemm;
@@ -67,6 +114,7 @@ struct Blas<float> {
   static constexpr tmm_blas_routine kFortran = TMM_BLAS_SGEMM, kCblas = TMM_BLAS_CBLAS_SGEMM,
                                     kFortran64 = TMM_BLAS_SGEMM_64,
                                     kCblas64 = TMM_BLAS_CBLAS_SGEMM_64;
+#endif
   static constexpr const char* kFortranName = "sgemm_";
   static constexpr const char* kFortran64Name = "sgemm_64_";
   static constexpr const char* kCblasName = "cblas_sgemm";
@@ -77,6 +125,16 @@ struct Blas<float> {
 template <>
 struct Blas<double> {
   using Case = tmm_test::DgemmCase;
+#if TMM_TEST_WHEEL_NAMES
+  static constexpr auto gemm = scipy_dgemm_;
+  static constexpr auto gemm64 = scipy_dgemm_64_;
+  static constexpr auto cblas = scipy_cblas_dgemm;
+  static constexpr auto cblas64 = scipy_cblas_dgemm64_;
+  static constexpr tmm_blas_routine kFortran = TMM_BLAS_SCIPY_DGEMM,
+                                    kCblas = TMM_BLAS_SCIPY_CBLAS_DGEMM,
+                                    kFortran64 = TMM_BLAS_SCIPY_DGEMM_64,
+                                    kCblas64 = TMM_BLAS_SCIPY_CBLAS_DGEMM_64;
+#else
   static constexpr auto gemm = dgemm_;
   static constexpr auto gemm64 = dgemm_64_;
   static constexpr auto cblas = cblas_dgemm;
@@ -84,6 +142,7 @@ struct Blas<double> {
   static constexpr tmm_blas_routine kFortran = TMM_BLAS_DGEMM, kCblas = TMM_BLAS_CBLAS_DGEMM,
                                     kFortran64 = TMM_BLAS_DGEMM_64,
                                     kCblas64 = TMM_BLAS_CBLAS_DGEMM_64;
+#endif
   static constexpr const char* kFortranName = "dgemm_";
   static constexpr const char* kFortran64Name = "dgemm_64_";
   static constexpr const char* kCblasName = "cblas_dgemm";
@@ -100,10 +159,16 @@ struct PrecisionName {
   }
 };
 
-// The counters' GEMM routines, both precisions.
+// The counters' GEMM routines, both precisions, the wheels' names included.
 constexpr tmm_blas_routine kGemmRoutines[] = {
-    TMM_BLAS_SGEMM, TMM_BLAS_CBLAS_SGEMM, TMM_BLAS_SGEMM_64, TMM_BLAS_CBLAS_SGEMM_64,
-    TMM_BLAS_DGEMM, TMM_BLAS_CBLAS_DGEMM, TMM_BLAS_DGEMM_64, TMM_BLAS_CBLAS_DGEMM_64};
+    TMM_BLAS_SGEMM,          TMM_BLAS_CBLAS_SGEMM,
+    TMM_BLAS_SGEMM_64,       TMM_BLAS_CBLAS_SGEMM_64,
+    TMM_BLAS_DGEMM,          TMM_BLAS_CBLAS_DGEMM,
+    TMM_BLAS_DGEMM_64,       TMM_BLAS_CBLAS_DGEMM_64,
+    TMM_BLAS_SCIPY_SGEMM,    TMM_BLAS_SCIPY_CBLAS_SGEMM,
+    TMM_BLAS_SCIPY_SGEMM_64, TMM_BLAS_SCIPY_CBLAS_SGEMM_64,
+    TMM_BLAS_SCIPY_DGEMM,    TMM_BLAS_SCIPY_CBLAS_DGEMM,
+    TMM_BLAS_SCIPY_DGEMM_64, TMM_BLAS_SCIPY_CBLAS_DGEMM_64};
 
 // One error report: through xerbla_ (Fortran) or cblas_xerbla.
 struct Report {

@@ -4,7 +4,10 @@
 # a versioned SONAME, and needs libtiledmm but no BLAS and no CUDA library.
 cmake_minimum_required(VERSION 3.24)
 set(expected sgemm_ sgemm_64_ cblas_sgemm cblas_sgemm64_ dgemm_ dgemm_64_ cblas_dgemm
-  cblas_dgemm64_ pilaenv_)
+  cblas_dgemm64_ pilaenv_
+  # The names pip's NumPy and SciPy wheels call (blas/support/wheel_names.hpp).
+  scipy_sgemm_ scipy_sgemm_64_ scipy_cblas_sgemm scipy_cblas_sgemm64_
+  scipy_dgemm_ scipy_dgemm_64_ scipy_cblas_dgemm scipy_cblas_dgemm64_)
 file(STRINGS ${HEADER} api_lines REGEX "^TMM_BLAS_API ")
 foreach(line IN LISTS api_lines)
   if(line MATCHES "(tmm_blas_[a-z0-9_]+)[ ]*\\(")

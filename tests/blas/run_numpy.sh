@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Debian's NumPy (python3-numpy, which calls cblas_sgemm from the system libblas.so.3)
+# Debian's NumPy (python3-numpy, which calls cblas_sgemm and cblas_dgemm from the system
+# libblas.so.3), float32 and float64,
 # with libtiledmm_blas preloaded and every call routed to tiledmm (CPU backend):
 # numpy_client.py checks the products against float64 NumPy and that the library
 # computed them (its counters and its log).

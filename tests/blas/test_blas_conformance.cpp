@@ -1,5 +1,7 @@
 // Reference-BLAS conformance of sgemm_, cblas_sgemm, sgemm_64_ and cblas_sgemm64_,
-// and of dgemm_, cblas_dgemm, dgemm_64_ and cblas_dgemm64_, through libtiledmm_blas:
+// and of dgemm_, cblas_dgemm, dgemm_64_ and cblas_dgemm64_, through libtiledmm_blas
+// (built again as test_blas_conformance_wheel, the same for the wheels' prefixed twins,
+// scipy_sgemm_ ... scipy_cblas_dgemm64_: blas_test_util.hpp's Blas<T>):
 // each test is written once over the element type (typed tests: BlasConformance/Single.*
 // for the single-precision names, BlasConformance/Double.* for the double ones): every transpose
 // (N, T, C, either case), both CBLAS layouts, padded leading dimensions, alpha/beta including beta
@@ -811,7 +813,8 @@ TYPED_TEST(BlasConformance, DescribeNamesTheSettingsAndTheFallback) {
   c.struct_size = sizeof c;
   EXPECT_EQ(tmm_blas_get_counters(B::kCblas64, &c), TMM_SUCCESS);
   EXPECT_EQ(tmm_blas_get_counters(tmm_blas_routine(77), &c), TMM_ERROR_INVALID_VALUE);
-  EXPECT_EQ(tmm_blas_get_counters(tmm_blas_routine(TMM_BLAS_CBLAS_DGEMM_64 + 1), &c),
+  EXPECT_EQ(tmm_blas_get_counters(TMM_BLAS_SCIPY_CBLAS_DGEMM_64, &c), TMM_SUCCESS);
+  EXPECT_EQ(tmm_blas_get_counters(tmm_blas_routine(TMM_BLAS_SCIPY_CBLAS_DGEMM_64 + 1), &c),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_blas_get_counters(B::kFortran, nullptr), TMM_ERROR_INVALID_VALUE);
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,38 @@ TEST(BlasCounters, ThreadsThatExitedKeepTheirCounts) {
   }
   tmm_blas_counters unknown{};
   EXPECT_FALSE(Counters::read(int(Routine::kCount), unknown));
+}
+
+// Each wheel name (support/wheel_names.hpp) has a routine of its own, named as the
+// library exports it, whose twin is the standard name without the prefix; a count
+// under it is not its twin's.
+TEST(BlasCounters, EveryWheelNameCountsApartFromItsTwin) {
+  using tiledmm::blas::routine_name;
+  using tiledmm::blas::standard_twin;
+  const std::string prefix = "scipy_";
+  int wheels = 0;
+  for (int i = 0; i < int(Routine::kCount); ++i) {
+    const Routine r = Routine(i);
+    const std::string name = routine_name(r);
+    if (!tiledmm::blas::is_wheel(r)) {
+      EXPECT_EQ(name.rfind(prefix, 0), std::string::npos) << name;
+      EXPECT_EQ(standard_twin(r), r) << name;
+      continue;
+    }
+    ++wheels;
+    ASSERT_EQ(name.rfind(prefix, 0), 0u) << name;
+    const Routine twin = standard_twin(r);
+    EXPECT_EQ(routine_name(twin), name.substr(prefix.size())) << name;
+    EXPECT_EQ(tiledmm::blas::is_cblas(r), tiledmm::blas::is_cblas(twin)) << name;
+    EXPECT_EQ(tiledmm::blas::is_wide(r), tiledmm::blas::is_wide(twin)) << name;
+    Counters::reset();
+    Counters::add(r, Counter::kInvalid);
+    EXPECT_EQ(read_counters(i).invalid_calls, 1u) << name;
+    EXPECT_EQ(read_counters(int(twin)).invalid_calls, 0u) << name;
+  }
+  EXPECT_EQ(wheels, 8);
+  EXPECT_EQ(std::string(routine_name(Routine(TMM_BLAS_SCIPY_CBLAS_DGEMM_64))),
+            "scipy_cblas_dgemm64_");
 }
 
 TEST(BlasCounters, ResetZeroesEveryThreadsCounts) {

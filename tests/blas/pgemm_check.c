@@ -1,8 +1,10 @@
-/* psgemm_ on a P x Q BLACS grid, checked, and timed on request: the ScaLAPACK client
- * of libtiledmm_blas (tests/blas/run_scalapack.sh runs it under mpirun, with the
- * library preloaded in every rank).
+/* psgemm_ (or pdgemm_) on a P x Q BLACS grid, checked, and timed on request: the
+ * ScaLAPACK client of libtiledmm_blas (tests/blas/run_scalapack.sh runs it under
+ * mpirun, with the library preloaded in every rank). One source for both precisions:
+ * built as psgemm_check, and with TMM_PGEMM_DOUBLE defined as pdgemm_check (the
+ * element type, the routines, the MPI type and the rounding bound follow from it).
  *
- *   psgemm_check [--grid PxQ] [--size M,N,K] [--nb NB] [--trans NN|TN|NT|TT]
+ *   psgemm_check|pdgemm_check [--grid PxQ] [--size M,N,K] [--nb NB] [--trans NN|TN|NT|TT]
  *                [--alpha A] [--beta B] [--reps R] [--check full|sample|none]
  *                [--dump FILE] [--compare FILE] [--expect-tiledmm]
  *
@@ -10,11 +12,11 @@
  * fills its own blocks and checks them against a double-precision reference
  * (--check full: every local element; sample: 64 per rank; the default is full up to
  * 2^27 multiply-adds per rank, else sample). --dump writes the whole C (gathered on
- * rank 0, column-major floats) and --compare reads such a file (say from a
+ * rank 0, column-major, in the element type) and --compare reads such a file (say from a
  * single-process run) and compares within the rounding bound. --expect-tiledmm makes
  * each rank read libtiledmm_blas's counters (tmm_blas_get_counters, found with dlsym:
  * the program does not link the library) and fail unless tiledmm computed every
- * local sgemm_ call and pilaenv_ was widened. --reps R times R products after a
+ * local sgemm_ (dgemm_) call and pilaenv_ was widened. --reps R times R products after a
  * warm-up and prints the median, in TFLOP/s. Exits 0 when every check passes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -40,8 +42,35 @@ void psgemm_(const char* transa, const char* transb, const int* m, const int* n,
              const float* alpha, const float* a, const int* ia, const int* ja, const int* desca,
              const float* b, const int* ib, const int* jb, const int* descb, const float* beta,
              float* c, const int* ic, const int* jc, const int* descc);
+void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const double* alpha, const double* a, const int* ia, const int* ja, const int* desca,
+             const double* b, const int* ib, const int* jb, const int* descb, const double* beta,
+             double* c, const int* ic, const int* jc, const int* descc);
 
-/* A value in [-1, 1) from the matrix tag and global indices (a hash). */
+/* The precision this build checks: the element type, PBLAS's routine, the local
+ * routine whose counters must show tiledmm, the MPI type and the unit roundoff. */
+#ifdef TMM_PGEMM_DOUBLE
+typedef double real;
+#define PGEMM pdgemm_
+#define PGEMM_NAME "pdgemm"
+#define LOCAL_NAME "dgemm_"
+#define LOCAL_ROUTINE TMM_BLAS_DGEMM
+#define MPI_REAL_TYPE MPI_DOUBLE
+#define UNIT_ROUNDOFF 1.1102230246251565e-16 /* 2^-53 */
+#define PRECISION_NAME "FP64"
+#else
+typedef float real;
+#define PGEMM psgemm_
+#define PGEMM_NAME "psgemm"
+#define LOCAL_NAME "sgemm_"
+#define LOCAL_ROUTINE TMM_BLAS_SGEMM
+#define MPI_REAL_TYPE MPI_FLOAT
+#define UNIT_ROUNDOFF 5.960464477539063e-08 /* 2^-24 */
+#define PRECISION_NAME "FP32"
+#endif
+
+/* A value in [-1, 1) from the matrix tag and global indices (a hash), with 24
+ * significant bits: exact in either precision. */
 static float element(int tag, int64_t i, int64_t j) {
   uint64_t x = (uint64_t)tag * 0x9E3779B97F4A7C15ull ^ (uint64_t)i * 0xBF58476D1CE4E5B9ull ^
                (uint64_t)j * 0x94D049BB133111EBull;
@@ -59,7 +88,7 @@ static int64_t global_index(int64_t l, int nb, int myproc, int nprocs) {
 typedef struct {
   int p, q, m, n, k, nb, reps;
   char ta, tb;
-  float alpha, beta;
+  real alpha, beta;
   const char* check; /* full, sample, none or NULL (automatic) */
   const char* dump;
   const char* compare;
@@ -68,7 +97,7 @@ typedef struct {
 
 static int parse(int argc, char** argv, options* o) {
   o->p = 2, o->q = 2, o->m = 512, o->n = 512, o->k = 512, o->nb = 64, o->reps = 0;
-  o->ta = 'N', o->tb = 'N', o->alpha = 1.0f, o->beta = 0.5f;
+  o->ta = 'N', o->tb = 'N', o->alpha = 1, o->beta = 0.5;
   o->check = NULL, o->dump = NULL, o->compare = NULL, o->expect_tiledmm = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -89,9 +118,9 @@ static int parse(int argc, char** argv, options* o) {
       if (strlen(v) != 2) return 0;
       o->ta = v[0], o->tb = v[1];
     } else if (!strcmp(a, "--alpha")) {
-      o->alpha = strtof(v, NULL);
+      o->alpha = (real)strtod(v, NULL);
     } else if (!strcmp(a, "--beta")) {
-      o->beta = strtof(v, NULL);
+      o->beta = (real)strtod(v, NULL);
     } else if (!strcmp(a, "--reps")) {
       o->reps = atoi(v);
     } else if (!strcmp(a, "--check")) {
@@ -112,7 +141,7 @@ typedef struct {
   int desc[9];
   int rows, cols, ld; /* global rows/cols; local leading dimension */
   int mloc, nloc;
-  float* data;
+  real* data;
 } dmatrix;
 
 static int make_matrix(dmatrix* x, int tag, int rows, int cols, int nb, int ctxt, int myrow,
@@ -124,7 +153,7 @@ static int make_matrix(dmatrix* x, int tag, int rows, int cols, int nb, int ctxt
   x->nloc = numroc_(&cols, &nb, &mycol, &zero, &q);
   x->ld = x->mloc > 1 ? x->mloc : 1;
   descinit_(x->desc, &rows, &cols, &nb, &nb, &zero, &zero, &ctxt, &x->ld, &info);
-  x->data = malloc(sizeof(float) * (size_t)x->ld * (size_t)(x->nloc > 0 ? x->nloc : 1));
+  x->data = malloc(sizeof(real) * (size_t)x->ld * (size_t)(x->nloc > 0 ? x->nloc : 1));
   if (info != 0 || x->data == NULL) return 0;
   for (int jl = 0; jl < x->nloc; ++jl) {
     const int64_t j = global_index(jl, nb, mycol, q);
@@ -142,7 +171,8 @@ static double op_b(const options* o, int64_t l, int64_t j) {
   return o->tb == 'N' ? element(2, l, j) : element(2, j, l);
 }
 
-/* The double-precision reference of C(i,j) and the FP32 rounding bound around it. */
+/* The double-precision reference of C(i,j) and the rounding bound of the precision
+ * around it (in double precision it also covers the reference's own rounding). */
 static double reference(const options* o, int64_t i, int64_t j, double* bound) {
   double dot = 0, mag = 0;
   for (int64_t l = 0; l < o->k; ++l) {
@@ -151,13 +181,13 @@ static double reference(const options* o, int64_t i, int64_t j, double* bound) {
     mag += fabs(t);
   }
   const double c0 = element(3, i, j);
-  const double eps = 5.960464477539063e-08; /* 2^-24 */
+  const double eps = UNIT_ROUNDOFF;
   *bound = 2.0 * (o->k + 2) * eps * (fabs(o->alpha) * mag + fabs(o->beta * c0)) + 1e-30;
   return o->alpha * dot + o->beta * c0;
 }
 
 /* |C(i,j) - reference| / bound for one global element (<= 1 passes). */
-static double error_ratio(const options* o, int64_t i, int64_t j, float got) {
+static double error_ratio(const options* o, int64_t i, int64_t j, real got) {
   double bound = 0;
   const double ref = reference(o, i, j, &bound);
   return fabs((double)got - ref) / bound;
@@ -171,11 +201,11 @@ int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, &o) || o.p * o.q != nprocs) {
     if (rank == 0)
-      fprintf(stderr,
-              "usage: psgemm_check [--grid PxQ (P*Q = ranks)] [--size M,N,K] [--nb NB] "
-              "[--trans NN|TN|NT|TT] [--alpha A] [--beta B] [--reps R] "
-              "[--check full|sample|none] [--dump FILE] [--compare FILE] "
-              "[--expect-tiledmm]\n");
+      fprintf(stderr, "usage: " PGEMM_NAME
+                      "_check [--grid PxQ (P*Q = ranks)] [--size M,N,K] [--nb NB] "
+                      "[--trans NN|TN|NT|TT] [--alpha A] [--beta B] [--reps R] "
+                      "[--check full|sample|none] [--dump FILE] [--compare FILE] "
+                      "[--expect-tiledmm]\n");
     MPI_Finalize();
     return 2;
   }
@@ -196,8 +226,8 @@ int main(int argc, char** argv) {
   }
   const int one = 1;
   const char ta[2] = {o.ta, 0}, tb[2] = {o.tb, 0};
-  psgemm_(ta, tb, &o.m, &o.n, &o.k, &o.alpha, a.data, &one, &one, a.desc, b.data, &one, &one,
-          b.desc, &o.beta, c.data, &one, &one, c.desc);
+  PGEMM(ta, tb, &o.m, &o.n, &o.k, &o.alpha, a.data, &one, &one, a.desc, b.data, &one, &one, b.desc,
+        &o.beta, c.data, &one, &one, c.desc);
 
   int failures = 0;
   /* The check, against a double-precision reference of the same elements. */
@@ -225,29 +255,30 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     const int pass = !(worst_all > 1.0);
     if (!none)
-      printf("check: %ld elements against FP64, worst error %.3g of the bound: %s\n", checked_all,
-             worst_all, pass ? "PASS" : "FAIL");
+      printf("check: %ld elements against FP64, worst error %.3g of the " PRECISION_NAME
+             " bound: %s\n",
+             checked_all, worst_all, pass ? "PASS" : "FAIL");
     failures += !pass;
   }
 
   /* Gather C on rank 0 (each rank sends its local block and its grid position). */
   if (o.dump || o.compare) {
-    float* whole = NULL;
-    if (rank == 0) whole = calloc((size_t)o.m * o.n, sizeof(float));
+    real* whole = NULL;
+    if (rank == 0) whole = calloc((size_t)o.m * o.n, sizeof(real));
     for (int r = 0; r < nprocs; ++r) {
       int pos[4] = {myrow, mycol, c.mloc, c.nloc};
-      float* block = c.data;
+      real* block = c.data;
       if (r != 0 && rank == r) {
         MPI_Send(pos, 4, MPI_INT, 0, 1, MPI_COMM_WORLD);
-        MPI_Send(c.data, c.ld * c.nloc, MPI_FLOAT, 0, 2, MPI_COMM_WORLD);
+        MPI_Send(c.data, c.ld * c.nloc, MPI_REAL_TYPE, 0, 2, MPI_COMM_WORLD);
       }
       if (rank != 0) continue;
       int ldr = c.ld;
       if (r != 0) {
         MPI_Recv(pos, 4, MPI_INT, r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         ldr = pos[2] > 1 ? pos[2] : 1;
-        block = malloc(sizeof(float) * (size_t)ldr * (size_t)(pos[3] > 0 ? pos[3] : 1));
-        MPI_Recv(block, ldr * pos[3], MPI_FLOAT, r, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        block = malloc(sizeof(real) * (size_t)ldr * (size_t)(pos[3] > 0 ? pos[3] : 1));
+        MPI_Recv(block, ldr * pos[3], MPI_REAL_TYPE, r, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       for (int jl = 0; jl < pos[3]; ++jl)
         for (int il = 0; il < pos[2]; ++il)
@@ -257,20 +288,20 @@ int main(int argc, char** argv) {
     }
     if (rank == 0 && o.dump) {
       FILE* f = fopen(o.dump, "wb");
-      if (!f || fwrite(whole, sizeof(float), (size_t)o.m * o.n, f) != (size_t)o.m * o.n) {
+      if (!f || fwrite(whole, sizeof(real), (size_t)o.m * o.n, f) != (size_t)o.m * o.n) {
         fprintf(stderr, "cannot write %s\n", o.dump);
         ++failures;
       }
       if (f) fclose(f);
     }
     if (rank == 0 && o.compare) {
-      float* ref = malloc(sizeof(float) * (size_t)o.m * o.n);
+      real* ref = malloc(sizeof(real) * (size_t)o.m * o.n);
       FILE* f = fopen(o.compare, "rb");
-      if (!f || !ref || fread(ref, sizeof(float), (size_t)o.m * o.n, f) != (size_t)o.m * o.n) {
+      if (!f || !ref || fread(ref, sizeof(real), (size_t)o.m * o.n, f) != (size_t)o.m * o.n) {
         fprintf(stderr, "cannot read %s\n", o.compare);
         ++failures;
       } else {
-        /* Two FP32 results, each within the bound of the exact one: within twice it of
+        /* Two results, each within the bound of the exact one: within twice it of
          * each other. */
         double worst_diff = 0;
         for (int64_t j = 0; j < o.n; ++j)
@@ -281,10 +312,9 @@ int main(int argc, char** argv) {
             if (!(r <= worst_diff)) worst_diff = r;
           }
         const int pass = !(worst_diff > 1.0);
-        printf(
-            "compare with %s: difference within twice the FP32 bound (worst %.3g of it): "
-            "%s\n",
-            o.compare, worst_diff, pass ? "PASS" : "FAIL");
+        printf("compare with %s: difference within twice the " PRECISION_NAME
+               " bound (worst %.3g of it): %s\n",
+               o.compare, worst_diff, pass ? "PASS" : "FAIL");
         failures += !pass;
       }
       if (f) fclose(f);
@@ -299,8 +329,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < o.reps; ++r) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
-      psgemm_(ta, tb, &o.m, &o.n, &o.k, &o.alpha, a.data, &one, &one, a.desc, b.data, &one, &one,
-              b.desc, &o.beta, c.data, &one, &one, c.desc);
+      PGEMM(ta, tb, &o.m, &o.n, &o.k, &o.alpha, a.data, &one, &one, a.desc, b.data, &one, &one,
+            b.desc, &o.beta, c.data, &one, &one, c.desc);
       MPI_Barrier(MPI_COMM_WORLD);
       t[r] = MPI_Wtime() - t0;
     }
@@ -312,10 +342,10 @@ int main(int argc, char** argv) {
       }
     const double median = t[o.reps / 2];
     if (rank == 0)
-      printf(
-          "psgemm %c%c %d x %d x %d on %d x %d ranks, nb %d: median %.3f ms of %d, %.2f TFLOP/s\n",
-          o.ta, o.tb, o.m, o.n, o.k, p, q, o.nb, median * 1e3, o.reps,
-          2.0 * o.m * o.n * o.k / median / 1e12);
+      printf(PGEMM_NAME
+             " %c%c %d x %d x %d on %d x %d ranks, nb %d: median %.3f ms of %d, %.2f TFLOP/s\n",
+             o.ta, o.tb, o.m, o.n, o.k, p, q, o.nb, median * 1e3, o.reps,
+             2.0 * o.m * o.n * o.k / median / 1e12);
     free(t);
   }
 
@@ -325,19 +355,20 @@ int main(int argc, char** argv) {
   if (get != NULL) {
     tmm_blas_counters s, pl;
     s.struct_size = pl.struct_size = sizeof s;
-    get(TMM_BLAS_SGEMM, &s);
+    get(LOCAL_ROUTINE, &s);
     get(TMM_BLAS_PILAENV, &pl);
-    printf(
-        "rank %d: sgemm_ tiledmm %llu calls %.3g flops (largest k %lld), fallback %llu calls "
-        "%.3g flops, recovered %llu; pilaenv_ widened %llu, ScaLAPACK's %llu\n",
-        rank, (unsigned long long)s.tiledmm_calls, (double)s.tiledmm_flops,
-        (long long)s.tiledmm_max_k, (unsigned long long)s.fallback_calls, (double)s.fallback_flops,
-        (unsigned long long)s.recovered_calls, (unsigned long long)pl.tiledmm_calls,
-        (unsigned long long)pl.fallback_calls);
+    printf("rank %d: " LOCAL_NAME
+           " tiledmm %llu calls %.3g flops (largest k %lld), fallback %llu calls "
+           "%.3g flops, recovered %llu; pilaenv_ widened %llu, ScaLAPACK's %llu\n",
+           rank, (unsigned long long)s.tiledmm_calls, (double)s.tiledmm_flops,
+           (long long)s.tiledmm_max_k, (unsigned long long)s.fallback_calls,
+           (double)s.fallback_flops, (unsigned long long)s.recovered_calls,
+           (unsigned long long)pl.tiledmm_calls, (unsigned long long)pl.fallback_calls);
     if (o.expect_tiledmm &&
         (s.tiledmm_calls == 0 || s.fallback_calls != 0 || s.recovered_calls != 0 ||
          pl.tiledmm_calls == 0 || pl.fallback_calls != 0)) {
-      printf("rank %d: FAIL: expected tiledmm to compute every local sgemm_ with a widened panel\n",
+      printf("rank %d: FAIL: expected tiledmm to compute every local " LOCAL_NAME
+             " with a widened panel\n",
              rank);
       ++failures;
     }
