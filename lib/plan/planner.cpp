@@ -202,12 +202,37 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                          4 * ceil_div(blocks, tiles)});
   const int64_t fewest = std::min(most, std::max<int64_t>(2, ceil_div(tiles_k, kMaxSliceSteps)));
   if (most < 2) return {1, 0};
+  return {int(ceil_div(tiles_k, ceil_div(tiles_k, one_wave_slices(tiles, blocks, fewest, most)))),
+          tiles};
+}
+
+int64_t one_wave_slices(int64_t tiles, int64_t blocks, int64_t fewest, int64_t most) {
+  if (tiles <= 0 || blocks <= 0 || fewest < 1 || most < fewest) return 1;
+  // time(s): rounds of `blocks` blocks, each 1/s of a tile. Within round r (the counts of
+  // slices whose blocks take r rounds: up to floor(r blocks / tiles)) time falls as s
+  // grows, so each round's best is its largest count, and the fewest counts within 5% of
+  // the best lie in the first round that reaches it: a handful of rounds, not one
+  // candidate per count (this runs on every call).
   const auto time = [&](int64_t s) { return double(ceil_div(tiles * s, blocks)) / double(s); };
+  const auto last_of_round = [&](int64_t r) { return std::min(most, r * blocks / tiles); };
+  const int64_t first = ceil_div(tiles * fewest, blocks), rounds = ceil_div(tiles * most, blocks);
   double best = time(fewest);
-  for (int64_t s = fewest; s <= most; ++s) best = std::min(best, time(s));
-  for (int64_t s = fewest; s <= most; ++s)
-    if (time(s) <= best * 1.05) return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tiles};
-  return {1, 0};
+  for (int64_t r = first; r <= rounds; ++r) {
+    const int64_t s = last_of_round(r);
+    if (s >= fewest) best = std::min(best, time(s));
+  }
+  const double bound = best * 1.05;
+  for (int64_t r = first; r <= rounds; ++r) {
+    const int64_t hi = last_of_round(r);
+    const int64_t lo = std::max(fewest, (r - 1) * blocks / tiles + 1);
+    if (lo > hi || time(hi) > bound) continue;
+    // The smallest s in [lo, hi] with r / s <= bound, then exactly by time().
+    int64_t s = std::max(lo, std::min(hi, int64_t(double(r) / bound)));
+    while (s > lo && time(s - 1) <= bound) --s;
+    while (time(s) > bound) ++s;
+    return s;
+  }
+  return fewest;
 }
 
 WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape) {

@@ -93,6 +93,12 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
 TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                             const DeviceProfile& device);
 
+// plan_f64_tail's count of slices per tile in one wave: `tiles` tiles of s slices each
+// run in rounds of `blocks` blocks, each block 1/s of a tile's time; the fewest s in
+// [fewest, most] whose time is within 1/20 of the best there. Found round by round (a
+// handful), not count by count: it runs on every call.
+int64_t one_wave_slices(int64_t tiles, int64_t blocks, int64_t fewest, int64_t most);
+
 // The Hopper wgmma kernels' operands (lib/cuda/kernels/sm90/). The TF32 kernel
 // (shape.may_transpose) first copies into its workspace, K-major, the operands whose
 // rows the copy engine cannot read (not 16-byte aligned), and B when neither is K-major

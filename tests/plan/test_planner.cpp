@@ -254,6 +254,36 @@ TEST(TailSplit, OneWaveOverDeepKSplitsEveryTile) {
     }
 }
 
+// plan_f64_tail's count of slices, found round by round, is the count the search over
+// every count finds: the fewest within 1/20 of the best time. A wrong round boundary or
+// a count taken from the wrong end of a round gives another count for some of these.
+TEST(TailSplit, OneWaveSlicesAsTheSearchOverEveryCount) {
+  const auto search = [](int64_t tiles, int64_t blocks, int64_t fewest, int64_t most) {
+    const auto time = [&](int64_t s) {
+      return double((tiles * s + blocks - 1) / blocks) / double(s);
+    };
+    double best = time(fewest);
+    for (int64_t s = fewest; s <= most; ++s) best = std::min(best, time(s));
+    for (int64_t s = fewest; s <= most; ++s)
+      if (time(s) <= best * 1.05) return s;
+    return fewest;
+  };
+  int64_t checked = 0;
+  for (int64_t blocks : {8, 108 * 2, 132 * 2, 132 * 3, 114 * 3})
+    for (int64_t tiles = 1; tiles <= blocks; ++tiles) {
+      const int64_t cap = 4 * ((blocks + tiles - 1) / tiles);
+      for (int64_t most : {cap, cap / 2 + 1, int64_t(37), int64_t(2)})
+        for (int64_t fewest : {int64_t(2), int64_t(3), int64_t(16), most}) {
+          if (fewest > most) continue;
+          ASSERT_EQ(one_wave_slices(tiles, blocks, fewest, most),
+                    search(tiles, blocks, fewest, most))
+              << tiles << " tiles, " << blocks << " blocks, slices " << fewest << ".." << most;
+          ++checked;
+        }
+    }
+  EXPECT_GT(checked, 10000);
+}
+
 // FP32_ACCURATE on Hopper takes its wgmma tile where k is deep (it splits k); elsewhere,
 // and without the Hopper rows, the narrow tile where the wide one leaves SMs idle.
 TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
