@@ -12,6 +12,7 @@
 //                                     installed (scripts/deps.sh).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
