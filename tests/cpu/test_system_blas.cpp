@@ -11,8 +11,11 @@
 //                                     fail in CI (CI=true), where Debian's OpenBLAS is
 //                                     installed (scripts/deps.sh).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tiledmm/tiledmm.h"
@@ -283,6 +287,53 @@ TYPED_TEST(SystemBlasPath, HostThreadsOptionIsHonoured) {
     EXPECT_STREQ(r.kernel, blocked_name<T>());
   }
   ops.check(c0, T(1), T(1));
+}
+
+// fork() while other threads are inside AUTO's products: OpenBLAS's fork handler stops
+// its worker threads, which would strand a call in progress in the parent; the library
+// holds the fork until no product is inside the BLAS. The parent's callers finish, and
+// the child computes a product of its own.
+TYPED_TEST(SystemBlasPath, ForkWhileOtherThreadsMultiply) {
+  using T = TypeParam;
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 2; ++t) {
+    callers.emplace_back([&, t] {
+      tmm_handle h = nullptr;
+      if (tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0) != TMM_SUCCESS) {
+        ++failures;
+        return;
+      }
+      for (unsigned i = 0; !stop.load(); ++i) {
+        Operands<T> ops(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_TRANS, 96, 80, 120, 0, 100u * t + i);
+        if (ops.run(h, T(1), T(0)) != TMM_SUCCESS) ++failures;
+      }
+      tmm_destroy(h);
+    });
+  }
+  for (int f = 0; f < 4; ++f) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      tmm_handle h = nullptr;
+      bool ok = tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0) == TMM_SUCCESS;
+      std::vector<T> a(64 * 64, T(1)), b(64 * 64, T(2)), c(64 * 64, T(0));
+      ok = ok && gemm<T>(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 64, 64, 64, T(1), a.data(),
+                         64, b.data(), 64, T(0), c.data(), 64) == TMM_SUCCESS;
+      ok = ok && c == std::vector<T>(64 * 64, T(128));
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's product failed";
+  }
+  stop = true;
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  Operands<T> after(TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_TRANS, 96, 80, 120, 0, 1);
+  ASSERT_EQ(after.run(this->h_, T(1), T(0)), TMM_SUCCESS);  // the parent's path, still
+  this->expect_auto_path();
 }
 
 }  // namespace
