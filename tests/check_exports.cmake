@@ -5,7 +5,7 @@
 #     still exported, in the version node of the release that introduced it, and
 #     every function no dump lists is in a node newer than the newest dump;
 #   - the functions exported are exactly those tiledmm.h declares with TMM_API;
-#   - no NEEDED entry names cudart or cublas, and the SONAME is versioned.
+#   - no NEEDED entry names cudart, cublas or a BLAS, and the SONAME is versioned.
 # The layout of types is abidiff's job (scripts/abi-check.sh); this check needs only
 # binutils, so it runs in every build. docs/ABI.md has the policy.
 cmake_minimum_required(VERSION 3.24)
@@ -124,10 +124,15 @@ execute_process(COMMAND objdump -p ${LIB} OUTPUT_VARIABLE dyn)
 if(dyn MATCHES "NEEDED[ ]+lib(cudart|cublas)")
   message(FATAL_ERROR "libtiledmm needs a CUDA runtime or cuBLAS shared library")
 endif()
+# The CPU backend finds the system BLAS at run time (lib/cpu/system_blas.cpp): no BLAS
+# may be a link-time dependency.
+if(dyn MATCHES "NEEDED[ ]+lib[a-z_]*(blas|blis|mkl)")
+  message(FATAL_ERROR "libtiledmm needs a BLAS library at link time")
+endif()
 if(NOT dyn MATCHES "SONAME[ ]+libtiledmm\\.so\\.[0-9]+")
   message(FATAL_ERROR "libtiledmm has no versioned SONAME")
 endif()
 string(REPLACE ";" " " nodes_text "${nodes}")
 message(STATUS "${count} tmm_ symbols exported, all versioned (${nodes_text}), "
                "dumps up to ${newest_release} kept, header and exports agree, "
-               "no cudart/cublas NEEDED")
+               "no cudart/cublas/BLAS NEEDED")

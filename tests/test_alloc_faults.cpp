@@ -312,6 +312,41 @@ long allocations_of(const std::function<void()>& body) {
   return arm.allocations();
 }
 
+// The CPU's AUTO loads the system BLAS (lib/cpu/system_blas.hpp) at the first product
+// of the process; OpenBLAS starts its threads as it loads, and raises SIGINT when one
+// cannot start. Loading it is not a part of a call this program arms, so the first
+// product runs here, before any test.
+class LoadSystemBlas : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    tmm_handle h = nullptr;
+    ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+    float a = 1.0f, b = 1.0f, c = 0.0f;
+    EXPECT_EQ(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1.0f, &a, 1, &b, 1,
+                        0.0f, &c, 1),
+              TMM_SUCCESS);
+    tmm_destroy(h);
+  }
+};
+const ::testing::Environment* const load_system_blas =
+    ::testing::AddGlobalTestEnvironment(new LoadSystemBlas);
+
+// AUTO on the system BLAS (where there is one; else the own kernels) allocates nothing
+// of its own once warm; the BLAS's own memory is its business (malloc, not operator new).
+TEST(WarmCalls, CpuAutoCallsAllocateNothing) {
+  TMM_SKIP_UNLESS_ALLOCATIONS_VISIBLE();
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CPU, 0), TMM_SUCCESS);
+  std::vector<float> c = product().c0;
+  ASSERT_EQ(product().run(h, c), TMM_SUCCESS);
+  c = product().c0;
+  tmm_status s = TMM_ERROR_INTERNAL;
+  EXPECT_EQ(allocations_of([&] { s = product().run(h, c); }), 0);
+  EXPECT_EQ(s, TMM_SUCCESS);
+  EXPECT_EQ(c, product().want);
+  tmm_destroy(h);
+}
+
 TEST(WarmCalls, CpuCallsAllocateNothing) {
   TMM_SKIP_UNLESS_ALLOCATIONS_VISIBLE();
   for (tmm_algorithm alg : {TMM_ALGO_BLOCKED, TMM_ALGO_NAIVE}) {

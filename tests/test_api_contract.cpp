@@ -474,7 +474,7 @@ TEST(Options, MathModeValuesAreStable) {
 // A mode is a permission: the CPU has only strict FP32 kernels, takes every mode, runs
 // them, and says FP32 ran.
 TEST_F(Contract, CpuAcceptsEveryMathModeAndReportsFp32) {
-  for (tmm_algorithm algorithm : {TMM_ALGO_AUTO, TMM_ALGO_NAIVE}) {
+  for (tmm_algorithm algorithm : {TMM_ALGO_AUTO, TMM_ALGO_BLOCKED, TMM_ALGO_NAIVE}) {
     ASSERT_EQ(tmm_set_algorithm(h_, algorithm), TMM_SUCCESS);
     for (int64_t mode : {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
       ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS) << message();
@@ -488,6 +488,8 @@ TEST_F(Contract, CpuAcceptsEveryMathModeAndReportsFp32) {
       r.struct_size = sizeof r;
       ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32) << "mode " << mode;
+      if (algorithm == TMM_ALGO_AUTO && std::strncmp(r.kernel, "system BLAS (", 13) == 0)
+        continue;  // AUTO on the system BLAS (tests/cpu/test_system_blas.cpp)
       EXPECT_STREQ(r.kernel, algorithm == TMM_ALGO_NAIVE ? "cpu_naive" : "cpu_blocked");
     }
   }
@@ -565,6 +567,8 @@ TEST(KernelInfo, EveryKernelSaysItsMathMode) {
 // ---- The growable report ------------------------------------------------------
 
 TEST_F(Contract, ReportDescribesTheCallAndRespectsStructSize) {
+  // BLOCKED: AUTO may run the system BLAS (tests/cpu/test_system_blas.cpp).
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
   ASSERT_EQ(call(), TMM_SUCCESS);
   tmm_report r{};
   EXPECT_EQ(tmm_get_last_report(h_, &r), TMM_ERROR_INVALID_VALUE) << "struct_size not set";
@@ -616,6 +620,7 @@ TEST_F(Contract, ReportNamesNaiveScaleAndEmptyCalls) {
 
 TEST_F(Contract, HostThreadsOptionBoundsTheThreadsUsed) {
   const int64_t m = 512, n = 64, k = 128;  // 8 row blocks, 8.4 MFLOP: worth threads
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);  // the own kernels
   std::vector<float> a(size_t(m * k), 0.5f), b(size_t(k * n), 0.25f), c(size_t(m * n), 1.0f);
   tmm_report r{};
   r.struct_size = sizeof r;

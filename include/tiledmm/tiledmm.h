@@ -246,9 +246,14 @@ typedef struct tmm_report {
   int splits;              /* slices of k run as separate blocks (split-K); 1 = none.
                               The Hopper tensor-core kernels split only the tiles
                               of a partly full last wave of blocks */
-  int host_threads;        /* CPU threads that computed (CPU backend), else 0 */
+  int host_threads;        /* CPU threads that computed (CPU backend), else 0; on
+                              the system BLAS its thread count (it may use fewer
+                              on a small product) */
   const char* kernel;      /* static name of the kernel that ran, e.g.
-                              "blocked_128x256"; "scale" ("cpu_scale" on the CPU)
+                              "blocked_128x256", or "system BLAS (library)" when
+                              the CPU's AUTO ran the system BLAS (not a row of
+                              tmm_get_kernel_info; see tmm_set_algorithm);
+                              "scale" ("cpu_scale" on the CPU)
                               when only C = beta * C ran, "none" when nothing ran
                               (m or n = 0) */
   tmm_host_path host_path; /* the path tmm_sgemm took on CUDA (DIRECT or STREAMED);
@@ -345,9 +350,26 @@ TMM_API tmm_status tmm_get_backend(tmm_handle handle, tmm_backend* out);
  *  Settings
  * ==================================================================== */
 
-/* Choose the algorithm. The CPU backend has NAIVE, BLOCKED and AUTO (= BLOCKED);
- * other algorithms there give TMM_ERROR_NOT_SUPPORTED and leave the setting
- * unchanged. */
+/* Choose the algorithm. The CPU backend has NAIVE, BLOCKED and AUTO; other
+ * algorithms there give TMM_ERROR_NOT_SUPPORTED and leave the setting unchanged.
+ * The CPU's AUTO runs the system's optimized BLAS (sgemm_ or dgemm_ of OpenBLAS,
+ * BLIS or MKL) when one is found at run time, else BLOCKED. It is loaded with dlopen
+ * (libtiledmm has no link-time dependency on it), at the first product, from the
+ * environment variable TILEDMM_CPU_BLAS: unset, empty or "auto" searches, in order,
+ * libopenblas.so.0, libopenblasp.so.0, libopenblaso.so.0, libblis.so.4, libblis.so.3,
+ * libmkl_rt.so.2, libmkl_rt.so (not the reference libblas.so.3); "none" never uses
+ * one; any other value is the only library tried (a path or a name). A library whose
+ * gemm is libtiledmm_blas's is refused. The contract stays the library's own on that
+ * path: its argument checks, aliasing rule and quick returns run first (m or n = 0;
+ * k = 0 or alpha = 0 gives C = beta * C without the BLAS), a non-finite alpha runs
+ * the sequential loop, and sizes or leading dimensions above INT_MAX run BLOCKED.
+ * tmm_report.kernel names the path: "system BLAS (libopenblas.so.0)" or
+ * "cpu_blocked" / "cpu_f64_blocked". TMM_OPTION_HOST_THREADS: at 0 (the default)
+ * the BLAS uses its own thread count (OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS,
+ * MKL_NUM_THREADS); another value is honoured per call with MKL
+ * (mkl_set_num_threads_local, restored after the call), while with OpenBLAS and BLIS,
+ * whose count is global to the process and which tiledmm never changes, such a call
+ * runs BLOCKED on that many threads. */
 TMM_API tmm_status tmm_set_algorithm(tmm_handle handle, tmm_algorithm algorithm);
 TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
 

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/host_io.hpp"
 #include "cpu/cpu_kernels.hpp"
+#include "cpu/system_blas.hpp"
 #include "registry/kernel_registry.hpp"
 
 namespace tiledmm {
@@ -63,13 +64,28 @@ void CpuBackend::gemm_host(const GemmProblem& problem, const Settings& settings)
                   [&](auto zero) { gemm_as<decltype(zero)>(problem, settings); });
 }
 
+namespace {
+
+// The system BLAS when AUTO may run it on `p` (system_blas.hpp), else nullptr. NAIVE
+// and BLOCKED never use it.
+template <class T>
+const SystemBlas* auto_system_blas(const GemmView<T>& p, const Settings& settings) {
+  if (settings.algorithm != Algorithm::Auto) return nullptr;
+  const SystemBlas* blas = system_blas();
+  return blas != nullptr && system_blas_can_run(*blas, p, settings.host_threads) ? blas : nullptr;
+}
+
+}  // namespace
+
 template <class T>
 void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
   const auto start = std::chrono::steady_clock::now();
   const GemmView<T> p = view_of<T>(problem);
-  // BLOCKED adds alpha * (partial sums over slices of k) into C; with alpha = +-Inf
-  // or NaN the slices would give NaN where the whole sum gives +-Inf, so such calls
-  // run the single-sum loop (see "Arithmetic" at tmm_sgemm).
+  // BLOCKED (and an optimized BLAS) adds alpha * (partial sums over slices of k) into
+  // C; with alpha = +-Inf or NaN the slices would give NaN where the whole sum gives
+  // +-Inf, so such calls run the single-sum loop (see "Arithmetic" at tmm_sgemm). The
+  // quick returns (m or n = 0; k = 0 or alpha = 0: C = beta * C) are the library's own
+  // on every path, so the system BLAS sees only products that read A and B.
   const bool naive = settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha);
   Timing t;
   t.algorithm = naive ? Algorithm::Naive : Algorithm::Blocked;
@@ -84,6 +100,9 @@ void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
     cpu_naive_gemm(p);
     t.kernel = kNaiveName<T>;
     t.host_threads = 1;
+  } else if (const SystemBlas* blas = auto_system_blas(p, settings)) {
+    t.host_threads = system_blas_gemm(*blas, p, settings.host_threads);
+    t.kernel = blas->kernel_name;
   } else {
     t.host_threads = cpu_blocked_gemm(p, settings.host_threads, workspaces<T>(), pool_);
     t.kernel = kBlockedName<T>;

@@ -1,5 +1,6 @@
 // The CPU backend: the seeds' sequential loop (NAIVE) and a cache-blocked,
-// multi-threaded implementation (BLOCKED, the AUTO choice), timed with a steady clock.
+// multi-threaded implementation (BLOCKED), timed with a steady clock. AUTO runs the
+// system's optimized BLAS when one is found at run time (system_blas.hpp), else BLOCKED.
 #pragma once
 
 #include <type_traits>

@@ -167,6 +167,7 @@ static partial class EngineTests
     {
         using (var e = new Engine(Backend.Cpu, 0))
         {
+            e.Algorithm = Algorithm.Blocked;  // the own kernels: AUTO may run the system BLAS
             Product().Run(e);
             Assert(e.LastReport.MathMode == MathMode.Fp32, "a default engine: " + e.LastReport);
             Assert(e.LastReport.Precision == Precision.Single, "a float product: " + e.LastReport);

@@ -208,6 +208,7 @@ class OptionsAndReportTest {
   @Test
   void mathModeIsWhatRanNotWhatWasAllowed() {
     try (Engine mm = new Engine(Backend.CPU, 0)) {
+      mm.setAlgorithm(Algorithm.BLOCKED);  // the own kernels: AUTO may run the system BLAS
       product().run(mm);
       assertEquals(MathMode.FP32, mm.getLastReport().getMathMode(), "a default engine");
       // A math mode is a permission, not a demand: the CPU backend takes every mode, has
