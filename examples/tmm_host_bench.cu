@@ -17,7 +17,8 @@
 // `tiledmm host io (Java)` is tmm_sgemm_io with memcpy functions, the Java binding's
 // path for float[] without the JVM's own cost of each call.
 //
-// --threads N sets TMM_OPTION_HOST_THREADS (the streamed path's packing threads).
+// --threads N sets TMM_OPTION_HOST_THREADS (the streamed path's packing threads), and
+// --staging MIB the squares' TMM_OPTION_HOST_STAGING_BYTES (default 0: the library's).
 //
 // --deep-k M,N,K[,MIB] runs one M x N x K product (FP32, uniform [-1, 1)) on the streamed
 // path with MIB MiB of device memory and of staging (default 1, the stated minimum),
@@ -29,7 +30,8 @@
 // error against a long double reference (x86's 64-bit significand), bound 1e-12.
 //
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
-//                  [--threads N] [--deep-k M,N,K[,MIB]]... [--precision single|double]
+//                  [--threads N] [--staging MIB] [--deep-k M,N,K[,MIB]]...
+//                  [--precision single|double]
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -172,7 +174,8 @@ double sampled_error(const T* a, const T* b, const T* c, int64_t m, int64_t n, i
 
 double g_bound = 1e-4;  // the sampled check's bound: Api<T>::kBound of the run
 
-int g_threads = 0;  // --threads: TMM_OPTION_HOST_THREADS of every handle
+int g_threads = 0;      // --threads: TMM_OPTION_HOST_THREADS of every handle
+int64_t g_staging = 0;  // --staging: TMM_OPTION_HOST_STAGING_BYTES of the squares' handle
 
 void report_line(const char* what, int64_t m, int64_t n, int64_t k, double s, double err,
                  double base_s, const char* extra) {
@@ -205,6 +208,7 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
   tmm_handle h = nullptr;
   check(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), h, "tmm_create");
   check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
+  check(tmm_set_option(h, TMM_OPTION_HOST_STAGING_BYTES, g_staging), h, "staging");
   auto tmm_call = [&] {
     check(Api<T>::host(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), a.p, k, b.p, n,
                        T(0), c.p, n),
@@ -429,6 +433,8 @@ int main(int argc, char** argv) {
       xt = false;
     } else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       g_threads = std::max(0, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--staging") && i + 1 < argc) {
+      g_staging = std::max<int64_t>(0, std::atoll(argv[++i])) << 20;
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--deep-k") && i + 1 < argc) {
@@ -442,7 +448,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
-                   "[--no-xt] [--threads N] [--deep-k M,N,K[,MIB]]... "
+                   "[--no-xt] [--threads N] [--staging MIB] [--deep-k M,N,K[,MIB]]... "
                    "[--precision single|double]\n",
                    argv[0]);
       return 2;
