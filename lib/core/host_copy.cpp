@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -66,6 +72,50 @@ void copy_block(WorkerPool& pool, int threads, void* dst_ptr, int64_t dst_ld, co
     return;
   }
   pool.run(tasks, task);
+}
+
+void populate_for_write(void* p, int64_t bytes) noexcept {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14's value; older C libraries lack the name
+#endif
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (page_size <= 0 || bytes <= 0) return;
+  const uintptr_t page = uintptr_t(page_size);
+  // Whole pages inside the range only: a page partly outside it may belong to another
+  // mapping (a guard page, read-only memory), and populating changes no byte anyway.
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes)) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+BackgroundPopulate::BackgroundPopulate(void* p, int64_t bytes, int threads) noexcept {
+  if (bytes < kMinPopulateBytes || threads <= 0) return;
+  // Split on 2 MiB boundaries (a multiple of every page size, huge pages included), so
+  // that no page straddles two threads' ranges.
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + uintptr_t(bytes);
+  auto cut = [&](int t) {
+    if (t == 0) return begin;
+    if (t == threads) return end;
+    const uintptr_t at = begin + uintptr_t(bytes / threads * t);
+    return std::max(begin, at >> 21 << 21);
+  };
+  try {
+    for (int t = 0; t < threads; ++t) {
+      const uintptr_t b0 = cut(t), b1 = cut(t + 1);
+      threads_.emplace_back(
+          [=] { populate_for_write(reinterpret_cast<void*>(b0), int64_t(b1 - b0)); });
+    }
+  } catch (...) {  // no thread to be had: those started run on, the rest is skipped
+  }
+}
+
+BackgroundPopulate::~BackgroundPopulate() {
+  for (std::thread& t : threads_) t.join();
 }
 
 int default_packing_threads() noexcept {

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "core/worker_pool.hpp"
 
@@ -32,6 +34,28 @@ void copy_block(WorkerPool& pool, int threads, T* dst, int64_t dst_ld, const T* 
   copy_block(pool, threads, static_cast<void*>(dst), dst_ld, static_cast<const void*>(src), src_ld,
              rows, cols, int(sizeof(T)));
 }
+
+// Faults in, writable, every whole page of [p, p + bytes) without changing a byte
+// (Linux's MADV_POPULATE_WRITE, 5.14 and later; elsewhere, or where the kernel refuses,
+// nothing). Memory never written before (a fresh result array) otherwise faults a page
+// at a time under the unpacking threads' first stores, each fault zeroing its page: done
+// ahead, on threads of its own, while the device computes. Never throws.
+void populate_for_write(void* p, int64_t bytes) noexcept;
+
+// populate_for_write over [p, p + bytes) split among `threads` threads of its own,
+// started at construction and joined at destruction. Below kMinPopulateBytes, or with
+// no threads, it does nothing.
+class BackgroundPopulate {
+ public:
+  static constexpr int64_t kMinPopulateBytes = int64_t(64) << 20;
+  BackgroundPopulate(void* p, int64_t bytes, int threads) noexcept;
+  ~BackgroundPopulate();
+  BackgroundPopulate(const BackgroundPopulate&) = delete;
+  BackgroundPopulate& operator=(const BackgroundPopulate&) = delete;
+
+ private:
+  std::vector<std::thread> threads_;
+};
 
 // The threads that pack by default: three quarters of the cores, at least one. With
 // the link busy, 12 of the H100 host's 16 cores copy faster than 16 (the DMA engines

@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "core/host_copy.hpp"
 #include "core/worker_pool.hpp"
@@ -83,3 +89,55 @@ TEST(HostCopy, ByteCoreCopiesElementsOfFourAndEightBytesAtOddOffsets) {
 
 }  // namespace
 }  // namespace tiledmm
+
+// Populating changes no byte: of memory already written (at odd offsets and lengths,
+// whole pages and parts of pages), and of memory never written before (it reads zero).
+// On Linux, where the kernel has MADV_POPULATE_WRITE (5.14 on), the pages of a fresh
+// mapping are resident afterwards (mincore); where it has not, nothing happens, which
+// the test shows by a probe of its own.
+TEST(HostCopy, PopulatingForWriteChangesNoByteAndMakesPagesResident) {
+  std::vector<unsigned char> data(size_t(3) << 20);
+  std::mt19937 rng(3);
+  for (unsigned char& x : data) x = static_cast<unsigned char>(rng());
+  const std::vector<unsigned char> before = data;
+  for (int64_t offset : {int64_t(0), int64_t(1), int64_t(4095), int64_t(4097)}) {
+    for (int64_t bytes :
+         {int64_t(0), int64_t(1), int64_t(4096), int64_t(100000), int64_t(2) << 20}) {
+      tiledmm::populate_for_write(data.data() + offset, bytes);
+    }
+  }
+  EXPECT_EQ(data, before);
+  {
+    // Split among threads, on a range above the threshold.
+    std::vector<unsigned char> big(size_t(tiledmm::BackgroundPopulate::kMinPopulateBytes) + 12345);
+    for (size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<unsigned char>(i);
+    const std::vector<unsigned char> big_before = big;
+    { tiledmm::BackgroundPopulate populate(big.data() + 7, int64_t(big.size()) - 7, 3); }
+    EXPECT_EQ(big, big_before);
+  }
+#if defined(__linux__)
+  const long page = sysconf(_SC_PAGESIZE);
+  ASSERT_GT(page, 0);
+  const size_t pages = 64, bytes = pages * size_t(page);
+  void* fresh = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(fresh, MAP_FAILED);
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(mincore(fresh, bytes, resident.data()), 0);
+  for (unsigned char r : resident) EXPECT_EQ(r & 1, 0) << "a fresh mapping has no page yet";
+  tiledmm::populate_for_write(fresh, int64_t(bytes));
+  ASSERT_EQ(mincore(fresh, bytes, resident.data()), 0);
+  // The probe: does this kernel populate at all?
+  void* probe =
+      mmap(nullptr, size_t(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool kernel_populates = madvise(probe, size_t(page), 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(probe, size_t(page));
+  for (size_t i = 0; i < pages; ++i) {
+    EXPECT_EQ(resident[i] & 1, kernel_populates ? 1 : 0) << "page " << i;
+  }
+  for (size_t i = 0; i < bytes; ++i) {
+    ASSERT_EQ(static_cast<unsigned char*>(fresh)[i], 0) << "byte " << i;
+  }
+  munmap(fresh, bytes);
+#endif
+}

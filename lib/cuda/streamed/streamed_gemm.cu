@@ -6,6 +6,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
@@ -32,6 +33,13 @@ void wait(cudaStream_t s, const Event& e) {
   check_cuda(cudaStreamWaitEvent(s, e.get(), 0), "cudaStreamWaitEvent");
 }
 void sync(const Event& e) { check_cuda(cudaEventSynchronize(e.get()), "streamed sgemm"); }
+// True when everything before the event's last record has run (a query: never waits).
+bool reached(const Event& e) {
+  const cudaError_t err = cudaEventQuery(e.get());
+  if (err == cudaErrorNotReady) return false;
+  check_cuda(err, "streamed sgemm");
+  return true;
+}
 float elapsed(const Event& a, const Event& b) {
   float ms = 0;
   check_cuda(cudaEventElapsedTime(&ms, a.get(), b.get()), "cudaEventElapsedTime");
@@ -170,6 +178,12 @@ class Call {
       up_st_[i] = at(staging, l.c_up_stage[i]);
       down_st_[i] = at(staging, l.c_down_stage[i]);
     }
+    // C's pages faulted in ahead of the unpacking (a fresh result array's first stores
+    // would fault them a page at a time), while the device computes.
+    if (!c_.pinned && c_.io == nullptr) {
+      const int64_t span = (p_.m - 1) * p_.ldc + p_.n;
+      populate_.emplace(v_.c, span * int64_t(sizeof(T)), kPopulateThreads);
+    }
   }
 
   // Primes the "consumed" events so the first waits on them pass at once.
@@ -299,7 +313,7 @@ class Call {
         copy_2d(down_st_[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
       }
       record(s_.down_done[cs], d2h_);
-      pending_[cs] = Pending{true, m0, n0, mm, nn};
+      pending_[cs] = Pending{true, m0, n0, mm, nn, false, 0};
     }
   }
 
@@ -338,6 +352,8 @@ class Call {
   struct Pending {
     bool live = false;
     int64_t m0, n0, rows, cols;
+    bool downloaded;   // its download is done (and counted in the link's time)
+    int64_t unpacked;  // its first rows already in the caller's C
   };
 
   // Where op(B)'s chunk is on the device (leading dimension b_ld).
@@ -347,9 +363,13 @@ class Call {
   }
 
   // Waits until staging slot `slot` is free (its last copy is done), adding that
-  // copy's time to the link's.
+  // copy's time to the link's. While it is not, the host unpacks downloaded tiles a strip
+  // at a time: work it would otherwise do later, when the tile's C slot is taken again
+  // or (the last c_slots() tiles) after the device has finished.
   void claim(CopySlot& slot) {
     if (!slot.used) return;
+    while (!reached(slot.end) && unpack_strip()) {
+    }
     sync(slot.end);
     link_ms_ += elapsed(slot.start, slot.end);
     slot.used = false;
@@ -382,24 +402,63 @@ class Call {
     slot.used = true;
   }
 
-  // Unpacks the tile that C slot `cs` last downloaded, if any, into the caller's C.
+  // Unpacks what is left of the tile that C slot `cs` last downloaded, if any, into the
+  // caller's C, waiting for its download.
   void unpack(int cs) {
     Pending& tile = pending_[cs];
     if (!tile.live) return;
-    sync(s_.down_done[cs]);
+    downloaded(cs, true);
+    unpack_rows(cs, tile.rows - tile.unpacked);
+  }
+
+  // Unpacks the next strip (about kStripBytes) of a tile whose download is done, if one
+  // is; false when none is.
+  bool unpack_strip() {
+    constexpr int64_t kStripBytes = int64_t(8) << 20;
+    for (int cs = 0; cs < c_slots_; ++cs) {
+      Pending& tile = pending_[cs];
+      if (!tile.live || !downloaded(cs, false)) continue;
+      const int64_t row_bytes = tile.cols * int64_t(sizeof(T));
+      unpack_rows(
+          cs, std::min(tile.rows - tile.unpacked, std::max<int64_t>(1, kStripBytes / row_bytes)));
+      return true;
+    }
+    return false;
+  }
+
+  // True when slot `cs`'s last download is done (waiting for it when `wait_for_it`),
+  // adding its time to the link's the first time.
+  bool downloaded(int cs, bool wait_for_it) {
+    Pending& tile = pending_[cs];
+    if (tile.downloaded) return true;
+    if (wait_for_it) {
+      sync(s_.down_done[cs]);
+    } else if (!reached(s_.down_done[cs])) {
+      return false;
+    }
     link_ms_ += elapsed(s_.down_start[cs], s_.down_done[cs]);
-    if (!c_.pinned) {
+    tile.downloaded = true;
+    return true;
+  }
+
+  // Rows [unpacked, unpacked + count) of slot `cs`'s downloaded tile into the caller's
+  // C (nothing to copy when C is pinned: the download wrote it).
+  void unpack_rows(int cs, int64_t count) {
+    Pending& tile = pending_[cs];
+    const int64_t r0 = tile.unpacked;
+    if (!c_.pinned && count > 0) {
       const auto u0 = Clock::now();
+      T* from = down_st_[cs] + r0 * tile.cols;
+      const int64_t offset = (tile.m0 + r0) * p_.ldc + tile.n0;
       if (c_.io) {
-        io_block(s_.pool, threads_, true, *c_.io, tile.m0 * p_.ldc + tile.n0, p_.ldc, down_st_[cs],
-                 tile.rows, tile.cols);
+        io_block(s_.pool, threads_, true, *c_.io, offset, p_.ldc, from, count, tile.cols);
       } else {
-        copy_block(s_.pool, threads_, v_.c + tile.m0 * v_.ldc + tile.n0, v_.ldc, down_st_[cs],
-                   tile.cols, tile.rows, tile.cols);
+        copy_block(s_.pool, threads_, v_.c + offset, v_.ldc, from, tile.cols, count, tile.cols);
       }
       pack_ms_ += ms_since(u0);
     }
-    tile.live = false;
+    tile.unpacked = r0 + count;
+    if (tile.unpacked == tile.rows) tile.live = false;
   }
 
   Resources& s_;
@@ -427,7 +486,9 @@ class Call {
   T* down_st_[kMaxCSlots];
 
   Pending pending_[kMaxCSlots];
-  Timing t_;  // what ran, filled by the first product
+  static constexpr int kPopulateThreads = 4;
+  std::optional<BackgroundPopulate> populate_;  // joined when the call ends
+  Timing t_;                                    // what ran, filled by the first product
   double pack_ms_ = 0, link_ms_ = 0;
   bool first_product_ = true;
 };

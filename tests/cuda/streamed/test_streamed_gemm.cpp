@@ -108,6 +108,61 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
   }
 }
 
+// Tiles of C larger than the engine's unpacking strip (8 MiB: the host unpacks a
+// downloaded tile a strip at a time while it waits for a copy), in a C of 64 MiB never
+// written before (malloc'd, so its pages are faulted in ahead by the populating
+// threads), groups of 1 and 3: the exact result, and every element of C written.
+TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceProfile device = h100();
+  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
+  const int64_t m = 4096, n = 4096, k = 40;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n));
+  tmm_test::fill_exact(a, 5);
+  tmm_test::fill_exact(b, 6);
+  std::vector<float> want(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+      want[size_t(i * n + j)] = float(dot);
+    }
+  }
+  for (int64_t group : {1, 3}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    GemmProblem p{};
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.alpha = 1.0f;
+    p.beta = 0.0f;
+    p.a = a.data();
+    p.lda = k;
+    p.b = b.data();
+    p.ldb = n;
+    p.ldc = n;
+    StreamPlan plan;
+    plan.tile_m = 1000;  // 5 row tiles of 16 MB (two strips and a bit), the last of 96 rows
+    plan.tile_n = n;
+    plan.chunk_k = 16;  // 3 chunks, the last of 8
+    plan.tiles_m = 5;
+    plan.tiles_n = 1;
+    plan.chunks = 3;
+    plan.group = group;
+    // Fresh memory: new[] of 64 MiB maps pages the process has never touched.
+    std::unique_ptr<float[]> c(new float[size_t(m * n)]);
+    p.c = c.get();
+    Settings settings;
+    settings.poison_staging = true;
+    engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+    EXPECT_EQ(std::memcmp(c.get(), want.data(), want.size() * sizeof(float)), 0);
+  }
+}
+
 // ---- The streamed path after a failure -----------------------------------------
 
 // A host product through the C API on the streamed path, many tiles and chunks: C
