@@ -31,6 +31,17 @@ constexpr double kBlockedEfficiency64x64 = 0.63;
 // ladder, not measured in double) the same fraction of the FP64 lanes' peak.
 constexpr double kF64MmaEfficiency = 0.70;
 
+// PROVISIONAL, NOT MEASURED: the FP64 CUDA-core kernel's fraction of the peak of the
+// FP64 lanes (DeviceProfile::fp64_lanes_peak) at large sizes, per shape (lib/plan/
+// f64_shapes.hpp). No run exists yet: the kernel (f64_blocked_kernel.cu, step 6 of
+// docs/design/double-precision.md) was written on a machine without a GPU, and these
+// are the FP32 kernel's fractions for the same tiles (kBlockedEfficiency128x128 and
+// 64x64 above), typed by analogy. Between the two shapes only their ratio steers the
+// planner (plan_f64_blocked); the run that measures them replaces these numbers and
+// this comment.
+constexpr double kF64BlockedEfficiency128x128 = 0.67;
+constexpr double kF64BlockedEfficiency64x64 = 0.63;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,
