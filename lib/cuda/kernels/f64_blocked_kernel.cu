@@ -16,8 +16,9 @@
 // b_tile[BK][BN], whatever the transposes: the loader reads global memory along the
 // direction in which it is contiguous (16-byte loads, a double2, when aligned) and
 // transposes on the way into shared memory where needed. A transposed tile's rows are
-// padded by 4 doubles: a warp's 8-byte stores of 8 rows at 4 depths then fall on two
-// sets of 16 bank pairs (two wavefronts, the least 256 bytes take) instead of four.
+// padded by 4 doubles: a warp's 8-byte stores (8 rows at 4 depths at depth 8, 16 rows
+// at 2 depths at depth 4) then fall on 16 bank pairs twice each (two wavefronts, the
+// least 256 bytes take); unpadded, depth 8's would fall four times on 8 of them.
 //
 // Pipelining. Two shared-memory buffers: while the block computes on one, each
 // thread has already issued the global loads of the next tile into registers, and

@@ -350,7 +350,7 @@ constexpr KernelEntry kCudaKernels[] = {
         .workspace(f64_blocked_workspace),
     cuda_row("f64_blocked_64x64",
              "register-blocked strict FP64 on the CUDA cores (fma in double, no tensor cores), "
-             "64 x 64 tile, 8 x 8 per thread, depth 4, 9 KiB shared memory, split-K")
+             "64 x 64 tile, 8 x 8 per thread, depth 4, 8.5 KiB shared memory, split-K")
         .precision(Precision::F64)
         .algorithm(Algorithm::Blocked)
         .shape(kF64Blocked64x64)
