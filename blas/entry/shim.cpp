@@ -543,12 +543,16 @@ TMM_BLAS_API void cblas_dgemm64_(int layout, int transa, int transb, int64_t m, 
 }
 
 // The wheels' prefixed names (support/wheel_names.hpp), each its twin's code with
-// Wheel = true, the general way.
+// Wheel = true, the general way. The Fortran ones are declared without the hidden
+// lengths of the two transpose strings, as the C prototypes of BLAS libraries declare
+// them (and as tests/blas/blas_test_util.hpp calls them): the lengths are unused, and
+// on the supported ABIs a caller that passes them calls this definition correctly.
+// Declared with them, a call through the common prototype is a call through a pointer
+// of another function type, which UBSan's -fsanitize=function rejects.
 #define TMM_WHEEL_FORTRAN_ENTRY(name, T, Int)                                                  \
   TMM_BLAS_API void name(const char* transa, const char* transb, const Int* m, const Int* n,   \
                          const Int* k, const T* alpha, const T* a, const Int* lda, const T* b, \
-                         const Int* ldb, const T* beta, T* c, const Int* ldc, size_t,          \
-                         size_t) noexcept {                                                    \
+                         const Int* ldb, const T* beta, T* c, const Int* ldc) noexcept {       \
     fortran_entry<T, Int, true>(                                                               \
         {transa, transb, m, n, k, alpha, nullptr, a, lda, b, ldb, beta, c, ldc});              \
   }
