@@ -59,7 +59,7 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile)
 
 // The plan of the FP64 CUDA-core kernel (f64_blocked_kernel.cu, kF64BlockedShapes:
 // 128 x 128 and 64 x 64) for `p` on `device`, by plan_blocked's model over the FP64
-// lanes' peak (DeviceProfile::fp64_lanes_peak) and the shapes' provisional efficiencies:
+// lanes' peak (DeviceProfile::fp64_lanes_peak) and the shapes' measured efficiencies:
 // the 64 x 64 tile where the product has fewer 128 x 128 tiles than the device has SMs (or
 // is latency-bound), else the model's choice; split-K where k is deep and the blocks
 // few. What BLOCKED and AUTO run in double where DMMA does not pay
