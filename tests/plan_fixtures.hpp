@@ -65,6 +65,28 @@ inline tiledmm::DeviceProfile consumer80() {  // an 80-SM Ampere consumer part (
   return d;
 }
 
+inline tiledmm::DeviceProfile v100() {  // V100 SXM2: Volta, 80 SMs, 32 FP64 lanes per SM
+  tiledmm::DeviceProfile d = h100();
+  d.multiprocessors = 80;
+  d.cc_major = 7;
+  d.cc_minor = 0;
+  d.clock_hz = 1.53e9;
+  d.memory_bandwidth = 0.9e12;
+  d.shared_memory_per_sm = 98304;
+  d.shared_memory_per_block_optin = 98304;
+  return d;
+}
+
+inline tiledmm::DeviceProfile ada58() {  // an Ada part (cc 8.9, L4 class): 58 SMs
+  tiledmm::DeviceProfile d = consumer80();
+  d.multiprocessors = 58;
+  d.cc_minor = 9;
+  d.clock_hz = 2.04e9;
+  d.memory_bandwidth = 0.3e12;
+  d.max_threads_per_sm = 1536;
+  return d;
+}
+
 // A row-major m x n x k product, alpha 1, beta 0, dense operands (no pointers: the
 // planners never read them).
 inline tiledmm::GemmProblem shape(int64_t m, int64_t n, int64_t k) {

@@ -202,13 +202,21 @@ TEST_P(Registry, MatchesTheReferenceAndIsTheOneThatRan) {
     const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
     runs_here = cc >= info.min_compute_capability && cc <= info.max_compute_capability;
     // Rows with the same settings for different devices: the first that runs here is
-    // the one that runs (tf32_wgmma_128x256 on Hopper for tf32_mma_128x256's).
-    for (int j = 0; j < i; ++j) {
+    // the one that runs (tf32_wgmma_128x256 on Hopper for tf32_mma_128x256's). In double,
+    // BLOCKED's tiles have an FP64 tensor-core row (from cc 8.0) and a CUDA-core row
+    // (from 5.0): the first of the kind dispatch takes here, the tensor cores only where
+    // DMMA pays (cc 8.0, 9.0 and later; DeviceProfile::dmma_pays). Each row runs through
+    // its own launcher in test_kernel_table (Fp64Rows.*).
+    const bool double_blocked =
+        info.precision == TMM_PRECISION_DOUBLE && info.algorithm == TMM_ALGO_BLOCKED;
+    const bool dmma_pays = cc == 80 || cc >= 90;
+    for (int j = 0; j < (double_blocked ? kernel_count() : i); ++j) {
       const tmm_kernel_info other = kernel_info(j);
       if (other.backend == info.backend && other.precision == info.precision &&
           other.algorithm == info.algorithm && other.tile_size == info.tile_size &&
           other.coarsening == info.coarsening && other.math_mode == info.math_mode &&
-          cc >= other.min_compute_capability && cc <= other.max_compute_capability) {
+          cc >= other.min_compute_capability && cc <= other.max_compute_capability &&
+          (!double_blocked || (other.min_compute_capability >= 80) == dmma_pays)) {
         expected = other.name;
         break;
       }

@@ -38,6 +38,24 @@ struct DeviceProfile {
   }
   // Peak FP64 multiply-add rate of the whole device, FLOP/s.
   double fp64_peak() const { return 2.0 * fp64_fma_per_sm() * clock_hz * multiprocessors; }
+  // Whether the FP64 tensor cores (DMMA) are the fast way to multiply in double: on the
+  // A100 (8.0) and from Hopper (9.0) on, at twice the FP64 lanes' rate. Consumer Ampere
+  // and Ada (8.6, 8.9) have the instruction at 1/64 of the FP32 rate, and devices before
+  // 8.0 none: there BLOCKED in double runs the CUDA cores (f64_blocked_kernel.cu).
+  bool dmma_pays() const {
+    const int cc = compute_capability();
+    return cc == 80 || cc >= 90;
+  }
+  // FP64 multiply-adds per clock per SM on the CUDA cores (plain fma in double): 32 on
+  // the data-centre parts 6.0, 7.0 and 8.0, 64 on Hopper and later, 2 on the others.
+  int fp64_lanes_per_sm() const {
+    const int cc = compute_capability();
+    if (cc >= 90) return 64;
+    if (cc == 60 || cc == 70 || cc == 80) return 32;
+    return 2;
+  }
+  // Peak FP64 multiply-add rate of the device's CUDA cores, FLOP/s.
+  double fp64_lanes_peak() const { return 2.0 * fp64_lanes_per_sm() * clock_hz * multiprocessors; }
 };
 
 }  // namespace tiledmm

@@ -14,8 +14,12 @@ struct BlockedShapeInfo {
   int min_blocks_per_sm;  // __launch_bounds__: registers are capped so this many fit
   int shared_bytes;       // static shared memory per block, at most (padded strides)
   int outputs_per_thread;
-  // Fraction of the FP32 peak reached at large sizes (plan/measured_rates.hpp).
+  // Fraction of the peak of its precision's lanes reached at large sizes
+  // (plan/measured_rates.hpp).
   double efficiency;
+  // Bytes of an element: the FP64 CUDA-core shapes (plan/f64_shapes.hpp) are 8, so that
+  // each kernel asserts that it reads its own precision's rows.
+  int element_bytes = 4;
 };
 
 constexpr BlockedShapeInfo kBlocked128x256{

@@ -31,6 +31,18 @@ constexpr double kBlockedEfficiency64x64 = 0.63;
 // ladder, not measured in double) the same fraction of the FP64 lanes' peak.
 constexpr double kF64MmaEfficiency = 0.70;
 
+// The FP64 CUDA-core kernel's fraction of the peak of the FP64 lanes
+// (DeviceProfile::fp64_lanes_peak: 33.4 TFLOP/s on the H100, 64 lanes a clock per SM) at
+// large sizes, per shape (lib/plan/f64_shapes.hpp): 22.07 and 21.59 TFLOP/s at 8192^3
+// (21.28 and 20.85 at 2048^3), each row through its own launcher. Run: H100 80GB HBM3,
+// CUDA 13.0, 2026-11-26, `TMM_TIME_ROWS=f64_blocked_128x128,f64_blocked_64x64
+// TMM_TIME_SIZE=8192 test_kernel_table --gtest_also_run_disabled_tests
+// --gtest_filter='RowTiming.*'`, docs/benchmarks/runs/
+// f64-blocked-rows-h100-2026-11-26-4d12b81.txt (commit 4d12b81). Between the two shapes
+// only their ratio steers the planner (plan_f64_blocked).
+constexpr double kF64BlockedEfficiency128x128 = 0.66;
+constexpr double kF64BlockedEfficiency64x64 = 0.645;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

@@ -26,30 +26,33 @@ constexpr int64_t kReservedSharedPerBlock = 1024;
 constexpr int kMaxSplits = 32;
 constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
 
-}  // namespace
-
-int resident_blocks(int tile, const DeviceProfile& d) {
-  const BlockedShapeInfo* s = shape_of(tile);
-  if (s == nullptr) return 0;
-  if (s->shared_bytes > d.shared_memory_per_block_optin) return 0;
-  const int64_t by_threads = d.max_threads_per_sm / s->threads;
-  const int64_t by_shared = d.shared_memory_per_sm / (s->shared_bytes + kReservedSharedPerBlock);
-  return int(std::min<int64_t>({s->min_blocks_per_sm, by_threads, by_shared}));
+// Blocks of shape `s` one SM of `d` holds at once (resident_blocks).
+int resident_blocks_of(const BlockedShapeInfo& s, const DeviceProfile& d) {
+  if (s.shared_bytes > d.shared_memory_per_block_optin) return 0;
+  const int64_t by_threads = d.max_threads_per_sm / s.threads;
+  const int64_t by_shared = d.shared_memory_per_sm / (s.shared_bytes + kReservedSharedPerBlock);
+  return int(std::min<int64_t>({s.min_blocks_per_sm, by_threads, by_shared}));
 }
 
-BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
-                         int max_splits) {
+// plan_blocked's model over a table of register-blocked shapes (widest first, the
+// narrowest last) and `peak`, the rate of the lanes they run on: FP32 for BLOCKED in
+// float, the FP64 lanes for the CUDA-core rows in double.
+template <size_t N>
+BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double peak,
+                                  const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                                  int max_splits) {
+  const BlockedShapeInfo& narrowest = shapes[N - 1];
   const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
-  if (forced_tile == 0 && flops < kLatencyBoundSeconds * d.fp32_peak() &&
-      resident_blocks(64, d) > 0)
-    forced_tile = 64;
-  const double peak_per_sm = d.fp32_peak() / std::max(1, d.multiprocessors);
+  if (forced_tile == 0 && flops < kLatencyBoundSeconds * peak &&
+      resident_blocks_of(narrowest, d) > 0)
+    forced_tile = narrowest.tile;
+  const double peak_per_sm = peak / std::max(1, d.multiprocessors);
   const double split_bandwidth = kSplitReductionBandwidth * d.memory_bandwidth;
   BlockedPlan best{0, 1};
   double best_time = 1e300;
-  for (const BlockedShapeInfo& s : kBlockedShapes) {
+  for (const BlockedShapeInfo& s : shapes) {
     if (forced_tile != 0 && s.tile != forced_tile) continue;
-    const int resident = resident_blocks(s.tile, d);
+    const int resident = resident_blocks_of(s, d);
     if (resident == 0) continue;
     const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
     const int64_t slots = int64_t(d.multiprocessors) * resident;
@@ -71,6 +74,31 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
   require(best.tile != 0, Status::NotSupported, "no BLOCKED tile",
           forced_tile ? " of the size asked for" : "", " fits this device's shared memory");
   return best;
+}
+
+}  // namespace
+
+int resident_blocks(int tile, const DeviceProfile& d) {
+  const BlockedShapeInfo* s = shape_of(tile);
+  return s == nullptr ? 0 : resident_blocks_of(*s, d);
+}
+
+BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                         int max_splits) {
+  return plan_register_blocked(kBlockedShapes, d.fp32_peak(), p, d, forced_tile, max_splits);
+}
+
+BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+                             int max_splits) {
+  // Fewer wide tiles than SMs: the narrow tile, four times as many blocks. The wave model
+  // alone counts a lone block on an SM at its share of a full SM's rate, and would keep
+  // the wide tile with most SMs idle.
+  if (forced_tile == 0 &&
+      ceil_div(p.m, kF64Blocked128x128.rows) * ceil_div(p.n, kF64Blocked128x128.cols) <
+          d.multiprocessors)
+    forced_tile = kF64Blocked64x64.tile;
+  return plan_register_blocked(kF64BlockedShapes, d.fp64_lanes_peak(), p, d, forced_tile,
+                               max_splits);
 }
 
 namespace {

@@ -57,6 +57,16 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_ti
 // (tile 64); forced_tile 128 or 64 asks for that tile (0 when the device cannot hold it).
 int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
+// The plan of the FP64 CUDA-core kernel (f64_blocked_kernel.cu, kF64BlockedShapes:
+// 128 x 128 and 64 x 64) for `p` on `device`, by plan_blocked's model over the FP64
+// lanes' peak (DeviceProfile::fp64_lanes_peak) and the shapes' measured efficiencies:
+// the 64 x 64 tile where the product has fewer 128 x 128 tiles than the device has SMs (or
+// is latency-bound), else the model's choice; split-K where k is deep and the blocks
+// few. What BLOCKED and AUTO run in double where DMMA does not pay
+// (DeviceProfile::dmma_pays). Throws as plan_blocked does.
+BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
+                             int max_splits = 32);
+
 // Steps of k (of a tensor-core kernel's depth) from which a product whose tiles fill
 // at most one wave splits every tile along k (plan_tail_split).
 constexpr int64_t kDeepKSteps = 256;

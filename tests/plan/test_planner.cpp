@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
 #include "plan/blocked_shapes.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/planner.hpp"
 #include "plan/tf32_shapes.hpp"
 #include "plan_fixtures.hpp"
@@ -19,6 +21,7 @@
 namespace tiledmm {
 namespace {
 
+using tmm_test::ada58;
 using tmm_test::consumer80;
 using tmm_test::extreme_problems;
 using tmm_test::h100;
@@ -27,6 +30,7 @@ using tmm_test::profiles;
 using tmm_test::shape;
 using tmm_test::shapes;
 using tmm_test::t4;
+using tmm_test::v100;
 
 // ---- The planner, on device profiles this machine need not have --------------
 
@@ -164,6 +168,97 @@ TEST(DeviceProfile, Fp64PeakIsTheTensorCoresOrTheLanes) {
   EXPECT_NEAR(t4().fp64_peak(), t4().fp32_peak() / 32, 1e9);
   EXPECT_NEAR(consumer80().fp64_peak(), consumer80().fp32_peak() / 64, 1e9);
   EXPECT_NEAR(h100().fp32_peak(), 66.9e12, 0.1e12);
+}
+
+// DMMA pays where the FP64 tensor cores run at twice the FP64 lanes: the A100 (8.0) and
+// Hopper (9.0); not on Volta and Turing (none), nor on consumer Ampere and Ada (8.6, 8.9:
+// 1/64 of the FP32 rate). The lanes' peaks: the H100's 33.5 TFLOP/s, the A100's 9.7, the
+// V100's 7.8, and 1/64 of the FP32 rate on the others.
+TEST(DeviceProfile, DmmaPaysOnTheA100AndFromHopperOn) {
+  struct Case {
+    DeviceProfile device;
+    bool pays;
+  };
+  const Case cases[] = {{v100(), false},       {t4(), false},    {tmm_test::a100(), true},
+                        {consumer80(), false}, {ada58(), false}, {h100(), true}};
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.device.dmma_pays(), c.pays) << c.device.compute_capability();
+    if (c.pays) {
+      EXPECT_NEAR(c.device.fp64_peak(), 2 * c.device.fp64_lanes_peak(), 1e9);
+    }
+  }
+  EXPECT_NEAR(h100().fp64_lanes_peak(), 33.5e12, 0.1e12);
+  EXPECT_NEAR(tmm_test::a100().fp64_lanes_peak(), 9.7e12, 0.1e12);
+  EXPECT_NEAR(v100().fp64_lanes_peak(), 7.8e12, 0.1e12);
+  for (const DeviceProfile& d : {t4(), consumer80(), ada58()})
+    EXPECT_NEAR(d.fp64_lanes_peak(), d.fp32_peak() / (d.fp32_lanes_per_sm() / 2), 1e9);
+}
+
+// ---- The FP64 CUDA-core kernel's plan (plan_f64_blocked) ------------------------------
+
+const BlockedShapeInfo& f64_info(int tile) {
+  for (const BlockedShapeInfo& s : kF64BlockedShapes)
+    if (s.tile == tile) return s;
+  throw std::runtime_error("no such FP64 tile");
+}
+
+std::vector<Profile> every_cc() {
+  return {{"V100", v100()},        {"T4", t4()},     {"A100", tmm_test::a100()},
+          {"80-SM", consumer80()}, {"Ada", ada58()}, {"H100", h100()}};
+}
+
+GemmProblem f64_shape(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = shape(m, n, k);
+  p.precision = Precision::F64;
+  return p;
+}
+
+// Its rows are doubles, fit 48 KiB of static shared memory, and own 8 x 8 outputs a
+// thread; on every profile the shape it picks fits, a forced tile is kept, and a big
+// square takes the wide tile unsplit while a few tiles over deep k split.
+TEST(F64Blocked, PlansFitEveryDeviceAndKeepAForcedTile) {
+  for (const BlockedShapeInfo& s : kF64BlockedShapes) {
+    EXPECT_EQ(s.element_bytes, 8);
+    EXPECT_LE(s.shared_bytes, 48 * 1024);
+    EXPECT_EQ(s.outputs_per_thread, 64);
+  }
+  for (const BlockedShapeInfo& s : kBlockedShapes) EXPECT_EQ(s.element_bytes, 4);
+  for (const Profile& prof : every_cc()) {
+    for (const GemmProblem& f : shapes()) {
+      GemmProblem p = f;
+      p.precision = Precision::F64;
+      for (int forced : {0, 64, 128}) {
+        const BlockedPlan plan = plan_f64_blocked(p, prof.device, forced);
+        if (forced) {
+          EXPECT_EQ(plan.tile, forced) << prof.name;
+        }
+        EXPECT_GE(plan.splits, 1);
+        EXPECT_LE(f64_info(plan.tile).shared_bytes, prof.device.shared_memory_per_block_optin);
+        EXPECT_LE(plan_f64_blocked(p, prof.device, forced, 1).splits, 1) << "max_splits 1";
+      }
+    }
+    EXPECT_EQ(plan_f64_blocked(f64_shape(8192, 8192, 8192), prof.device, 0).tile, 128) << prof.name;
+    EXPECT_EQ(plan_f64_blocked(f64_shape(8192, 8192, 8192), prof.device, 0).splits, 1) << prof.name;
+    const BlockedPlan deep = plan_f64_blocked(f64_shape(128, 128, 65536), prof.device, 0);
+    EXPECT_GT(deep.splits, 1) << prof.name << ": 1 to 4 tiles over deep k";
+  }
+  for (const GemmProblem& p : extreme_problems())
+    for (const Profile& prof : every_cc())
+      for (int forced : {0, 64, 128}) EXPECT_GE(plan_f64_blocked(p, prof.device, forced).splits, 1);
+}
+
+// The wide tile where its blocks fill the SMs, the narrow one where the wide tile's
+// blocks would leave most of them idle (a wave of 64 x 64 blocks is four times as many).
+TEST(F64Blocked, FewTilesTakeTheNarrowShape) {
+  for (const Profile& prof : every_cc()) {
+    const int64_t sms = prof.device.multiprocessors;
+    // One 128 x 128 tile per 4 SMs, k too short to split: the 64 x 64 tile fills them.
+    const int64_t side = 128 * std::max<int64_t>(1, int64_t(std::sqrt(double(sms) / 4)));
+    EXPECT_EQ(plan_f64_blocked(f64_shape(side, side, 256), prof.device, 0).tile, 64)
+        << prof.name << " " << side;
+    // Latency-bound products: the narrow tile.
+    EXPECT_EQ(plan_f64_blocked(f64_shape(64, 64, 64), prof.device, 0).tile, 64) << prof.name;
+  }
 }
 
 TEST(TailSplit, SplitsOnlyAPartialLastWaveWorthSplitting) {

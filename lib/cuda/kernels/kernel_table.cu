@@ -17,6 +17,8 @@ void launch_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t blocked_workspace(const GemmProblem&, const KernelPlan&);
 void launch_tf32_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, void*, void*);
+void launch_f64_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
+size_t f64_blocked_workspace(const GemmProblem&, const KernelPlan&);
 void launch_f64_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t f64_mma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_f64_mma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
@@ -309,7 +311,9 @@ constexpr KernelEntry kCudaKernels[] = {
         .coarsening(4)
         .outputs_per_thread(4)
         .launch(launch_coarsened),
-    // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice).
+    // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice) where DMMA
+    // pays (DeviceProfile::dmma_pays: cc 8.0, 9.0 and later). They share tiles 128 and 64
+    // with the CUDA-core rows below: dispatch picks by device, never find_kernel's first.
     cuda_row("f64_mma_128x64",
              "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
              "sm_90), strict FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, "
@@ -333,6 +337,25 @@ constexpr KernelEntry kCudaKernels[] = {
         .launch(launch_f64_mma)
         .workspace(f64_mma_workspace)
         .plan_tail(plan_f64_mma_tail),
+    // FP64 on the CUDA cores: AUTO and BLOCKED in double (tile 0: plan_f64_blocked's
+    // choice) where DMMA does not pay (before cc 8.0; 8.6 and 8.9, where it runs at 1/64
+    // of the FP32 rate). No max_cc: they run, and are tested, on every device.
+    cuda_row("f64_blocked_128x128",
+             "register-blocked strict FP64 on the CUDA cores (fma in double, no tensor cores), "
+             "128 x 128 tile, 8 x 8 per thread, depth 8, 33 KiB shared memory, split-K")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .shape(kF64Blocked128x128)
+        .launch(launch_f64_blocked)
+        .workspace(f64_blocked_workspace),
+    cuda_row("f64_blocked_64x64",
+             "register-blocked strict FP64 on the CUDA cores (fma in double, no tensor cores), "
+             "64 x 64 tile, 8 x 8 per thread, depth 4, 8.5 KiB shared memory, split-K")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .shape(kF64Blocked64x64)
+        .launch(launch_f64_blocked)
+        .workspace(f64_blocked_workspace),
 };
 
 }  // namespace

@@ -13,9 +13,12 @@
 // A double problem meets only double rows (the registry's precision field), never a
 // TF32 row: the math mode is a permission about FP32 inputs, so it changes nothing in a
 // dgemm. AUTO and BLOCKED in double run the FP64 tensor-core rows (f64_mma_kernel.cu:
-// strict FP64, plan_f64() picks the tile) from compute capability 8.0; before it, the
-// ladder's best row (ladder_row_for_f64) until the FP64 CUDA-core kernel lands (step 6
-// of docs/design/double-precision.md).
+// strict FP64, plan_f64() picks the tile) where DMMA pays (DeviceProfile::dmma_pays:
+// compute capability 8.0 and 9.0 on), else the FP64 CUDA-core rows
+// (f64_blocked_kernel.cu: plain fma in double, plan_f64_blocked() picks the tile and
+// split); the ladder's best row (ladder_row_for_f64) only where neither runs. The two
+// kinds of row share tile settings, so the row is the first of its kind whose code runs
+// on the device (f64_blocked_row), never find_kernel's first.
 #include <string>
 
 #include "core/error.hpp"
@@ -54,21 +57,28 @@ const char* algorithm_name(Algorithm a) {
 // the reason carries over to double: each element of A read from shared memory feeds 4
 // multiply-adds, and each block loads one tile of A for four of B, so it does the most
 // work per load of the ladder's rows. In double its 42,240 bytes of shared memory still
-// fit the 48 KiB of a static block. Not measured in double yet; the FP64 CUDA-core
-// kernel (step 6) replaces it.
+// fit the 48 KiB of a static block. Not measured in double yet; the FP64 CUDA-core rows
+// run before it wherever their code is there (from compute capability 5.0).
 const KernelEntry* ladder_row_for_f64() {
   return find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Coarsened, 32, 4);
 }
 
+// Whether a BLOCKED row in double is a CUDA-core row (f64_blocked_kernel.cu) rather than
+// an FP64 tensor-core row (f64_mma_kernel.cu), which shares its tiles: the DMMA rows need
+// compute capability 8.0, the CUDA-core rows run from 5.0.
+bool is_f64_cuda_core_row(const KernelEntry& k) { return k.min_cc < 80; }
+
 // The first BLOCKED row of `precision` and `mode` with this tile whose code runs here
-// (a Hopper row before the mma.sync row of its tile). Without a workspace, a row that
-// needs one is passed over (the next row of the tile needs none). nullptr: none.
+// (a Hopper row before the mma.sync row of its tile) and that `wanted` accepts. Without a
+// workspace, a row that needs one is passed over (the next row of the tile needs none).
+// nullptr: none.
+template <class Wanted>
 const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precision, MathMode mode,
                                           int tile, const DeviceProfile& device,
-                                          bool with_workspace) {
+                                          bool with_workspace, Wanted wanted) {
   for (const KernelEntry& k : cuda_kernel_table()) {
     if (k.algorithm != Algorithm::Blocked || k.precision != precision || k.math_mode != mode ||
-        k.tile != tile || !runs_here(k, device.compute_capability()))
+        k.tile != tile || !runs_here(k, device.compute_capability()) || !wanted(k))
       continue;
     if (!with_workspace && k.workspace != nullptr && k.workspace(p, KernelPlan{k.tile, 0, 1}) > 0)
       continue;
@@ -77,15 +87,46 @@ const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precis
   return nullptr;
 }
 
-// The FP64 tensor-core row for BLOCKED in double (plan_f64's tile for tile 0) if the
-// device runs one; else, for tile 0, the ladder's row; a forced tile the device cannot
-// run gives its row, which choose_kernel refuses with NotSupported.
-const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceProfile& device) {
+const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precision, MathMode mode,
+                                          int tile, const DeviceProfile& device,
+                                          bool with_workspace) {
+  return first_blocked_row_here(p, precision, mode, tile, device, with_workspace,
+                                [](const KernelEntry&) { return true; });
+}
+
+// The FP64 tensor-core row of `tile` (plan_f64's for tile 0) where DMMA pays and one runs.
+const KernelEntry* f64_tensor_core_row(const GemmProblem& p, int tile,
+                                       const DeviceProfile& device) {
+  if (!device.dmma_pays()) return nullptr;
   const int chosen = plan_f64(p, device, tile);
-  const KernelEntry* row =
-      chosen == 0 ? nullptr
-                  : first_blocked_row_here(p, Precision::F64, MathMode::Fp32, chosen, device, true);
-  if (row != nullptr) return row;
+  if (chosen == 0) return nullptr;
+  return first_blocked_row_here(p, Precision::F64, MathMode::Fp32, chosen, device, true,
+                                [](const KernelEntry& k) { return !is_f64_cuda_core_row(k); });
+}
+
+// The FP64 CUDA-core row of `tile` (plan_f64_blocked's for tile 0) if one runs here, and
+// its split of k (1 without a workspace: the same row, unsplit).
+const KernelEntry* f64_cuda_core_row(const GemmProblem& p, int tile, const DeviceProfile& device,
+                                     int max_splits, bool with_workspace, int& splits) {
+  const BlockedPlan plan = plan_f64_blocked(p, device, tile, max_splits);
+  splits = with_workspace ? plan.splits : 1;
+  return first_blocked_row_here(p, Precision::F64, MathMode::Fp32, plan.tile, device, true,
+                                is_f64_cuda_core_row);
+}
+
+// BLOCKED in double: the FP64 tensor-core row where DMMA pays (cc 8.0, 9.0 and later),
+// else the CUDA-core row of the tile; for tile 0, the ladder's row if neither runs. A
+// forced tile no row of which runs here gives find_kernel's row, which choose_kernel
+// refuses with NotSupported. `splits`: the CUDA-core row's split of k (1 otherwise; a
+// tensor-core row splits through its plan_tail hook).
+const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceProfile& device,
+                                   int max_splits, bool with_workspace, int& splits) {
+  splits = 1;
+  if (const KernelEntry* row = f64_tensor_core_row(p, tile, device)) return row;
+  if (const KernelEntry* row =
+          f64_cuda_core_row(p, tile, device, max_splits, with_workspace, splits))
+    return row;
+  splits = 1;
   return tile == 0 ? ladder_row_for_f64()
                    : find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Blocked, tile, 0);
 }
@@ -131,7 +172,8 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);
-    choice.kernel = f64_blocked_row(p, tile, device);
+    choice.kernel = f64_blocked_row(p, tile, device, s.max_splits > 0 ? s.max_splits : 32,
+                                    with_workspace, choice.plan.splits);
     choice.plan.tile = choice.kernel->tile;  // the FP64 rows' plan_tail reads it
     if (with_workspace && choice.kernel->plan_tail != nullptr)
       choice.kernel->plan_tail(p, device, choice.plan);

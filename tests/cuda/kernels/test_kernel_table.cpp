@@ -1,17 +1,23 @@
 // Every tensor-core row of the CUDA kernel table (lib/cuda/kernels/kernel_table.cu)
 // through its own launcher, against FP64 with its mode's bound, the split last waves
-// included: the API runs only the first row of a setting that runs on the device.
-// Skips without a GPU.
+// included, and every BLOCKED row in double against the double-double reference: the
+// API runs only the first row of a setting (of its kind, in double) that runs on the
+// device. Skips without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 #include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
 #include "plan/planner.hpp"
 #include "plan/tf32_shapes.hpp"
 #include "registry/kernel_registry.hpp"
@@ -60,6 +66,34 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
   for (float* d : {a, b, c, workspace}) cudaFree(d);
 }
 
+// g (either layout) through `row`'s own launcher with `plan`, on device copies; C comes
+// back into g. The workspace, if any, is poisoned first.
+void run_f64_row(const KernelEntry& row, tmm_test::DgemmCase& g, const KernelPlan& plan) {
+  auto upload = [](const std::vector<double>& v) {
+    double* d = nullptr;
+    EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(double)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice),
+              cudaSuccess);
+    return d;
+  };
+  double *a = upload(g.a), *b = upload(g.b), *c = upload(g.c);
+  void* workspace = nullptr;
+  const GemmProblem p =
+      make_problem(Precision::F64, g.row() ? Layout::RowMajor : Layout::ColMajor, g.ta == TMM_TRANS,
+                   g.tb == TMM_TRANS, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+  const size_t bytes = row.workspace != nullptr ? row.workspace(p, plan) : 0;
+  if (bytes > 0) {
+    EXPECT_EQ(cudaMalloc(&workspace, bytes), cudaSuccess);
+    EXPECT_EQ(cudaMemset(workspace, 0x7f, bytes), cudaSuccess);
+  }
+  row.launch(p, plan, workspace, nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(double), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (void* d : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), workspace})
+    cudaFree(d);
+}
+
 tmm_test::Arithmetic arithmetic_of(const KernelEntry& row) {
   return row.math_mode == MathMode::Tf32           ? tmm_test::Arithmetic::Tf32
          : row.math_mode == MathMode::Fp32Accurate ? tmm_test::Arithmetic::Fp32Accurate
@@ -103,6 +137,137 @@ TEST(TensorCoreRows, EachRowThatRunsHereMatchesFp64) {
   // Compute capability 8.0 and later have the mma.sync rows at least.
   if (cc >= 80) {
     EXPECT_GE(rows, 2);
+  }
+}
+
+// In double, BLOCKED's tiles have an FP64 tensor-core row and a CUDA-core row; through
+// the API a device runs one kind (the tensor cores where DMMA pays: cc 8.0, 9.0 on), so
+// on an H100 the CUDA-core rows would go untested. Here each BLOCKED row in double that
+// runs on this device multiplies both layouts and every transpose pair on ragged shapes
+// (edge tiles, k not a multiple of the depth), beta 0 (NaN in C) and not, padded leading
+// dimensions (odd ones: the scalar loads), against the double-double reference with the
+// FP64 bound (which a result with one FP32-rounded product fails). The CUDA-core rows also
+// with every tile split along k in 3 slices (the last short), twice: the same bits.
+TEST(Fp64Rows, EachBlockedRowThatRunsHereMatchesTheReference) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int rows = 0, cuda_core_rows = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.precision != Precision::F64 || row.algorithm != Algorithm::Blocked ||
+        !runs_here(row, cc))
+      continue;
+    ++rows;
+    const bool cuda_cores = std::string(row.name).rfind("f64_blocked_", 0) == 0;
+    cuda_core_rows += cuda_cores;
+    int variant = 0;
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          for (int splits : {1, 3}) {
+            if (splits > 1 && !cuda_cores) continue;  // theirs: DgemmCuda.*Split*
+            tmm_test::DgemmCase g;
+            g.layout = layout, g.ta = ta, g.tb = tb;
+            g.m = 131 + variant;
+            g.n = 263 - 2 * variant;
+            g.k = (splits > 1 ? 1277 : 77) + 5 * variant;
+            g.alpha = 0.75;
+            g.beta = variant % 2 ? 0.0 : -1.5;
+            g.pad = variant % 3;
+            tmm_test::fill_case(g, seed + uint32_t(variant));
+            ++variant;
+            SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g) + " splits " +
+                         std::to_string(splits));
+            tmm_test::DgemmCase again = g;
+            const KernelPlan plan{row.tile, 0, splits, 0};
+            run_f64_row(row, g, plan);
+            EXPECT_TRUE(tmm_test::check_case(g));
+            if (splits > 1) {
+              run_f64_row(row, again, plan);
+              EXPECT_EQ(again.c, g.c) << "split-K in FP64 gives the same bits run to run";
+            }
+          }
+        }
+      }
+    }
+  }
+  // The CUDA-core rows run on every device (no max_cc); the tensor-core rows from 8.0.
+  EXPECT_EQ(cuda_core_rows, 2);
+  if (cc >= 80) {
+    EXPECT_EQ(rows, 4);
+  }
+}
+
+// Not a check, and disabled: the speed of named rows through their own launchers, for
+// the measurements the API cannot make (on an H100, BLOCKED in double takes the DMMA rows,
+// so the CUDA-core rows' efficiencies in plan/measured_rates.hpp are measured here). Run:
+//   TMM_TIME_ROWS=f64_blocked_128x128,f64_blocked_64x64 TMM_TIME_SIZE=4096
+//     test_kernel_table --gtest_also_run_disabled_tests --gtest_filter='RowTiming.*'
+// (one command line; TMM_TIME_SIZE may be left out).
+// An n^3 row-major product of n = TMM_TIME_SIZE, uniform data, alpha 1, beta 0, k not
+// split; median of 7 launches after 2, by CUDA events; prints TFLOP/s per row.
+TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const char* names = std::getenv("TMM_TIME_ROWS");
+  ASSERT_NE(names, nullptr) << "TMM_TIME_ROWS names the rows to time";
+  const char* size = std::getenv("TMM_TIME_SIZE");
+  const int64_t n = size != nullptr ? std::atoll(size) : 4096;
+  ASSERT_GT(n, 0);
+  const std::string list = names;
+  for (size_t begin = 0; begin < list.size();) {
+    const size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    begin = end + 1;
+    const KernelEntry* row = nullptr;
+    for (const KernelEntry& k : cuda_kernel_table())
+      if (name == k.name) row = &k;
+    ASSERT_NE(row, nullptr) << "no CUDA row " << name;
+    ASSERT_TRUE(runs_here(*row, current_cc())) << name << " does not run here";
+    const size_t bytes = size_t(n) * size_t(n) * element_bytes(row->precision);
+    void *a = nullptr, *b = nullptr, *c = nullptr;
+    ASSERT_EQ(cudaMalloc(&a, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&b, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&c, bytes), cudaSuccess);
+    std::vector<unsigned char> host(bytes);
+    std::mt19937 rng(1);
+    if (row->precision == Precision::F64) {
+      std::uniform_real_distribution<double> u(-1.0, 1.0);
+      for (size_t i = 0; i < bytes / 8; ++i) reinterpret_cast<double*>(host.data())[i] = u(rng);
+    } else {
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (size_t i = 0; i < bytes / 4; ++i) reinterpret_cast<float*>(host.data())[i] = u(rng);
+    }
+    ASSERT_EQ(cudaMemcpy(a, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    const GemmProblem p = make_problem(row->precision, Layout::RowMajor, false, false, n, n, n, 1.0,
+                                       a, n, b, n, 0.0, c, n);
+    const KernelPlan plan{row->tile, row->coarsening, 1, 0};
+    void* workspace = nullptr;  // what a row needs unsplit (the wgmma rows' packed operands)
+    const size_t workspace_size = row->workspace != nullptr ? row->workspace(p, plan) : 0;
+    if (workspace_size > 0) {
+      ASSERT_EQ(cudaMalloc(&workspace, workspace_size), cudaSuccess);
+    }
+    cudaEvent_t start, stop;
+    ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+    ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+    std::vector<float> ms;
+    for (int run = 0; run < 9; ++run) {
+      ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
+      row->launch(p, plan, workspace, nullptr);
+      ASSERT_EQ(cudaEventRecord(stop), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+      float t = 0;
+      ASSERT_EQ(cudaEventElapsedTime(&t, start, stop), cudaSuccess);
+      if (run >= 2) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median_s = ms[ms.size() / 2] * 1e-3;
+    std::printf("%s %lld^3: %.3f ms, %.2f TFLOP/s\n", row->name, static_cast<long long>(n),
+                median_s * 1e3, 2.0 * double(n) * double(n) * double(n) / median_s / 1e12);
+    for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+    for (void* d : {a, b, c, workspace}) cudaFree(d);
   }
 }
 

@@ -21,6 +21,7 @@ namespace tiledmm {
 namespace {
 
 using tmm_test::a100;
+using tmm_test::ada58;
 using tmm_test::consumer80;
 using tmm_test::h100;
 using tmm_test::Profile;
@@ -28,6 +29,7 @@ using tmm_test::profiles;
 using tmm_test::shape;
 using tmm_test::shapes;
 using tmm_test::t4;
+using tmm_test::v100;
 
 // ---- The math mode in kernel choice (host logic: no GPU needed) ---------------------
 
@@ -197,17 +199,26 @@ GemmProblem double_shape(int64_t m, int64_t n, int64_t k) {
 }
 
 // Every double row of the ladder mirrors its float twin (same settings and default), is
-// strict and is named f64_ after it; the others are BLOCKED's FP64 tensor-core rows.
+// strict and is named f64_ after it; the others are BLOCKED's FP64 tensor-core rows (from
+// cc 8.0) and CUDA-core rows (from 5.0, no upper bound: they run, and are tested, on
+// every device), which share tiles 128 and 64.
 TEST(Double, EveryLadderRowHasADoubleTwin) {
-  int ladder = 0, blocked = 0;
+  int ladder = 0, tensor_cores = 0, cuda_cores = 0;
   for (const KernelEntry& k : cuda_kernel_table()) {
     if (k.precision != Precision::F64) continue;
     EXPECT_EQ(k.math_mode, MathMode::Fp32) << k.name;
     EXPECT_EQ(std::string(k.name).rfind("f64_", 0), 0u) << k.name;
     if (k.algorithm == Algorithm::Blocked) {
-      ++blocked;
-      EXPECT_EQ(std::string(k.name).rfind("f64_mma_", 0), 0u) << k.name;
-      EXPECT_EQ(k.min_cc, 80) << k.name;
+      if (std::string(k.name).rfind("f64_mma_", 0) == 0) {
+        ++tensor_cores;
+        EXPECT_EQ(k.min_cc, 80) << k.name;
+      } else {
+        ++cuda_cores;
+        EXPECT_EQ(std::string(k.name).rfind("f64_blocked_", 0), 0u) << k.name;
+        EXPECT_EQ(k.min_cc, 50) << k.name;
+        EXPECT_GE(k.max_cc, 90) << k.name;
+        EXPECT_FALSE(k.is_default) << k.name << ": find_kernel's default stays the DMMA row";
+      }
       continue;
     }
     ++ladder;
@@ -219,25 +230,32 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
     EXPECT_EQ(twin->outputs_per_thread, k.outputs_per_thread) << k.name;
   }
   EXPECT_EQ(ladder, 3 + 3 + 9);
-  EXPECT_EQ(blocked, 2);
+  EXPECT_EQ(tensor_cores, 2);
+  EXPECT_EQ(cuda_cores, 2);
 }
 
-// AUTO and BLOCKED (tile 0) in double run the FP64 tensor cores from compute capability
-// 8.0 (plan_f64's tile: 128 x 64 with a wave of its tiles, else 64 x 64) and
-// f64_coarsened_32_x4 before it, whatever the shape and the math mode: TF32 and
-// FP32_ACCURATE never change a double choice. With a workspace the tensor-core rows split
-// k as plan_f64_tail says (its partial tiles of doubles are the workspace); without
-// one, and on the ladder, nothing splits.
-TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
+// The row AUTO runs in double for p on `device`, and its split of k with a workspace: the
+// FP64 tensor cores where DMMA pays (plan_f64's tile), else the CUDA cores
+// (plan_f64_blocked's tile and split).
+std::string expected_f64_row(const GemmProblem& p, const DeviceProfile& device) {
+  if (device.dmma_pays()) return plan_f64(p, device, 0) == 128 ? "f64_mma_128x64" : "f64_mma_64x64";
+  return plan_f64_blocked(p, device, 0).tile == 128 ? "f64_blocked_128x128" : "f64_blocked_64x64";
+}
+
+// AUTO and BLOCKED (tile 0) in double run the FP64 tensor cores where DMMA pays (cc 8.0,
+// 9.0: plan_f64's tile, 128 x 64 with a wave of its tiles, else 64 x 64) and the CUDA
+// cores elsewhere (plan_f64_blocked's tile), whatever the shape and the math mode: TF32
+// and FP32_ACCURATE never change a double choice. With a workspace the tensor-core rows
+// split k as plan_f64_tail says (its partial tiles of doubles are the workspace) and the
+// CUDA-core rows as plan_f64_blocked says (a partial C of doubles per slice); without
+// one, nothing splits.
+TEST(Double, AutoRunsTheFp64TensorCoresWhereTheyPayWhateverTheMathMode) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& f : shapes()) {
       GemmProblem p = f;
       p.precision = Precision::F64;
-      const bool dmma = prof.device.compute_capability() >= 80;
-      const int tile = plan_f64(p, prof.device, 0);
-      const std::string expected = !dmma         ? "f64_coarsened_32_x4"
-                                   : tile == 128 ? "f64_mma_128x64"
-                                                 : "f64_mma_64x64";
+      const bool dmma = prof.device.dmma_pays();
+      const std::string expected = expected_f64_row(p, prof.device);
       for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
         for (Algorithm a : {Algorithm::Auto, Algorithm::Blocked}) {
           Settings s;
@@ -248,11 +266,25 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
             EXPECT_EQ(c.kernel->name, expected) << prof.name;
             EXPECT_EQ(c.kernel->precision, Precision::F64);
             EXPECT_EQ(math_mode_of(c, p), MathMode::Fp32);
-            if (!dmma || !with_workspace) {
+            if (!with_workspace) {
               EXPECT_EQ(c.plan.splits, 1);
               EXPECT_EQ(workspace_bytes(c, p), 0u);
               continue;
             }
+            if (!dmma) {
+              const BlockedPlan plan = plan_f64_blocked(p, prof.device, 0);
+              EXPECT_EQ(c.plan.splits, plan.splits) << prof.name;
+              EXPECT_EQ(c.plan.tail_tiles, 0);
+              const size_t partials = plan.splits > 1
+                                          ? size_t(plan.splits) * size_t(p.m) *
+                                                size_t((p.n + 1) / 2 * 2) * sizeof(double)
+                                          : 0;
+              if (!is_empty(p) && !is_scale_only(p)) {
+                EXPECT_EQ(workspace_bytes(c, p), partials) << prof.name;
+              }
+              continue;
+            }
+            const int tile = plan_f64(p, prof.device, 0);
             const MmaShapeInfo& shape = tile == 128 ? kF64Mma128x64 : kF64Mma64x64;
             const TailSplitPlan split = plan_f64_tail(p, shape, prof.device);
             EXPECT_EQ(c.plan.splits, split.splits) << prof.name;
@@ -278,7 +310,68 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhateverTheMathMode) {
   }
   Settings s;
   EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, t4()).kernel->name,
-               "f64_coarsened_32_x4");
+               "f64_blocked_128x128");
+}
+
+// Compute capability by compute capability (Volta, Turing, the A100, consumer Ampere, Ada,
+// Hopper): AUTO in double takes the FP64 tensor cores exactly where dmma_pays says, the
+// CUDA cores elsewhere, never the ladder; BLOCKED with tile 128 or 64 takes that tile's
+// row of the same kind (the rows share their tiles: the first row of a tile that runs
+// would be the DMMA row on 8.6 and 8.9); BLOCKED 256 is refused everywhere.
+TEST(Double, EachComputeCapabilityRunsItsKindOfRow) {
+  struct Case {
+    const char* name;
+    DeviceProfile device;
+    bool dmma;
+  };
+  const Case cases[] = {{"7.0", v100(), false},  {"7.5", t4(), false},
+                        {"8.0", a100(), true},   {"8.6", consumer80(), false},
+                        {"8.9", ada58(), false}, {"9.0", h100(), true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(c.device.dmma_pays(), c.dmma);
+    Settings s;
+    const std::string prefix = c.dmma ? "f64_mma_" : "f64_blocked_";
+    for (int64_t n : {64, 1000, 4096}) {
+      const KernelChoice autochoice = choose_kernel(double_shape(n, n, n), s, c.device);
+      EXPECT_EQ(std::string(autochoice.kernel->name).rfind(prefix, 0), 0u)
+          << autochoice.kernel->name;
+    }
+    // Big squares: the wide tiles; a few tiles: the narrow ones.
+    EXPECT_STREQ(choose_kernel(double_shape(8192, 8192, 8192), s, c.device).kernel->name,
+                 c.dmma ? "f64_mma_128x64" : "f64_blocked_128x128");
+    EXPECT_STREQ(choose_kernel(double_shape(128, 128, 300), s, c.device).kernel->name,
+                 c.dmma ? "f64_mma_64x64" : "f64_blocked_64x64");
+    s.algorithm = Algorithm::Blocked;
+    for (int tile : {128, 64}) {
+      s.tile_size = tile;
+      const KernelChoice forced = choose_kernel(double_shape(1000, 1000, 100), s, c.device);
+      EXPECT_EQ(forced.kernel->tile, tile);
+      EXPECT_EQ(forced.kernel->precision, Precision::F64);
+      EXPECT_EQ(std::string(forced.kernel->name).rfind(prefix, 0), 0u) << forced.kernel->name;
+      EXPECT_TRUE(runs_on(*forced.kernel, c.device.compute_capability()));
+    }
+    s.tile_size = 256;
+    EXPECT_THROW(choose_kernel(double_shape(1000, 1000, 100), s, c.device), Error);
+  }
+}
+
+// Deep k over few tiles on the CUDA cores: split-K (plan_f64_blocked), with a workspace of
+// one partial C of doubles per slice; none without a workspace (the streamed path's
+// chunks).
+TEST(Double, CudaCoreRowsSplitDeepK) {
+  Settings s;
+  const GemmProblem p = double_shape(128, 128, 65536);
+  for (const DeviceProfile& device : {v100(), t4(), consumer80(), ada58()}) {
+    const KernelChoice c = choose_kernel(p, s, device);
+    EXPECT_STREQ(c.kernel->name, "f64_blocked_64x64");
+    EXPECT_GT(c.plan.splits, 1);
+    EXPECT_EQ(workspace_bytes(c, p), size_t(c.plan.splits) * 128 * 128 * sizeof(double));
+    const KernelChoice none = choose_kernel(p, s, device, false);
+    EXPECT_STREQ(none.kernel->name, "f64_blocked_64x64");
+    EXPECT_EQ(none.plan.splits, 1);
+    EXPECT_EQ(workspace_bytes(none, p), 0u);
+  }
 }
 
 // Deep k in one tile of C (64 x 64 x 2^20): split into slices that fill the H100's blocks
@@ -302,8 +395,8 @@ TEST(Double, DeepKSplitsTheTileOverEveryBlock) {
   EXPECT_LT(square.plan.tail_tiles, 264);
 }
 
-// BLOCKED with a tile of double's tensor-core rows runs that row where the device does,
-// and is refused (NotSupported, naming the compute capability) where it does not.
+// BLOCKED with a tile of double's rows runs the tensor-core row of that tile where DMMA
+// pays, the CUDA-core row elsewhere (a device before cc 8.0 included).
 TEST(Double, BlockedTilesChooseTheirRow) {
   Settings s;
   s.algorithm = Algorithm::Blocked;
@@ -312,14 +405,9 @@ TEST(Double, BlockedTilesChooseTheirRow) {
     const KernelChoice c = choose_kernel(double_shape(1000, 1000, 100), s, h100());
     EXPECT_EQ(c.kernel->tile, tile);
     EXPECT_EQ(c.kernel->precision, Precision::F64);
-    try {
-      choose_kernel(double_shape(1000, 1000, 100), s, t4());
-      ADD_FAILURE() << "tile " << tile << " in double on compute capability 7.5";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.status(), Status::NotSupported);
-      EXPECT_NE(std::string(e.what()).find("compute capability 7.5"), std::string::npos)
-          << e.what();
-    }
+    EXPECT_EQ(std::string(c.kernel->name).rfind("f64_mma_", 0), 0u) << c.kernel->name;
+    const KernelChoice old = choose_kernel(double_shape(1000, 1000, 100), s, t4());
+    EXPECT_EQ(old.kernel->name, "f64_blocked_" + std::to_string(tile) + "x" + std::to_string(tile));
   }
 }
 
