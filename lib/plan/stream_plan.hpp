@@ -42,9 +42,9 @@ namespace tiledmm {
 constexpr int kASlots = 4;
 
 // C's staging: up to kCStrips strips of whole rows of a tile, each up to kCStripBytes
-// (one row at least), for C's downloads, and as many for its uploads when beta != 0. Four keep
-// the link busy while the host unpacks (or packs) one; 16 MiB copies run at the link's
-// full rate.
+// (one row at least), for C's downloads, and as many for its uploads when beta != 0.
+// Four keep the link busy while the host unpacks (or packs) one; copies of 16 MiB run
+// at the link's full rate.
 constexpr int kCStrips = 4;
 constexpr int64_t kCStripBytes = int64_t(16) << 20;
 

@@ -180,15 +180,17 @@ TEST(StreamedGemm, TilesOfSeveralStripsGiveTheExactResult) {
   tmm_test::fill_exact(a, 7);
   tmm_test::fill_exact(b, 8);
   tmm_test::fill_exact(c0, 9);
+  std::vector<double> product(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+      product[size_t(i * n + j)] = dot;
+    }
+  }
   for (float beta : {0.0f, 2.0f}) {
     std::vector<float> want(size_t(m * n));
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double dot = 0;
-        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-        want[size_t(i * n + j)] = float(dot + beta * double(c0[size_t(i * n + j)]));
-      }
-    }
+    for (size_t i = 0; i < want.size(); ++i) want[i] = float(product[i] + beta * double(c0[i]));
     for (int64_t group : {1, 2, 3}) {
       SCOPED_TRACE("beta " + std::to_string(beta) + ", group " + std::to_string(group));
       GemmProblem p{};
