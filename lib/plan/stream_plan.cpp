@@ -66,6 +66,16 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& s) {
   return b;
 }
 
+int64_t c_strip_rows(const StreamPlan& s, int bytes) {
+  const int64_t row = std::max<int64_t>(1, s.tile_n) * bytes;
+  return std::max<int64_t>(1, std::min(s.tile_m, kCStripBytes / row));
+}
+
+int c_strips(const StreamPlan& s, int bytes) {
+  const int64_t per_tile = ceil_div(std::max<int64_t>(1, s.tile_m), c_strip_rows(s, bytes));
+  return int(std::min<int64_t>(kCStrips, s.c_slots() * per_tile));
+}
+
 namespace {
 
 // Byte counts in 128 bits, saturated at INT64_MAX (more than any budget): a panel of
@@ -94,13 +104,14 @@ int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& s) {
                          bytes);
 }
 
-// Staging is dense: no padding inside a buffer.
+// Staging is dense: no padding inside a buffer. C's is a ring of strips each way,
+// whatever the group and the tile's height.
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& s) {
   const int bytes = element_bytes(p.precision);
-  const int64_t c_buffers = (p.beta != 0.0 ? 2 : 1) * s.c_slots();  // down, and up
+  const int64_t strips = (p.beta != 0.0 ? 2 : 1) * c_strips(s, bytes);  // down, and up
   return saturated_bytes(kASlots * aligned(i128(s.tile_m) * s.chunk_k, bytes) +
                              2 * aligned(i128(s.chunk_k) * s.tile_n, bytes) +
-                             c_buffers * aligned(i128(s.tile_m) * s.tile_n, bytes),
+                             strips * aligned(i128(c_strip_rows(s, bytes)) * s.tile_n, bytes),
                          bytes);
 }
 

@@ -15,7 +15,11 @@
 // the panel meets `group` chunks of A), which gives the device `group` tiles of work
 // while the panel goes up; the later row tiles go one at a time. C has group + 1
 // slots (accumulator, and C's copy when beta != 0), so a finished tile downloads and
-// unpacks while the next ones compute.
+// unpacks while the next ones compute. C's pinned staging is not a tile per slot but
+// a ring of kCStrips strips of about kCStripBytes each way (down, and up when beta !=
+// 0): a tile goes up and comes down strip by strip, so the staging does not grow with
+// the group or the tile (a double tile of 1024 x 16384 is 128 MiB, nine of them more
+// than the default budget), and the host unpacks one strip while the next comes down.
 //
 // Any k: where no panel of all of k fits the device budget (k in the millions), B's
 // chunks stream instead (b_resident false): for each group of row tiles, each chunk of
@@ -36,6 +40,13 @@ namespace tiledmm {
 // Chunks of op(A) in flight (staging and device slots): deep enough that the host
 // packs ahead while the device multiplies a group's chunks.
 constexpr int kASlots = 4;
+
+// C's staging: up to kCStrips strips of whole rows of a tile, each up to kCStripBytes
+// (one row at least), for C's downloads, and as many for its uploads when beta != 0.
+// Four keep the link busy while the host unpacks (or packs) one; copies of 16 MiB run
+// at the link's full rate.
+constexpr int kCStrips = 4;
+constexpr int64_t kCStripBytes = int64_t(16) << 20;
 
 struct StreamPlan {
   int64_t tile_m = 0, tile_n = 0, chunk_k = 0;
@@ -72,12 +83,20 @@ struct StreamBuffers {
 };
 StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
 
+// Rows of a tile (tile_n elements of `bytes` bytes each, dense) in one strip of C's
+// staging: as many as fit kCStripBytes, at least one, at most tile_m.
+int64_t c_strip_rows(const StreamPlan& plan, int bytes);
+// Strips of C's staging each way: kCStrips, or fewer when the C slots' tiles hold fewer
+// (small tiles, one strip each: never more staging than whole tiles per slot).
+int c_strips(const StreamPlan& plan, int bytes);
+
 // The buffers are carved out of one device allocation and one pinned allocation, each
 // starting on a 256-byte boundary (stream_schedule.hpp's StreamLayout carves them).
 
 // Bytes of device memory and of pinned staging the plan needs, alignment included
 // (staging for every operand: an operand in the caller's pinned memory needs none);
-// INT64_MAX when that is more.
+// INT64_MAX when that is more. The device holds whole tiles of C (c_slots() of each);
+// staging holds c_strips() strips of C each way.
 int64_t stream_device_bytes(const GemmProblem& p, const StreamPlan& plan);
 int64_t stream_staging_bytes(const GemmProblem& p, const StreamPlan& plan);
 

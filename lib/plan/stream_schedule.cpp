@@ -37,8 +37,6 @@ StreamLayout stream_layout(const StreamPlan& plan, const StreamBuffers& sizes, b
   std::fill(std::begin(l.acc), std::end(l.acc), -1);
   std::fill(std::begin(l.c_in), std::end(l.c_in), -1);
   std::fill(std::begin(l.panel), std::end(l.panel), -1);
-  std::fill(std::begin(l.c_up_stage), std::end(l.c_up_stage), -1);
-  std::fill(std::begin(l.c_down_stage), std::end(l.c_down_stage), -1);
 
   Carver d(bytes);
   for (int i = 0; i < kASlots; ++i) l.a_chunk[i] = d.take(sizes.a_slot);
@@ -52,13 +50,14 @@ StreamLayout stream_layout(const StreamPlan& plan, const StreamBuffers& sizes, b
   // Staging is dense: a chunk of op(A) is tile_m x chunk_k elements whichever way A is
   // stored, and so on.
   const int64_t a_chunk = plan.tile_m * plan.chunk_k, b_chunk = plan.chunk_k * plan.tile_n;
-  const int64_t c_tile = plan.tile_m * plan.tile_n;
+  const int64_t c_strip = c_strip_rows(plan, bytes) * plan.tile_n;
   Carver h(bytes);
   for (int i = 0; i < kASlots; ++i) l.a_stage[i] = h.take(a_chunk, a_staged);
   for (int i = 0; i < 2; ++i) l.b_stage[i] = h.take(b_chunk, b_staged);
-  for (int i = 0; i < c_slots; ++i) {
-    l.c_up_stage[i] = h.take(c_tile, reads_c && c_staged);
-    l.c_down_stage[i] = h.take(c_tile, c_staged);
+  const int strips = c_strips(plan, bytes);
+  for (int i = 0; i < kCStrips; ++i) {
+    l.c_up_stage[i] = h.take(c_strip, i < strips && reads_c && c_staged);
+    l.c_down_stage[i] = h.take(c_strip, i < strips && c_staged);
   }
   l.staging_elements = h.used();
   return l;

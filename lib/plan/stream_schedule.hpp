@@ -23,8 +23,9 @@ struct StreamLayout {
   // C's copy, then panels() panels (or slots) of op(B).
   int64_t a_chunk[kASlots], acc[kMaxCSlots], c_in[kMaxCSlots], panel[2];
   // Staging (dense), for an operand not already pinned: kASlots chunks of op(A), two
-  // of op(B), per C slot the tile going up (beta != 0) and the one coming down.
-  int64_t a_stage[kASlots], b_stage[2], c_up_stage[kMaxCSlots], c_down_stage[kMaxCSlots];
+  // of op(B), then c_strips() strips of C (c_strip_rows of a tile each) going up
+  // (beta != 0) and as many coming down.
+  int64_t a_stage[kASlots], b_stage[2], c_up_stage[kCStrips], c_down_stage[kCStrips];
   int64_t device_elements, staging_elements;  // the sizes of the two allocations, in elements
 };
 

@@ -126,6 +126,67 @@ TEST(StreamPlan, ModelKeepsSmallProductsDirectAndStreamsLargeOnes) {
   }
 }
 
+// C's staging is kCStrips strips each way of whole rows of a tile, up to kCStripBytes
+// each (one row at least, the tile at most), whatever the group; fewer where the C
+// slots' tiles hold fewer.
+TEST(StreamPlan, CStagingIsARingOfStrips) {
+  const GemmProblem p = shape(4096, 16384, 4096);
+  StreamPlan s;
+  s.tile_m = 1024;
+  s.tile_n = 4096;
+  EXPECT_EQ(c_strip_rows(s, 4), 1024) << "16 MiB: the whole tile";
+  EXPECT_EQ(c_strip_rows(s, 8), 512);
+  s.tile_n = int64_t(1) << 22;  // a row of 32 MiB in double
+  EXPECT_EQ(c_strip_rows(s, 8), 1);
+  EXPECT_EQ(c_strips(s, 8), kCStrips);
+  s.tile_m = 16;
+  s.tile_n = 16;
+  EXPECT_EQ(c_strip_rows(s, 4), 16);
+  EXPECT_EQ(c_strips(s, 4), 2) << "no more strips than the C slots' tiles";
+  // The staging does not grow with the group.
+  StreamPlan g1, g8;
+  for (StreamPlan* q : {&g1, &g8}) {
+    q->tile_m = 512;
+    q->tile_n = 16384;
+    q->chunk_k = 512;
+    q->tiles_m = 8;
+    q->tiles_n = 1;
+    q->chunks = 8;
+  }
+  g8.group = 8;
+  EXPECT_EQ(stream_staging_bytes(p, g1), stream_staging_bytes(p, g8));
+  GemmProblem q = p;
+  q.beta = 1.0;
+  // Up strips as well, 16 MiB each (half a tile of 512 x 16384 floats).
+  EXPECT_EQ(stream_staging_bytes(q, g8) - stream_staging_bytes(p, g8), int64_t(kCStrips) << 24);
+}
+
+// Double at 16384^3: the deep cut (tiles of 1024 x 16384, chunks of 1024, groups of 8)
+// needed nine tiles of 128 MiB of C's staging, over the default 512 MiB; with strips it
+// fits, and the planner picks chunks at least that deep.
+TEST(StreamPlan, DeepDoubleCutFitsTheDefaultStaging) {
+  GemmProblem p = shape(16384, 16384, 16384);
+  p.precision = Precision::F64;
+  StreamPlan s;
+  s.tile_m = 1024;
+  s.tile_n = 16384;
+  s.chunk_k = 1024;
+  s.tiles_m = 16;
+  s.tiles_n = 1;
+  s.chunks = 16;
+  s.group = 8;
+  const int64_t staging = stream_staging_bytes(p, s);
+  std::printf("16384^3 double, 1024 x 16384 tiles, chunks of 1024, group 8: %lld MiB staging\n",
+              (long long)(staging >> 20));
+  EXPECT_LT(staging, int64_t(512) << 20);
+  const StreamPlan planned =
+      plan_stream(p, int64_t(74) * 1000 * 1000 * 1000, int64_t(512) << 20, 0.7 * 66.9e12, 12);
+  EXPECT_GE(planned.chunk_k, 1024);
+  std::printf("planned: tiles of %lld x %lld, chunks of %lld, group %lld\n",
+              (long long)planned.tile_m, (long long)planned.tile_n, (long long)planned.chunk_k,
+              (long long)planned.group);
+}
+
 // The streamed path plans every product it may be given (A and B used): a cut that
 // fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
 // candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".

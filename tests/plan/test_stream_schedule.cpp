@@ -90,10 +90,8 @@ TEST(StreamLayout, DoubleCarvesEightByteElements) {
       EXPECT_EQ(l.a_chunk[i] * 8 % 256, 0);
       EXPECT_EQ(l.a_stage[i] * 8 % 256, 0);
     }
-    for (int i = 0; i < int(plan.c_slots()); ++i) {
-      EXPECT_EQ(l.acc[i] * 8 % 256, 0);
-      EXPECT_EQ(l.c_down_stage[i] * 8 % 256, 0);
-    }
+    for (int i = 0; i < int(plan.c_slots()); ++i) EXPECT_EQ(l.acc[i] * 8 % 256, 0);
+    for (int i = 0; i < c_strips(plan, 8); ++i) EXPECT_EQ(l.c_down_stage[i] * 8 % 256, 0);
     for (int i = 0; i < plan.panels(); ++i) EXPECT_EQ(l.panel[i] * 8 % 256, 0);
   }
 }
@@ -130,11 +128,15 @@ TEST(StreamLayout, BuffersAreAlignedAndApart) {
       }
       for (int i = 0; i < kMaxCSlots; ++i) {
         const bool slot = i < c_slots;
-        const int64_t c_tile = plan.tile_m * plan.tile_n;
         need(slot, device, l.acc[i], sizes.c_tile);
         need(slot && reads_c, device, l.c_in[i], sizes.c_tile);
-        need(slot && reads_c && c_staged, staging, l.c_up_stage[i], c_tile);
-        need(slot && c_staged, staging, l.c_down_stage[i], c_tile);
+      }
+      // C's staging: a ring of strips each way, whatever the group.
+      const int64_t c_strip = c_strip_rows(plan, 4) * plan.tile_n;
+      for (int i = 0; i < kCStrips; ++i) {
+        const bool strip = i < c_strips(plan, 4);
+        need(strip && reads_c && c_staged, staging, l.c_up_stage[i], c_strip);
+        need(strip && c_staged, staging, l.c_down_stage[i], c_strip);
       }
       for (int64_t offset : absent) EXPECT_EQ(offset, -1);
       for (auto* buffers : {&device, &staging}) {

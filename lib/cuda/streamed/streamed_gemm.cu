@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
@@ -113,10 +114,14 @@ struct Resources {
   Stream h2d{cudaStreamNonBlocking}, compute{cudaStreamNonBlocking}, d2h{cudaStreamNonBlocking};
   DeviceBuffer device;   // carved into the device slots
   PinnedBuffer staging;  // carved into the staging slots
-  CopySlot a_slot[kASlots], b_slot[2], c_up_slot[kMaxCSlots];
+  CopySlot a_slot[kASlots], b_slot[2], c_up_strip[kCStrips];
   Event panel_consumed[2], first_product, last_epilogue;
-  Event epilogue_done[kMaxCSlots], down_start[kMaxCSlots], down_done[kMaxCSlots];
-  WorkerPool pool;  // the packing threads
+  // Per C slot: its epilogue done, C's copy read by its last epilogue, its tile of C up
+  // (the last strip's copy) and down (the last strip's copy).
+  Event epilogue_done[kMaxCSlots], c_in_consumed[kMaxCSlots], c_up_done[kMaxCSlots],
+      down_done[kMaxCSlots];
+  Event strip_start[kCStrips], strip_done[kCStrips];  // per strip slot of C's downloads
+  WorkerPool pool;                                    // the packing threads
 };
 
 template <class T>
@@ -150,8 +155,12 @@ class Call {
         c_(operand(v_.c, p.ldc, p.m, p.n, p.c_io)),
         a_chunk_(plan.tile_m * plan.chunk_k),
         b_chunk_(plan.chunk_k * plan.tile_n),
-        c_tile_(plan.tile_m * plan.tile_n),
         c_slots_(int(plan.c_slots())),
+        // Pinned, C needs no staging: a tile goes up and down whole, as one strip.
+        strip_rows_(c_.pinned ? plan.tile_m : c_strip_rows(plan, int(sizeof(T)))),
+        c_strip_(c_strip_rows(plan, int(sizeof(T))) * plan.tile_n),
+        strips_(c_strips(plan, int(sizeof(T)))),
+        up_strips_(strips_),
         h2d_(s.h2d.get()),
         comp_(s.compute.get()),
         d2h_(s.d2h.get()) {}
@@ -175,6 +184,8 @@ class Call {
     for (int i = 0; i < kMaxCSlots; ++i) {
       acc_[i] = at(device, l.acc[i]);
       cin_[i] = at(device, l.c_in[i]);
+    }
+    for (int i = 0; i < kCStrips; ++i) {
       up_st_[i] = at(staging, l.c_up_stage[i]);
       down_st_[i] = at(staging, l.c_down_stage[i]);
     }
@@ -196,9 +207,9 @@ class Call {
       slot.used = false;
       record(slot.consumed, comp_);
     }
+    for (CopySlot& slot : s_.c_up_strip) slot.used = false;
     for (int i = 0; i < c_slots_; ++i) {
-      s_.c_up_slot[i].used = false;
-      record(s_.c_up_slot[i].consumed, comp_);
+      record(s_.c_in_consumed[i], comp_);
       record(s_.down_done[i], d2h_);
     }
     for (Event& e : s_.panel_consumed) record(e, comp_);
@@ -214,18 +225,16 @@ class Call {
     if (plan_.b_resident) wait(h2d_, s_.panel_consumed[col.panel]);
   }
 
-  // The group's C slots: the tile that last used each is unpacked (its buffers are
-  // free), C's tile goes up (beta != 0), and the products wait for the last download.
+  // The group's C slots: every strip of the tile that last used each is enqueued
+  // (pumping, and waiting for the oldest strip's download when no strip slot is free),
+  // so that down_done[cs] is recorded after its last copy; then C's tile goes up (beta
+  // != 0), and the products wait for that download.
   void begin_group(const StreamColumn& col, const StreamGroup& group) {
     for (int i = 0; i < group.size(); ++i) {
       const StreamRowTile& tile = group.tiles[i];
       const int cs = tile.c_slot;
-      unpack(cs);
-      if (reads_c_) {
-        claim(s_.c_up_slot[cs]);
-        upload(s_.c_up_slot[cs], cin_[cs], sizes_.c_ld, c_, tile.m0 * p_.ldc + col.n0, up_st_[cs],
-               c_tile_, tile.rows, col.cols);
-      }
+      while (down_.queued_of[cs] > 0) pump_waiting();
+      if (reads_c_) upload_c(col, tile);
       wait(comp_, s_.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
     }
   }
@@ -236,6 +245,8 @@ class Call {
     if (chunk.b_slot < 0) return;
     CopySlot& slot = s_.b_slot[chunk.b_slot];
     claim(slot);
+    // The device slot's last reader is done (a no-op the first time).
+    wait(h2d_, slot.consumed);
     T* dst = b_on_device(chunk);
     T* stage = b_st_[chunk.b_slot];
     if (p_.trans_b) {  // B stored n x k: rows n0.. of it, columns k0..
@@ -253,6 +264,8 @@ class Call {
                const StreamRowTile& tile, int as) {
     CopySlot& slot = s_.a_slot[as];
     claim(slot);
+    // The device slot's last reader is done (a no-op the first time).
+    wait(h2d_, slot.consumed);
     if (p_.trans_a) {  // A stored k x m: rows k0.., columns m0..
       upload(slot, a_dev_[as], sizes_.a_ld, a_, chunk.k0 * p_.lda + tile.m0, a_st_[as], a_chunk_,
              chunk.depth, tile.rows);
@@ -292,42 +305,39 @@ class Call {
     if (!plan_.b_resident) record(s_.b_slot[chunk.b_slot].consumed, comp_);
   }
 
-  // The group's epilogues (C = alpha * acc + beta * C), and its tiles' downloads.
+  // The group's epilogues (C = alpha * acc + beta * C); each tile's strips join the
+  // queue of downloads, which go down as strip slots free up (pump).
   void end_group(const StreamColumn& col, const StreamGroup& group) {
     for (int i = 0; i < group.size(); ++i) {
       const StreamRowTile& tile = group.tiles[i];
-      const int64_t m0 = tile.m0, mm = tile.rows, n0 = col.n0, nn = col.cols;
+      const int64_t mm = tile.rows, nn = col.cols;
       const int64_t c_ld = sizes_.c_ld;
       const int cs = tile.c_slot;
-      if (reads_c_) wait(comp_, s_.c_up_slot[cs].end);
+      if (reads_c_) wait(comp_, s_.c_up_done[cs]);
       T* out = reads_c_ ? cin_[cs] : acc_[cs];
       launch_epilogue(mm, nn, v_.alpha, acc_[cs], c_ld, v_.beta, cin_[cs], c_ld, out, c_ld, comp_);
-      if (reads_c_) record(s_.c_up_slot[cs].consumed, comp_);
+      if (reads_c_) record(s_.c_in_consumed[cs], comp_);
       record(s_.epilogue_done[cs], comp_);
-      wait(d2h_, s_.epilogue_done[cs]);
-      record(s_.down_start[cs], d2h_);
-      if (c_.pinned) {  // straight into the caller's C, m x n part only
-        copy_2d(v_.c + m0 * v_.ldc + n0, v_.ldc, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
-      } else {
-        if (settings_.poison_staging) poison(down_st_[cs], c_tile_);  // its unpack is done
-        copy_2d(down_st_[cs], nn, out, c_ld, mm, nn, cudaMemcpyDeviceToHost, d2h_);
+      for (int64_t r0 = 0; r0 < mm; r0 += strip_rows_) {
+        const int64_t rows = std::min(strip_rows_, mm - r0);
+        down_.queued.push_back(Strip{cs, tile.m0, col.n0, r0, rows, nn, r0 + rows == mm});
+        ++down_.queued_of[cs];
       }
-      record(s_.down_done[cs], d2h_);
-      pending_[cs] = Pending{true, m0, n0, mm, nn, false, 0};
     }
+    pump();
   }
 
   void end_column(const StreamColumn& col) {
     if (plan_.b_resident) record(s_.panel_consumed[col.panel], comp_);
   }
 
-  // The success path's end: the last tiles unpacked (oldest first, as `c_slots` ended),
-  // every upload waited for, then the compute stream.
-  void finish(const SlotRing& c_slots) {
-    for (int i = 0; i < c_slots_; ++i) unpack(c_slots.oldest(i));
+  // The success path's end: every strip of C downloaded and unpacked (in the order they
+  // were queued), every upload waited for, then the compute stream.
+  void finish() {
+    while (down_.count > 0 || !down_.queued.empty()) pump_waiting();
     for (CopySlot& slot : s_.a_slot) claim(slot);
     for (CopySlot& slot : s_.b_slot) claim(slot);
-    for (int i = 0; i < c_slots_; ++i) claim(s_.c_up_slot[i]);
+    for (CopySlot& slot : s_.c_up_strip) claim(slot);
     record(s_.last_epilogue, comp_);
     check_cuda(cudaStreamSynchronize(comp_), "streamed sgemm");
   }
@@ -348,12 +358,22 @@ class Call {
   }
 
  private:
-  // A finished tile waiting to be unpacked into C, per C slot.
-  struct Pending {
-    bool live = false;
-    int64_t m0, n0, rows, cols;
-    bool downloaded;   // its download is done (and counted in the link's time)
-    int64_t unpacked;  // its first rows already in the caller's C
+  // One strip of a finished tile's download: rows [r0, r0 + rows) of the tile in C
+  // slot cs, whose row 0 is row m0 of C and whose columns are [n0, n0 + cols).
+  struct Strip {
+    int cs;
+    int64_t m0, n0, r0, rows, cols;
+    bool last;  // the tile's last strip: down_done[cs] is recorded after its copy
+  };
+  // C's downloads, strip by strip. A finished tile's strips wait in `queued` (in the
+  // order the tiles finished) for a free strip slot; the enqueued ones hold strip slots
+  // oldest, oldest + 1, ... (count of them, modulo strips_), and are unpacked in that
+  // order, which frees their slots.
+  struct DownStrips {
+    std::deque<Strip> queued;
+    Strip slot[kCStrips];
+    int oldest = 0, count = 0;
+    int64_t queued_of[kMaxCSlots] = {};  // per C slot, its tile's strips still queued
   };
 
   // Where op(B)'s chunk is on the device (leading dimension b_ld).
@@ -363,12 +383,13 @@ class Call {
   }
 
   // Waits until staging slot `slot` is free (its last copy is done), adding that
-  // copy's time to the link's. While it is not, the host unpacks downloaded tiles a strip
-  // at a time: work it would otherwise do later, when the tile's C slot is taken again
-  // or (the last c_slots() tiles) after the device has finished.
+  // copy's time to the link's. While it is not, the host moves C's downloads on (pump):
+  // unpacking is work it would otherwise do later, when a C slot is taken again or
+  // after the device has finished, and a strip slot it frees takes the next strip at
+  // once. It polls while strips are in flight (as cudaEventSynchronize may spin).
   void claim(CopySlot& slot) {
     if (!slot.used) return;
-    while (!reached(slot.end) && unpack_strip()) {
+    while (!reached(slot.end) && (pump() || down_.count > 0)) {
     }
     sync(slot.end);
     link_ms_ += elapsed(slot.start, slot.end);
@@ -376,7 +397,8 @@ class Call {
   }
 
   // rows x cols of the operand stored at (src, src_ld) up to (dst, dst_ld), through
-  // `stage` (packed densely by the packing threads) unless the source is pinned.
+  // `stage` (packed densely by the packing threads) unless the source is pinned. The
+  // caller has claimed `slot` and made h2d wait for the device buffer's last reader.
   void upload(CopySlot& slot, T* dst, int64_t dst_ld, const Operand<T>& from, int64_t offset,
               T* stage, int64_t slot_elements, int64_t rows, int64_t cols) {
     const T* src = from.io ? nullptr : from.ptr + offset;
@@ -395,70 +417,109 @@ class Call {
       src = stage;
       src_ld = cols;
     }
-    wait(h2d_, slot.consumed);  // the device slot's last reader is done (a no-op the first time)
     record(slot.start, h2d_);
     copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d_);
     record(slot.end, h2d_);
     slot.used = true;
   }
 
-  // Unpacks what is left of the tile that C slot `cs` last downloaded, if any, into the
-  // caller's C, waiting for its download.
-  void unpack(int cs) {
-    Pending& tile = pending_[cs];
-    if (!tile.live) return;
-    downloaded(cs, true);
-    unpack_rows(cs, tile.rows - tile.unpacked);
-  }
-
-  // Unpacks the next strip (about kStripBytes) of a tile whose download is done, if one
-  // is; false when none is.
-  bool unpack_strip() {
-    constexpr int64_t kStripBytes = int64_t(8) << 20;
-    for (int cs = 0; cs < c_slots_; ++cs) {
-      Pending& tile = pending_[cs];
-      if (!tile.live || !downloaded(cs, false)) continue;
-      const int64_t row_bytes = tile.cols * int64_t(sizeof(T));
-      unpack_rows(
-          cs, std::min(tile.rows - tile.unpacked, std::max<int64_t>(1, kStripBytes / row_bytes)));
-      return true;
+  // C's tile goes up into cin[cs] strip by strip through the ring of up strips, after
+  // the epilogue that last read cin[cs] and the download that last read it (begin_group
+  // enqueued all of it); the epilogue waits for c_up_done[cs], after the last strip.
+  void upload_c(const StreamColumn& col, const StreamRowTile& tile) {
+    const int cs = tile.c_slot;
+    wait(h2d_, s_.c_in_consumed[cs]);
+    wait(h2d_, s_.down_done[cs]);
+    for (int64_t r0 = 0; r0 < tile.rows; r0 += strip_rows_) {
+      const int j = up_strips_.take();
+      CopySlot& slot = s_.c_up_strip[j];
+      claim(slot);
+      upload(slot, cin_[cs] + r0 * sizes_.c_ld, sizes_.c_ld, c_, (tile.m0 + r0) * p_.ldc + col.n0,
+             up_st_[j], c_strip_, std::min(strip_rows_, tile.rows - r0), col.cols);
     }
-    return false;
+    record(s_.c_up_done[cs], h2d_);
   }
 
-  // True when slot `cs`'s last download is done (waiting for it when `wait_for_it`),
-  // adding its time to the link's the first time.
-  bool downloaded(int cs, bool wait_for_it) {
-    Pending& tile = pending_[cs];
-    if (tile.downloaded) return true;
+  // Moves C's downloads on without waiting: unpacks the oldest strip if its download is
+  // done, and enqueues queued strips into the free strip slots. True when it did either.
+  bool pump() {
+    const bool unpacked = down_.count > 0 && unpack_oldest(false);
+    bool enqueued = false;
+    while (!down_.queued.empty() && down_.count < strips_) {
+      enqueue_strip();
+      enqueued = true;
+    }
+    return unpacked || enqueued;
+  }
+
+  // Moves C's downloads on by one strip, waiting if it must: enqueues the oldest queued
+  // strip if a strip slot is free, else waits for the oldest enqueued strip and unpacks
+  // it. The wait ends: every strip belongs to a tile whose epilogue (and all the device
+  // work before it) is already enqueued.
+  void pump_waiting() {
+    if (!down_.queued.empty() && down_.count < strips_) {
+      enqueue_strip();
+    } else {
+      unpack_oldest(true);
+    }
+  }
+
+  // The oldest queued strip goes down into the next strip slot (free: its last strip
+  // is unpacked), after its tile's epilogue; after a tile's last strip, down_done[cs]
+  // says its device slot may be written again.
+  void enqueue_strip() {
+    const Strip strip = down_.queued.front();
+    down_.queued.pop_front();
+    --down_.queued_of[strip.cs];
+    const int j = (down_.oldest + down_.count) % strips_;
+    down_.slot[j] = strip;
+    ++down_.count;
+    const int64_t c_ld = sizes_.c_ld;
+    const T* from = (reads_c_ ? cin_[strip.cs] : acc_[strip.cs]) + strip.r0 * c_ld;
+    // The tile's epilogue: its C slot is taken again only once all its strips are
+    // enqueued (begin_group), so this record is this tile's.
+    wait(d2h_, s_.epilogue_done[strip.cs]);
+    record(s_.strip_start[j], d2h_);
+    if (c_.pinned) {  // straight into the caller's C, m x n part only
+      copy_2d(v_.c + (strip.m0 + strip.r0) * v_.ldc + strip.n0, v_.ldc, from, c_ld, strip.rows,
+              strip.cols, cudaMemcpyDeviceToHost, d2h_);
+    } else {
+      if (settings_.poison_staging) poison(down_st_[j], c_strip_);  // its last unpack is done
+      copy_2d(down_st_[j], strip.cols, from, c_ld, strip.rows, strip.cols, cudaMemcpyDeviceToHost,
+              d2h_);
+    }
+    record(s_.strip_done[j], d2h_);
+    if (strip.last) record(s_.down_done[strip.cs], d2h_);
+  }
+
+  // Unpacks the oldest enqueued strip into the caller's C once its download is done
+  // (waiting for it when `wait_for_it`), adding the copy's time to the link's, and
+  // frees its strip slot; false when it is not done. Nothing to copy when C is pinned:
+  // the download wrote it.
+  bool unpack_oldest(bool wait_for_it) {
+    const int j = down_.oldest;
     if (wait_for_it) {
-      sync(s_.down_done[cs]);
-    } else if (!reached(s_.down_done[cs])) {
+      sync(s_.strip_done[j]);
+    } else if (!reached(s_.strip_done[j])) {
       return false;
     }
-    link_ms_ += elapsed(s_.down_start[cs], s_.down_done[cs]);
-    tile.downloaded = true;
-    return true;
-  }
-
-  // Rows [unpacked, unpacked + count) of slot `cs`'s downloaded tile into the caller's
-  // C (nothing to copy when C is pinned: the download wrote it).
-  void unpack_rows(int cs, int64_t count) {
-    Pending& tile = pending_[cs];
-    const int64_t r0 = tile.unpacked;
-    if (!c_.pinned && count > 0) {
+    link_ms_ += elapsed(s_.strip_start[j], s_.strip_done[j]);
+    const Strip& strip = down_.slot[j];
+    if (!c_.pinned) {
       const auto u0 = Clock::now();
-      T* from = down_st_[cs] + r0 * tile.cols;
-      const int64_t offset = (tile.m0 + r0) * p_.ldc + tile.n0;
+      const int64_t offset = (strip.m0 + strip.r0) * p_.ldc + strip.n0;
       if (c_.io) {
-        io_block(s_.pool, threads_, true, *c_.io, offset, p_.ldc, from, count, tile.cols);
+        io_block(s_.pool, threads_, true, *c_.io, offset, p_.ldc, down_st_[j], strip.rows,
+                 strip.cols);
       } else {
-        copy_block(s_.pool, threads_, v_.c + offset, v_.ldc, from, tile.cols, count, tile.cols);
+        copy_block(s_.pool, threads_, v_.c + offset, v_.ldc, down_st_[j], strip.cols, strip.rows,
+                   strip.cols);
       }
       pack_ms_ += ms_since(u0);
     }
-    tile.unpacked = r0 + count;
-    if (tile.unpacked == tile.rows) tile.live = false;
+    down_.oldest = (j + 1) % strips_;
+    --down_.count;
+    return true;
   }
 
   Resources& s_;
@@ -471,8 +532,12 @@ class Call {
   const int threads_;
   const StreamBuffers sizes_;
   const Operand<T> a_, b_, c_;
-  const int64_t a_chunk_, b_chunk_, c_tile_;  // staging slots' elements (dense)
+  const int64_t a_chunk_, b_chunk_;  // staging slots' elements (dense)
   const int c_slots_;
+  const int64_t strip_rows_;  // rows of a tile in one strip of C's copies
+  const int64_t c_strip_;     // a staging strip's elements (dense)
+  const int strips_;          // strip slots each way (stream_plan.hpp's c_strips)
+  SlotRing up_strips_;        // the up strips, taken in turn
   const cudaStream_t h2d_, comp_, d2h_;
 
   // Carved by carve(): device slots, then staging slots (nullptr: not needed).
@@ -482,10 +547,10 @@ class Call {
   T* panels_[2];
   T* a_st_[kASlots];
   T* b_st_[2];
-  T* up_st_[kMaxCSlots];
-  T* down_st_[kMaxCSlots];
+  T* up_st_[kCStrips];
+  T* down_st_[kCStrips];
 
-  Pending pending_[kMaxCSlots];
+  DownStrips down_;
   static constexpr int kPopulateThreads = 4;
   std::optional<BackgroundPopulate> populate_;  // joined when the call ends
   Timing t_;                                    // what ran, filled by the first product
@@ -507,8 +572,8 @@ Timing run_call(Resources& s, const GemmProblem& p, const Settings& settings,
   // for each copy itself.) Declared in this order, they drain downloads last.
   const DrainOnThrow drain_d2h(s.d2h.get()), drain_compute(s.compute.get()), drain_h2d(s.h2d.get());
   call.prime();
-  const SlotRing c_slots = walk_stream_plan(plan, p.m, p.n, p.k, call);
-  call.finish(c_slots);
+  walk_stream_plan(plan, p.m, p.n, p.k, call);
+  call.finish();
   return call.timing(t0);
 }
 

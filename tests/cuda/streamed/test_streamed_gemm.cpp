@@ -108,8 +108,8 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
   }
 }
 
-// Tiles of C larger than the engine's unpacking strip (8 MiB: the host unpacks a
-// downloaded tile a strip at a time while it waits for a copy), in a C of 64 MiB never
+// Tiles of C of about one strip of C's staging (1000 rows of 4096 floats, just under
+// 16 MiB: the host unpacks each while it waits for a copy), in a C of 64 MiB never
 // written before (malloc'd, so its pages are faulted in ahead by the populating
 // threads), groups of 1 and 3: the exact result, and every element of C written.
 TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
@@ -146,7 +146,7 @@ TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
     p.ldb = n;
     p.ldc = n;
     StreamPlan plan;
-    plan.tile_m = 1000;  // 5 row tiles of 16 MB (two strips and a bit), the last of 96 rows
+    plan.tile_m = 1000;  // 5 row tiles of 16 MB (one strip each), the last of 96 rows
     plan.tile_n = n;
     plan.chunk_k = 16;  // 3 chunks, the last of 8
     plan.tiles_m = 5;
@@ -160,6 +160,66 @@ TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
     settings.poison_staging = true;
     engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
     EXPECT_EQ(std::memcmp(c.get(), want.data(), want.size() * sizeof(float)), 0);
+  }
+}
+
+// Tiles of several strips of C's staging (rows of 8192 floats: 512 rows a strip), and
+// groups whose tiles queue more strips than the ring of kCStrips holds: C goes up
+// (beta 2) and comes down strip by strip, each strip slot reused while the group's
+// other strips wait. The exact result, poisoned staging, groups of 1, 2 and 3.
+TEST(StreamedGemm, TilesOfSeveralStripsGiveTheExactResult) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceProfile device = h100();
+  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
+  const int64_t m = 2000, n = 8192, k = 40;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
+  tmm_test::fill_exact(a, 7);
+  tmm_test::fill_exact(b, 8);
+  tmm_test::fill_exact(c0, 9);
+  std::vector<double> product(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+      product[size_t(i * n + j)] = dot;
+    }
+  }
+  for (float beta : {0.0f, 2.0f}) {
+    std::vector<float> want(size_t(m * n));
+    for (size_t i = 0; i < want.size(); ++i) want[i] = float(product[i] + beta * double(c0[i]));
+    for (int64_t group : {1, 2, 3}) {
+      SCOPED_TRACE("beta " + std::to_string(beta) + ", group " + std::to_string(group));
+      GemmProblem p{};
+      p.m = m;
+      p.n = n;
+      p.k = k;
+      p.alpha = 1.0f;
+      p.beta = beta;
+      p.a = a.data();
+      p.lda = k;
+      p.b = b.data();
+      p.ldb = n;
+      p.ldc = n;
+      StreamPlan plan;
+      plan.tile_m = 700;  // 3 row tiles (700, 700, 600): two strips each, the second short
+      plan.tile_n = n;
+      plan.chunk_k = 16;  // 3 chunks, the last of 8
+      plan.tiles_m = 3;
+      plan.tiles_n = 1;
+      plan.chunks = 3;
+      plan.group = group;
+      ASSERT_EQ(c_strip_rows(plan, 4), 512);
+      std::vector<float> out = c0;
+      p.c = out.data();
+      Settings settings;
+      settings.poison_staging = true;
+      engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+      EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size() * sizeof(float)), 0);
+    }
   }
 }
 
