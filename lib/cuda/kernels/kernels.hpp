@@ -6,6 +6,7 @@
 //   coarsened_kernel.cu       tiled, each thread computes several outputs (seed 001)
 //   blocked_kernel.cu         register-blocked, warp-tiled, double-buffered (strict FP32)
 //   f64_blocked_kernel.cu     the same technique over doubles on the CUDA cores (strict FP64)
+//   blocked_core.cuh          what the two share: the technique over the element type
 //   mma/tf32_mma_kernel.cu    TF32 tensor cores (mma.sync), cp.async pipeline (TF32 mode)
 //   mma/tf32x3_mma_kernel.cu  3xTF32 on tensor cores with FP32 accuracy (FP32_ACCURATE)
 //   mma/mma_common.cuh        what the two mma.sync kernels share (copier, fragments, epilogue)
