@@ -399,7 +399,10 @@ typedef enum tmm_option {
                                           product, the streamed path's packing); default 0 =
                                           one per core the system reports for the CPU
                                           backend, three quarters of them for packing
-                                          (which shares the memory bus with the link) */
+                                          (which shares the memory bus with the link).
+                                          From 4 on, the streamed path adds a quarter as
+                                          many (at most 4) that fault in the pages of a C
+                                          of 64 MiB or more ahead of its first writes */
   TMM_OPTION_DEVICE_MEMORY_BUDGET = 5, /* bytes of device memory tmm_sgemm may
                                   allocate; default 0 = what the device has free when
                                   the call starts, less a margin. A product that does

@@ -82,8 +82,8 @@ void populate_for_write(void* p, int64_t bytes) noexcept {
   const long page_size = sysconf(_SC_PAGESIZE);
   if (page_size <= 0 || bytes <= 0) return;
   const uintptr_t page = uintptr_t(page_size);
-  // Whole pages inside the range only: a page partly outside it may belong to another
-  // mapping (a guard page, read-only memory), and populating changes no byte anyway.
+  // Whole pages inside the range only: a page partly outside it holds bytes that are
+  // not the range's (the padding between a matrix's rows, another object).
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes)) / page * page;
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
@@ -93,22 +93,36 @@ void populate_for_write(void* p, int64_t bytes) noexcept {
 #endif
 }
 
-BackgroundPopulate::BackgroundPopulate(void* p, int64_t bytes, int threads) noexcept {
-  if (bytes < kMinPopulateBytes || threads <= 0) return;
-  // Split on 2 MiB boundaries (a multiple of every page size, huge pages included), so
-  // that no page straddles two threads' ranges.
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + uintptr_t(bytes);
-  auto cut = [&](int t) {
-    if (t == 0) return begin;
-    if (t == threads) return end;
-    const uintptr_t at = begin + uintptr_t(bytes / threads * t);
-    return std::max(begin, at >> 21 << 21);
-  };
+BackgroundPopulate::BackgroundPopulate(void* p, int64_t rows, int64_t row_bytes, int64_t stride,
+                                       int threads) noexcept {
+  if (rows <= 0 || row_bytes <= 0 || threads <= 0) return;
+  if (rows * row_bytes < kMinPopulateBytes) return;  // C's own bytes: below 2^63
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
   try {
-    for (int t = 0; t < threads; ++t) {
-      const uintptr_t b0 = cut(t), b1 = cut(t + 1);
-      threads_.emplace_back(
-          [=] { populate_for_write(reinterpret_cast<void*>(b0), int64_t(b1 - b0)); });
+    if (stride == row_bytes) {
+      // One run: split on 2 MiB boundaries (a multiple of the usual page sizes, 2 MiB
+      // huge pages included), so that no page straddles two threads' ranges.
+      const uintptr_t end = begin + uintptr_t(rows * row_bytes);
+      auto cut = [&](int t) {
+        if (t == 0) return begin;
+        if (t == threads) return end;
+        const uintptr_t at = begin + uintptr_t((end - begin) / uintptr_t(threads) * uintptr_t(t));
+        return std::max(begin, at >> 21 << 21);
+      };
+      for (int t = 0; t < threads; ++t) {
+        const uintptr_t b0 = cut(t), b1 = cut(t + 1);
+        threads_.emplace_back(
+            [=] { populate_for_write(reinterpret_cast<void*>(b0), int64_t(b1 - b0)); });
+      }
+    } else {
+      // Row by row (the whole pages inside each row), each thread a range of rows.
+      for (int t = 0; t < threads; ++t) {
+        const int64_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+        threads_.emplace_back([=] {
+          for (int64_t r = r0; r < r1; ++r)
+            populate_for_write(reinterpret_cast<void*>(begin + uintptr_t(r * stride)), row_bytes);
+        });
+      }
     }
   } catch (...) {  // no thread to be had: those started run on, the rest is skipped
   }

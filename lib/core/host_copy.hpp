@@ -42,13 +42,16 @@ void copy_block(WorkerPool& pool, int threads, T* dst, int64_t dst_ld, const T* 
 // ahead, on threads of its own, while the device computes. Never throws.
 void populate_for_write(void* p, int64_t bytes) noexcept;
 
-// populate_for_write over [p, p + bytes) split among `threads` threads of its own,
-// started at construction and joined at destruction. Below kMinPopulateBytes, or with
-// no threads, it does nothing.
+// populate_for_write over `rows` runs of `row_bytes` bytes, `stride` bytes apart from
+// p on (a matrix's rows: only the rows, never the padding between them, which may be
+// the caller's memory the library does not write), split among `threads` threads of
+// its own, started at construction and joined at destruction. Below kMinPopulateBytes
+// of rows, or with no threads, it does nothing.
 class BackgroundPopulate {
  public:
   static constexpr int64_t kMinPopulateBytes = int64_t(64) << 20;
-  BackgroundPopulate(void* p, int64_t bytes, int threads) noexcept;
+  BackgroundPopulate(void* p, int64_t rows, int64_t row_bytes, int64_t stride,
+                     int threads) noexcept;
   ~BackgroundPopulate();
   BackgroundPopulate(const BackgroundPopulate&) = delete;
   BackgroundPopulate& operator=(const BackgroundPopulate&) = delete;

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
@@ -190,10 +189,12 @@ class Call {
       down_st_[i] = at(staging, l.c_down_stage[i]);
     }
     // C's pages faulted in ahead of the unpacking (a fresh result array's first stores
-    // would fault them a page at a time), while the device computes.
+    // would fault them a page at a time), while the device computes: its rows only, on
+    // a quarter as many threads again as pack (at most four; none below four packing
+    // threads), as the header says of TMM_OPTION_HOST_THREADS.
     if (!c_.pinned && c_.io == nullptr) {
-      const int64_t span = (p_.m - 1) * p_.ldc + p_.n;
-      populate_.emplace(v_.c, span * int64_t(sizeof(T)), kPopulateThreads);
+      const int64_t size = int64_t(sizeof(T));
+      populate_.emplace(v_.c, p_.m, p_.n * size, v_.ldc * size, std::min(4, threads_ / 4));
     }
   }
 
@@ -233,7 +234,7 @@ class Call {
     for (int i = 0; i < group.size(); ++i) {
       const StreamRowTile& tile = group.tiles[i];
       const int cs = tile.c_slot;
-      while (down_.queued_of[cs] > 0) pump_waiting();
+      while (down_.waiting(cs)) pump_waiting();
       if (reads_c_) upload_c(col, tile);
       wait(comp_, s_.down_done[cs]);  // acc[cs] and cin[cs] were downloaded from
     }
@@ -318,11 +319,7 @@ class Call {
       launch_epilogue(mm, nn, v_.alpha, acc_[cs], c_ld, v_.beta, cin_[cs], c_ld, out, c_ld, comp_);
       if (reads_c_) record(s_.c_in_consumed[cs], comp_);
       record(s_.epilogue_done[cs], comp_);
-      for (int64_t r0 = 0; r0 < mm; r0 += strip_rows_) {
-        const int64_t rows = std::min(strip_rows_, mm - r0);
-        down_.queued.push_back(Strip{cs, tile.m0, col.n0, r0, rows, nn, r0 + rows == mm});
-        ++down_.queued_of[cs];
-      }
+      down_.queue(QueuedTile{cs, tile.m0, col.n0, mm, nn, 0});
     }
     pump();
   }
@@ -334,7 +331,7 @@ class Call {
   // The success path's end: every strip of C downloaded and unpacked (in the order they
   // were queued), every upload waited for, then the compute stream.
   void finish() {
-    while (down_.count > 0 || !down_.queued.empty()) pump_waiting();
+    while (down_.count > 0 || down_.tiles > 0) pump_waiting();
     for (CopySlot& slot : s_.a_slot) claim(slot);
     for (CopySlot& slot : s_.b_slot) claim(slot);
     for (CopySlot& slot : s_.c_up_strip) claim(slot);
@@ -365,15 +362,28 @@ class Call {
     int64_t m0, n0, r0, rows, cols;
     bool last;  // the tile's last strip: down_done[cs] is recorded after its copy
   };
-  // C's downloads, strip by strip. A finished tile's strips wait in `queued` (in the
-  // order the tiles finished) for a free strip slot; the enqueued ones hold strip slots
-  // oldest, oldest + 1, ... (count of them, modulo strips_), and are unpacked in that
-  // order, which frees their slots.
+  // A finished tile whose strips are not all enqueued yet: its rows from `next` on.
+  struct QueuedTile {
+    int cs;
+    int64_t m0, n0, rows, cols, next;
+  };
+  // C's downloads, strip by strip. Finished tiles wait in a ring (in the order they
+  // finished; at most one per C slot, so it never grows and a call allocates nothing
+  // after its first write to C) until their strips get free strip slots; the enqueued
+  // strips hold strip slots oldest, oldest + 1, ... (count of them, modulo strips_), and
+  // are unpacked in that order, which frees their slots.
   struct DownStrips {
-    std::deque<Strip> queued;
+    QueuedTile tile[kMaxCSlots];
+    int first = 0, tiles = 0;  // the ring of queued tiles
     Strip slot[kCStrips];
     int oldest = 0, count = 0;
-    int64_t queued_of[kMaxCSlots] = {};  // per C slot, its tile's strips still queued
+    void queue(const QueuedTile& t) { tile[(first + tiles++) % kMaxCSlots] = t; }
+    // True while C slot cs's tile has strips not yet enqueued.
+    bool waiting(int cs) const {
+      for (int i = 0; i < tiles; ++i)
+        if (tile[(first + i) % kMaxCSlots].cs == cs) return true;
+      return false;
+    }
   };
 
   // Where op(B)'s chunk is on the device (leading dimension b_ld).
@@ -445,7 +455,7 @@ class Call {
   bool pump() {
     const bool unpacked = down_.count > 0 && unpack_oldest(false);
     bool enqueued = false;
-    while (!down_.queued.empty() && down_.count < strips_) {
+    while (down_.tiles > 0 && down_.count < strips_) {
       enqueue_strip();
       enqueued = true;
     }
@@ -457,7 +467,7 @@ class Call {
   // it. The wait ends: every strip belongs to a tile whose epilogue (and all the device
   // work before it) is already enqueued.
   void pump_waiting() {
-    if (!down_.queued.empty() && down_.count < strips_) {
+    if (down_.tiles > 0 && down_.count < strips_) {
       enqueue_strip();
     } else {
       unpack_oldest(true);
@@ -468,9 +478,15 @@ class Call {
   // is unpacked), after its tile's epilogue; after a tile's last strip, down_done[cs]
   // says its device slot may be written again.
   void enqueue_strip() {
-    const Strip strip = down_.queued.front();
-    down_.queued.pop_front();
-    --down_.queued_of[strip.cs];
+    QueuedTile& tile = down_.tile[down_.first];
+    const int64_t rows = std::min(strip_rows_, tile.rows - tile.next);
+    const Strip strip{
+        tile.cs, tile.m0, tile.n0, tile.next, rows, tile.cols, tile.next + rows == tile.rows};
+    tile.next += rows;
+    if (strip.last) {
+      down_.first = (down_.first + 1) % kMaxCSlots;
+      --down_.tiles;
+    }
     const int j = (down_.oldest + down_.count) % strips_;
     down_.slot[j] = strip;
     ++down_.count;
@@ -551,7 +567,6 @@ class Call {
   T* down_st_[kCStrips];
 
   DownStrips down_;
-  static constexpr int kPopulateThreads = 4;
   std::optional<BackgroundPopulate> populate_;  // joined when the call ends
   Timing t_;                                    // what ran, filled by the first product
   double pack_ms_ = 0, link_ms_ = 0;

@@ -19,6 +19,7 @@
 
 #include "core/device_profile.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/host_copy.hpp"
 #include "core/settings.hpp"
 #include "cuda/runtime/host_memory.hpp"
 #include "cuda/streamed/streamed_gemm.hpp"
@@ -110,8 +111,9 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
 
 // Tiles of C of about one strip of C's staging (1000 rows of 4096 floats, just under
 // 16 MiB: the host unpacks each while it waits for a copy), in a C of 64 MiB never
-// written before (malloc'd, so its pages are faulted in ahead by the populating
-// threads), groups of 1 and 3: the exact result, and every element of C written.
+// written before (malloc'd; 64 MiB is BackgroundPopulate's threshold, so with the
+// default packing threads its pages are faulted in ahead), groups of 1 and 3: the exact
+// result, and every element of C written.
 TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
@@ -121,6 +123,7 @@ TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
   cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
   std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
   const int64_t m = 4096, n = 4096, k = 40;
+  ASSERT_GE(m * n * int64_t(sizeof(float)), BackgroundPopulate::kMinPopulateBytes);
   std::vector<float> a(size_t(m * k)), b(size_t(k * n));
   tmm_test::fill_exact(a, 5);
   tmm_test::fill_exact(b, 6);
@@ -213,6 +216,67 @@ TEST(StreamedGemm, TilesOfSeveralStripsGiveTheExactResult) {
       plan.chunks = 3;
       plan.group = group;
       ASSERT_EQ(c_strip_rows(plan, 4), 512);
+      std::vector<float> out = c0;
+      p.c = out.data();
+      Settings settings;
+      settings.poison_staging = true;
+      engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+      EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size() * sizeof(float)), 0);
+    }
+  }
+}
+
+// Tiles of more strips than the ring of kCStrips holds (2100 rows of 8192 floats: five
+// strips of up to 512 rows), four row tiles, groups of 1 and 3, beta 0 and 2: a C slot
+// is taken again while the strips of the tile that last used it are still queued, so
+// the group first waits for the oldest strips' downloads, unpacks them and enqueues the
+// rest (begin_group) before anything writes the slot. The exact result, poisoned
+// staging.
+TEST(StreamedGemm, ASlotTakenAgainFirstSendsDownEveryStripOfItsLastTile) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  DeviceProfile device = h100();
+  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
+  const int64_t m = 8400, n = 8192, k = 8;
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
+  tmm_test::fill_exact(a, 10);
+  tmm_test::fill_exact(b, 11);
+  tmm_test::fill_exact(c0, 12);
+  for (float beta : {0.0f, 2.0f}) {
+    std::vector<float> want(size_t(m * n));
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = beta * double(c0[size_t(i * n + j)]);
+        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+        want[size_t(i * n + j)] = float(dot);
+      }
+    }
+    for (int64_t group : {1, 3}) {
+      SCOPED_TRACE("beta " + std::to_string(beta) + ", group " + std::to_string(group));
+      GemmProblem p{};
+      p.m = m;
+      p.n = n;
+      p.k = k;
+      p.alpha = 1.0f;
+      p.beta = beta;
+      p.a = a.data();
+      p.lda = k;
+      p.b = b.data();
+      p.ldb = n;
+      p.ldc = n;
+      StreamPlan plan;
+      plan.tile_m = 2100;  // 4 row tiles of five strips each
+      plan.tile_n = n;
+      plan.chunk_k = k;
+      plan.tiles_m = 4;
+      plan.tiles_n = 1;
+      plan.chunks = 1;
+      plan.group = group;
+      ASSERT_EQ(c_strip_rows(plan, 4), 512);
+      ASSERT_GT((plan.tile_m + 511) / 512, kCStrips) << "a tile must outnumber the ring";
       std::vector<float> out = c0;
       p.c = out.data();
       Settings settings;
