@@ -249,9 +249,9 @@ TEST(StreamedGemm, ASlotTakenAgainFirstSendsDownEveryStripOfItsLastTile) {
     std::vector<float> want(size_t(m * n));
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
-        double dot = beta * double(c0[size_t(i * n + j)]);
+        double dot = 0;  // from +0: beta 0 times a negative C is -0, which the product is not
         for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-        want[size_t(i * n + j)] = float(dot);
+        want[size_t(i * n + j)] = float(dot + beta * double(c0[size_t(i * n + j)]));
       }
     }
     for (int64_t group : {1, 3}) {
