@@ -86,8 +86,8 @@ StreamBuffers stream_buffers(const GemmProblem& p, const StreamPlan& plan);
 // Rows of a tile (tile_n elements of `bytes` bytes each, dense) in one strip of C's
 // staging: as many as fit kCStripBytes, at least one, at most tile_m.
 int64_t c_strip_rows(const StreamPlan& plan, int bytes);
-// Strips of C's staging each way: kCStrips, or fewer when the C slots' tiles hold fewer
-// (small tiles, one strip each: never more staging than whole tiles per slot).
+// Strips of C's staging each way: kCStrips, or fewer when the C slots' tiles have fewer
+// strips between them (small tiles of one strip each).
 int c_strips(const StreamPlan& plan, int bytes);
 
 // The buffers are carved out of one device allocation and one pinned allocation, each

@@ -32,6 +32,76 @@ namespace {
 
 using tmm_test::h100;
 
+// This machine's GPU 0 as the chunk kernels' dispatch sees it: the H100 profile with the
+// device's compute capability and SM count.
+DeviceProfile this_device() {
+  DeviceProfile device = h100();
+  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
+  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  return device;
+}
+
+// A row-major m x n x k product of exact integers (A m x k, B k x n, both dense) run on
+// the engine with hand-made plans of one column tile as wide as n, poisoned staging.
+struct OneColumnProduct {
+  int64_t m, n, k;
+  std::vector<float> a, b;
+  std::vector<double> product;  // A B, exact
+
+  OneColumnProduct(int64_t m_, int64_t n_, int64_t k_, uint32_t seed)
+      : m(m_), n(n_), k(k_), a(size_t(m_ * k_)), b(size_t(k_ * n_)), product(size_t(m_ * n_)) {
+    tmm_test::fill_exact(a, seed);
+    tmm_test::fill_exact(b, seed + 1);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
+        product[size_t(i * n + j)] = dot;
+      }
+    }
+  }
+  // The exact A B + beta C0 (the product first: beta 0 times a negative C0 is -0, which
+  // a product of exact zeros is not; c0 may be empty for beta 0).
+  std::vector<float> want(float beta, const std::vector<float>& c0) const {
+    std::vector<float> w(product.size());
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = float(product[i] + (beta == 0.0f ? 0.0 : beta * double(c0[i])));
+    return w;
+  }
+  // Row tiles of tile_m rows, chunks of chunk_k, groups of `group`.
+  StreamPlan plan(int64_t tile_m, int64_t chunk_k, int64_t group) const {
+    StreamPlan s;
+    s.tile_m = tile_m;
+    s.tile_n = n;
+    s.chunk_k = chunk_k;
+    s.tiles_m = (m + tile_m - 1) / tile_m;
+    s.tiles_n = 1;
+    s.chunks = (k + chunk_k - 1) / chunk_k;
+    s.group = group;
+    return s;
+  }
+  // C (ld n) = A B + beta C by `plan` on `engine`.
+  void run(StreamedGemm& engine, const DeviceProfile& device, const StreamPlan& plan, float beta,
+           float* c) const {
+    GemmProblem p{};
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.alpha = 1.0f;
+    p.beta = beta;
+    p.a = a.data();
+    p.lda = k;
+    p.b = b.data();
+    p.ldb = n;
+    p.c = c;
+    p.ldc = n;
+    Settings settings;
+    settings.poison_staging = true;
+    engine.run(p, settings, plan, DispatchChunkKernels(settings, device));
+  }
+};
+
 // The streamed engine run directly with hand-made plans: groups of 1, 2, 3 and 5 row
 // tiles computed together while the panel goes up, ragged tile and chunk edges,
 // beta 0 and not, transposed and not. Exact integers: every plan gives the exact
@@ -39,10 +109,7 @@ using tmm_test::h100;
 TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  DeviceProfile device = h100();
-  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  const DeviceProfile device = this_device();
   std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
   EXPECT_EQ(engine.get(), shared_streamed_gemm(0).get()) << "one engine per device";
 
@@ -117,51 +184,18 @@ TEST(StreamedGemm, EveryGroupOfRowTilesGivesTheExactResult) {
 TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  DeviceProfile device = h100();
-  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  const DeviceProfile device = this_device();
   std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
-  const int64_t m = 4096, n = 4096, k = 40;
-  ASSERT_GE(m * n * int64_t(sizeof(float)), BackgroundPopulate::kMinPopulateBytes);
-  std::vector<float> a(size_t(m * k)), b(size_t(k * n));
-  tmm_test::fill_exact(a, 5);
-  tmm_test::fill_exact(b, 6);
-  std::vector<float> want(size_t(m * n));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double dot = 0;
-      for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-      want[size_t(i * n + j)] = float(dot);
-    }
-  }
+  const OneColumnProduct x(4096, 4096, 40, 5);
+  ASSERT_GE(x.m * x.n * int64_t(sizeof(float)), BackgroundPopulate::kMinPopulateBytes);
+  const std::vector<float> want = x.want(0.0f, {});
   for (int64_t group : {1, 3}) {
     SCOPED_TRACE("group " + std::to_string(group));
-    GemmProblem p{};
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.alpha = 1.0f;
-    p.beta = 0.0f;
-    p.a = a.data();
-    p.lda = k;
-    p.b = b.data();
-    p.ldb = n;
-    p.ldc = n;
-    StreamPlan plan;
-    plan.tile_m = 1000;  // 5 row tiles of 16 MB (one strip each), the last of 96 rows
-    plan.tile_n = n;
-    plan.chunk_k = 16;  // 3 chunks, the last of 8
-    plan.tiles_m = 5;
-    plan.tiles_n = 1;
-    plan.chunks = 3;
-    plan.group = group;
+    // 5 row tiles of 16 MB (one strip each), the last of 96 rows; 3 chunks, the last of 8.
+    const StreamPlan plan = x.plan(1000, 16, group);
     // Fresh memory: new[] of 64 MiB maps pages the process has never touched.
-    std::unique_ptr<float[]> c(new float[size_t(m * n)]);
-    p.c = c.get();
-    Settings settings;
-    settings.poison_staging = true;
-    engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+    std::unique_ptr<float[]> c(new float[size_t(x.m * x.n)]);
+    x.run(*engine, device, plan, 0.0f, c.get());
     EXPECT_EQ(std::memcmp(c.get(), want.data(), want.size() * sizeof(float)), 0);
   }
 }
@@ -173,54 +207,20 @@ TEST(StreamedGemm, TilesUnpackedInStripsIntoAFreshCGiveTheExactResult) {
 TEST(StreamedGemm, TilesOfSeveralStripsGiveTheExactResult) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  DeviceProfile device = h100();
-  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  const DeviceProfile device = this_device();
   std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
-  const int64_t m = 2000, n = 8192, k = 40;
-  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
-  tmm_test::fill_exact(a, 7);
-  tmm_test::fill_exact(b, 8);
+  const OneColumnProduct x(2000, 8192, 40, 7);
+  std::vector<float> c0(size_t(x.m * x.n));
   tmm_test::fill_exact(c0, 9);
-  std::vector<double> product(size_t(m * n));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      double dot = 0;
-      for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-      product[size_t(i * n + j)] = dot;
-    }
-  }
   for (float beta : {0.0f, 2.0f}) {
-    std::vector<float> want(size_t(m * n));
-    for (size_t i = 0; i < want.size(); ++i) want[i] = float(product[i] + beta * double(c0[i]));
+    const std::vector<float> want = x.want(beta, c0);
     for (int64_t group : {1, 2, 3}) {
       SCOPED_TRACE("beta " + std::to_string(beta) + ", group " + std::to_string(group));
-      GemmProblem p{};
-      p.m = m;
-      p.n = n;
-      p.k = k;
-      p.alpha = 1.0f;
-      p.beta = beta;
-      p.a = a.data();
-      p.lda = k;
-      p.b = b.data();
-      p.ldb = n;
-      p.ldc = n;
-      StreamPlan plan;
-      plan.tile_m = 700;  // 3 row tiles (700, 700, 600): two strips each, the second short
-      plan.tile_n = n;
-      plan.chunk_k = 16;  // 3 chunks, the last of 8
-      plan.tiles_m = 3;
-      plan.tiles_n = 1;
-      plan.chunks = 3;
-      plan.group = group;
+      // 3 row tiles (700, 700, 600): two strips each, the second short; 3 chunks.
+      const StreamPlan plan = x.plan(700, 16, group);
       ASSERT_EQ(c_strip_rows(plan, 4), 512);
       std::vector<float> out = c0;
-      p.c = out.data();
-      Settings settings;
-      settings.poison_staging = true;
-      engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+      x.run(*engine, device, plan, beta, out.data());
       EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size() * sizeof(float)), 0);
     }
   }
@@ -235,53 +235,20 @@ TEST(StreamedGemm, TilesOfSeveralStripsGiveTheExactResult) {
 TEST(StreamedGemm, ASlotTakenAgainFirstSendsDownEveryStripOfItsLastTile) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  DeviceProfile device = h100();
-  cudaDeviceGetAttribute(&device.cc_major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&device.cc_minor, cudaDevAttrComputeCapabilityMinor, 0);
-  cudaDeviceGetAttribute(&device.multiprocessors, cudaDevAttrMultiProcessorCount, 0);
+  const DeviceProfile device = this_device();
   std::shared_ptr<StreamedGemm> engine = shared_streamed_gemm(0);
-  const int64_t m = 8400, n = 8192, k = 8;
-  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c0(size_t(m * n));
-  tmm_test::fill_exact(a, 10);
-  tmm_test::fill_exact(b, 11);
+  const OneColumnProduct x(8400, 8192, 8, 10);
+  std::vector<float> c0(size_t(x.m * x.n));
   tmm_test::fill_exact(c0, 12);
   for (float beta : {0.0f, 2.0f}) {
-    std::vector<float> want(size_t(m * n));
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double dot = 0;  // from +0: beta 0 times a negative C is -0, which the product is not
-        for (int64_t q = 0; q < k; ++q) dot += double(a[size_t(i * k + q)]) * b[size_t(q * n + j)];
-        want[size_t(i * n + j)] = float(dot + beta * double(c0[size_t(i * n + j)]));
-      }
-    }
+    const std::vector<float> want = x.want(beta, c0);
     for (int64_t group : {1, 3}) {
       SCOPED_TRACE("beta " + std::to_string(beta) + ", group " + std::to_string(group));
-      GemmProblem p{};
-      p.m = m;
-      p.n = n;
-      p.k = k;
-      p.alpha = 1.0f;
-      p.beta = beta;
-      p.a = a.data();
-      p.lda = k;
-      p.b = b.data();
-      p.ldb = n;
-      p.ldc = n;
-      StreamPlan plan;
-      plan.tile_m = 2100;  // 4 row tiles of five strips each
-      plan.tile_n = n;
-      plan.chunk_k = k;
-      plan.tiles_m = 4;
-      plan.tiles_n = 1;
-      plan.chunks = 1;
-      plan.group = group;
+      const StreamPlan plan = x.plan(2100, x.k, group);  // 4 row tiles of five strips each
       ASSERT_EQ(c_strip_rows(plan, 4), 512);
       ASSERT_GT((plan.tile_m + 511) / 512, kCStrips) << "a tile must outnumber the ring";
       std::vector<float> out = c0;
-      p.c = out.data();
-      Settings settings;
-      settings.poison_staging = true;
-      engine->run(p, settings, plan, DispatchChunkKernels(settings, device));
+      x.run(*engine, device, plan, beta, out.data());
       EXPECT_EQ(std::memcmp(out.data(), want.data(), want.size() * sizeof(float)), 0);
     }
   }
