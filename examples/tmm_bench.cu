@@ -45,8 +45,8 @@
 // --math takes fp32 alone there; the table, the summary and the CSV name the
 // arithmetic "fp64", and the CSV has one more column, precision ("double"), at the
 // end (single's columns are unchanged). The default algorithms are AUTO and the FP64
-// tensor-core tiles (blocked128, blocked64); --algos naming a setting with no double
-// kernel in tmm_get_kernel_info (blocked256) stops at once.
+// tensor-core tiles (blocked256, blocked128, blocked64); --algos naming a setting with no
+// double kernel in tmm_get_kernel_info stops at once.
 // The host-memory part runs tmm_dgemm.
 //
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
@@ -843,8 +843,8 @@ void run_host(const Bench& b, bool quick) {
 }
 
 // Whether the library has a CUDA kernel in double for a's settings (tmm_get_kernel_info),
-// which a dgemm needs: AUTO always has one; BLOCKED with a tile has none until the FP64
-// blocked kernels land (the library refuses it with TMM_ERROR_NOT_SUPPORTED).
+// which a dgemm needs: AUTO always has one; a setting with none is refused by the
+// library with TMM_ERROR_NOT_SUPPORTED.
 bool has_double_kernel(const Algo& a) {
   if (a.algorithm == TMM_ALGO_AUTO) return true;
   for (int i = 0;; ++i) {
@@ -963,7 +963,7 @@ int main(int argc, char** argv) {
   auto algos_for = [&](const MathSetting& math) {
     if (!algo_list.empty()) return parse_algos(algo_list);
     if (b.suite || math.tmm != TMM_MATH_FP32) return parse_algos("auto");
-    return parse_algos(b.fp64 ? "auto,blocked128,blocked64"
+    return parse_algos(b.fp64 ? "auto,blocked256,blocked128,blocked64"
                               : "auto,blocked256,blocked128,blocked64,coarsened");
   };
   // Like the suite, before the GPU: an algorithm that a dgemm would refuse.

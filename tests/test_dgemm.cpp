@@ -260,19 +260,29 @@ class DgemmCuda : public ::testing::Test {
   }
   std::string message() const { return tmm_get_error_message(h_); }
 
-  // What AUTO runs in double for an m x n product with shallow k: the FP64 tensor cores
-  // where DMMA pays (cc 8.0, 9.0 and later: 128 x 64 with a wave of those tiles, else
-  // 64 x 64), else the CUDA cores (128 x 128 with a wave of those tiles, else 64 x 64; the
-  // planner's model may prefer 64 x 64 beyond that, which test_dispatch covers).
-  std::string auto_kernel(int64_t m, int64_t n) {
+  // Whether this device runs double on the FP64 tensor cores (cc 8.0, 9.0 and later).
+  bool dmma_pays() {
     tmm_device_info d{};
     EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
     const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
-    if (cc == 80 || cc >= 90)
+    return cc == 80 || cc >= 90;
+  }
+
+  // What AUTO runs in double for an m x n product with shallow k: the FP64 tensor cores
+  // where DMMA pays (128 x 128 with 16 waves of those tiles, one per SM; 128 x 64 with a
+  // wave of those tiles; else 64 x 64), else the CUDA cores (128 x 128 with a wave of
+  // those tiles, else 64 x 64; the planner's model may prefer 64 x 64 beyond that, which
+  // test_dispatch covers).
+  std::string auto_kernel(int64_t m, int64_t n) {
+    tmm_device_info d{};
+    EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
+    const int64_t wide = (m + 127) / 128 * ((n + 127) / 128);
+    if (dmma_pays()) {
+      if (wide >= 16 * int64_t(d.multiprocessors)) return "f64_mma_128x128";
       return (m + 127) / 128 * ((n + 63) / 64) >= d.multiprocessors ? "f64_mma_128x64"
                                                                     : "f64_mma_64x64";
-    return (m + 127) / 128 * ((n + 127) / 128) >= d.multiprocessors ? "f64_blocked_128x128"
-                                                                    : "f64_blocked_64x64";
+    }
+    return wide >= d.multiprocessors ? "f64_blocked_128x128" : "f64_blocked_64x64";
   }
 
   // The report of the last call: DOUBLE, strict, a kernel of double.
@@ -295,12 +305,14 @@ struct Setting {
   int tile, coarsening;
 };
 
-// AUTO and BLOCKED (tile 0), BLOCKED's tiles in double, and every ladder row's setting.
-std::vector<Setting> every_setting() {
+// AUTO and BLOCKED (tile 0), BLOCKED's tiles in double (256, the FP64 tensor cores'
+// 128 x 128, where DMMA pays), and every ladder row's setting.
+std::vector<Setting> every_setting(bool dmma) {
   std::vector<Setting> s{{TMM_ALGO_AUTO, 0, 0},
                          {TMM_ALGO_BLOCKED, 0, 0},
                          {TMM_ALGO_BLOCKED, 128, 0},
                          {TMM_ALGO_BLOCKED, 64, 0}};
+  if (dmma) s.push_back({TMM_ALGO_BLOCKED, 256, 0});
   for (int tile : {8, 16, 32}) {
     s.push_back({TMM_ALGO_NAIVE, tile, 0});
     s.push_back({TMM_ALGO_TILED, tile, 0});
@@ -326,7 +338,7 @@ TEST_F(DgemmCuda, HostCallsMatchTheReferenceEverySetting) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   const int64_t shapes[][3] = {{67, 45, 129}, {1, 1, 1}, {300, 260, 100}, {129, 65, 7}};
   int variant = 0;
-  for (const Setting& s : every_setting()) {
+  for (const Setting& s : every_setting(dmma_pays())) {
     apply(h_, s);
     for (const auto& shape : shapes) {
       for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
@@ -351,13 +363,15 @@ TEST_F(DgemmCuda, HostCallsMatchTheReferenceEverySetting) {
 }
 
 // AUTO in double runs the FP64 tensor cores where DMMA pays (the CUDA cores elsewhere),
-// its tile from the product's size; BLOCKED with a tile double has no row of is refused.
-TEST_F(DgemmCuda, AutoRunsTheTensorCoresAndOtherTilesAreRefused) {
+// its tile from the product's size; BLOCKED with tile 256 runs the tensor cores' 128 x 128
+// where DMMA pays and is refused elsewhere (the CUDA cores have no row of it).
+TEST_F(DgemmCuda, AutoRunsTheTensorCoresAndTheWidestTileWhereTheyPay) {
   // The direct path plans the whole product (the streamed path plans each tile of C).
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   tmm_test::DgemmCase big;
   big.m = 2048, big.n = 1100, big.k = 40, big.beta = 0.5;  // 16 x 18 tiles of 128 x 64
   tmm_test::fill_case(big, tmm_test::fresh_seed());
+  tmm_test::DgemmCase wide = big;  // for tile 256, below: C as filled
   ASSERT_EQ(tmm_test::run_case(h_, big), TMM_SUCCESS) << message();
   EXPECT_TRUE(tmm_test::check_case(big));
   EXPECT_EQ(report_of_double().kernel, auto_kernel(big.m, big.n));
@@ -369,6 +383,12 @@ TEST_F(DgemmCuda, AutoRunsTheTensorCoresAndOtherTilesAreRefused) {
   EXPECT_EQ(report_of_double().kernel, auto_kernel(g.m, g.n));
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, TMM_ALGO_BLOCKED), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, 256), TMM_SUCCESS);
+  if (dmma_pays()) {
+    ASSERT_EQ(tmm_test::run_case(h_, wide), TMM_SUCCESS) << message();
+    EXPECT_TRUE(tmm_test::check_case(wide));
+    EXPECT_EQ(report_of_double().kernel, std::string("f64_mma_128x128"));
+    return;
+  }
   const std::vector<double> before = g.c;
   EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_NE(message().find("double"), std::string::npos) << message();
@@ -393,12 +413,14 @@ TEST_F(DgemmCuda, DeepKSplitsAndGivesTheSameBitsTwice) {
 }
 
 // A partial last wave: AUTO's 128 x 64 tiles (270 of them, 6 past two blocks per SM on an
-// H100) and BLOCKED's 64 x 64 (540, 144 past three per SM) split those tiles along k, each
-// transpose, within the FP64 bound.
+// H100), BLOCKED's 64 x 64 (540, 144 past three per SM) and 128 x 128 (140, 8 past one
+// per SM; where DMMA pays) split those tiles along k, each transpose, within the FP64
+// bound.
 TEST_F(DgemmCuda, LastWaveSplitsMatchTheReference) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   int variant = 0;
-  for (int tile : {0, 64}) {
+  for (int tile : {0, 64, 256}) {
+    if (tile == 256 && !dmma_pays()) continue;
     ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_ALGORITHM, tile ? TMM_ALGO_BLOCKED : TMM_ALGO_AUTO),
               TMM_SUCCESS);
     ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_TILE_SIZE, tile), TMM_SUCCESS);
@@ -475,7 +497,7 @@ TEST_F(DgemmCuda, StreamedPathRunsDouble) {
 // transposes, beta 0 with NaN in C: C comes back within the bound, padding untouched.
 TEST_F(DgemmCuda, DevicePointersEverySetting) {
   int variant = 0;
-  for (const Setting& s : every_setting()) {
+  for (const Setting& s : every_setting(dmma_pays())) {
     apply(h_, s);
     for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
       for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {

@@ -16,10 +16,16 @@ namespace tiledmm {
 constexpr int kF64MmaDepth = 16;
 
 // Widest first. Shared memory: stages x (A's tile + B's tile), each padded to lines 4
-// doubles longer, the larger layout ([rows][16 + 4]), 8 bytes a double.
+// doubles longer, the larger layout ([rows][16 + 4]), 8 bytes a double. The widest is
+// tile setting 256, as BLOCKED's widest tile in single precision (128 x 256) is.
+constexpr MmaShapeInfo kF64Mma128x128{256, 128, 128, 256, 4 * (128 * 20 + 128 * 20) * 8, 64, 1};
 constexpr MmaShapeInfo kF64Mma128x64{128, 128, 64, 128, 3 * (128 * 20 + 64 * 20) * 8, 64, 2};
 constexpr MmaShapeInfo kF64Mma64x64{64, 64, 64, 128, 3 * (64 * 20 + 64 * 20) * 8, 32, 3};
-constexpr MmaShapeInfo kF64MmaShapes[] = {kF64Mma128x64, kF64Mma64x64};
+constexpr MmaShapeInfo kF64MmaShapes[] = {kF64Mma128x128, kF64Mma128x64, kF64Mma64x64};
+
+// Waves of 128 x 128 tiles (one per SM) from which AUTO takes that tile over 128 x 64
+// (plan_f64): measured on the H100 (docs/design/double-precision.md, "The widest tile").
+constexpr int kF64WideWaves = 16;
 
 // The CUDA-core kernel: 8 x 8 doubles per thread, depth 8 (128 x 128) or 4 (64 x 64),
 // two buffers of A's and B's tiles, each padded to lines 4 doubles longer (the larger

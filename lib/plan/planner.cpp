@@ -142,14 +142,30 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
 }
 
 int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
-  // Deep k where C fills a wide tile: the wide tile, whatever the count of tiles;
+  if (forced_tile != 0) return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
+  const auto fits = [&](const MmaShapeInfo& s) {
+    return s.shared_bytes <= d.shared_memory_per_block_optin && p.m >= s.rows && p.n >= s.cols;
+  };
+  const bool deep = is_deep_k(ceil_div(p.k, kF64MmaDepth));
+  // The widest tile moves a third less between L2 and the SMs per flop than two blocks of
+  // 128 x 64: on the H100 1.05x at 16384^3, where both are held at the power cap, and
+  // 1.01x at 8192^3. Where its tiles fill a few waves only, one block per SM leaves more
+  // of the last wave idle than two do (4095^3, 4097^3 and 11111 x 2222 x 3333 ran slower
+  // in it), so only over many waves, or over deep k in under a wave of its tiles, which
+  // plan_f64_tail splits (1000 x 1000 x 32768 and 256 x 256 x 65536 ran faster in it):
+  // docs/design/double-precision.md, "The widest tile".
+  const int64_t wide_tiles =
+      ceil_div(p.m, kF64Mma128x128.rows) * ceil_div(p.n, kF64Mma128x128.cols);
+  const int64_t sms = d.multiprocessors;
+  if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms) || wide_tiles >= kF64WideWaves * sms))
+    return kF64Mma128x128.tile;
+  // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles;
   // plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x 1000 x
   // 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and
   // 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
-  if (forced_tile == 0 && is_deep_k(ceil_div(p.k, kF64MmaDepth)) && p.m >= kF64Mma128x64.rows &&
-      p.n >= kF64Mma128x64.cols && kF64Mma128x64.shared_bytes <= d.shared_memory_per_block_optin)
-    return kF64Mma128x64.tile;
-  return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
+  if (deep && fits(kF64Mma128x64)) return kF64Mma128x64.tile;
+  static constexpr MmaShapeInfo kNarrower[] = {kF64Mma128x64, kF64Mma64x64};
+  return plan_tensor_core_tile(kNarrower, p, d, 0);
 }
 
 // 3xTF32 runs three TF32 products for each FP32 one, so it pays only where the tensor

@@ -50,11 +50,13 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                 bool wide_splits_deep_k = false);
 
-// The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`, as
-// plan_tf32 chooses among its shapes: 128 x 64 (tile 128) where the product has at least
-// one such tile per SM, or k is deep (is_deep_k: plan_f64_tail splits it) and C fills
-// at least one such tile, else 64 x 64
-// (tile 64); forced_tile 128 or 64 asks for that tile (0 when the device cannot hold it).
+// The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
+// 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of
+// such tiles, or k is deep (is_deep_k: plan_f64_tail splits it) and C holds at least
+// one such tile and fewer than a wave; else as plan_tf32 chooses among the narrower two:
+// 128 x 64 (tile 128) where the product has at least one such tile per SM, or k is deep
+// and C fills one, else 64 x 64 (tile 64). forced_tile 256, 128 or 64 asks for that tile
+// (0 when the device cannot hold it).
 int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // The plan of the FP64 CUDA-core kernel (f64_blocked_kernel.cu, kF64BlockedShapes:

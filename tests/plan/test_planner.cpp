@@ -157,6 +157,43 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
   EXPECT_EQ(plan_tf32(shape(1, 1, 1), consumer80(), 0, true), 128) << "162 KiB do not fit";
 }
 
+// ---- The FP64 tensor-core planner (plan_f64) -----------------------------------------
+
+// The widest tile (128 x 128, tile 256, one block per SM) over kF64WideWaves waves of its
+// tiles or deep k where C fills one; 128 x 64 over a wave of its tiles; else 64 x 64.
+// Only where 160 KiB of shared memory fit a block; a tile asked for stays.
+TEST(PlanF64, WidestTileOverManyWavesOrDeepK) {
+  for (const Profile& prof : profiles()) {
+    for (const GemmProblem& f : shapes()) {
+      GemmProblem p = f;
+      p.precision = Precision::F64;
+      const int tile = plan_f64(p, prof.device, 0);
+      bool named = false;
+      for (const MmaShapeInfo& s : kF64MmaShapes) {
+        if (s.tile != tile) continue;
+        named = true;
+        EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin) << prof.name;
+      }
+      EXPECT_TRUE(named || tile == 0) << prof.name << " tile " << tile;
+    }
+  }
+  const int64_t sms = h100().multiprocessors;
+  EXPECT_GE(int64_t(kF64WideWaves) * sms, 2 * sms);
+  EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), h100(), 0), 256);
+  EXPECT_EQ(plan_f64(shape(8192, 8192, 64), h100(), 0), 256) << "4096 tiles: 31 waves";
+  EXPECT_EQ(plan_f64(shape(4096, 4096, 4096), h100(), 0), 128) << "1024 tiles: 8 waves";
+  EXPECT_EQ(plan_f64(shape(1000, 1000, 32768), h100(), 0), 256) << "deep k, 64 tiles";
+  EXPECT_EQ(plan_f64(shape(100, 200, 32768), h100(), 0), 64) << "deep k, m under 128";
+  EXPECT_EQ(plan_f64(shape(200, 100, 32768), h100(), 0), 128) << "deep k, n under 128";
+  EXPECT_EQ(plan_f64(shape(1024, 1024, 1024), h100(), 0), 64) << "under a wave of 128 x 64";
+  // The A100's 163 KiB per block hold it; 99 KiB (8.6, 8.9) do not.
+  EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), tmm_test::a100(), 0), 256);
+  EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), consumer80(), 0), 128);
+  EXPECT_EQ(plan_f64(shape(64, 64, 64), consumer80(), 256), 0) << "160 KiB do not fit";
+  EXPECT_EQ(plan_f64(shape(64, 64, 64), h100(), 256), 256) << "a tile asked for stays";
+  EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), h100(), 128), 128);
+}
+
 // ---- Splitting the partial last wave along k (plan_tail_split) -----------------------
 
 // The FP64 peaks the streamed model's double rate rests on: the H100's 66.9 TFLOP/s and

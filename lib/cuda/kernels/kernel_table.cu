@@ -314,6 +314,18 @@ constexpr KernelEntry kCudaKernels[] = {
     // FP64 tensor cores: AUTO and BLOCKED in double (tile 0: plan_f64's choice) where DMMA
     // pays (DeviceProfile::dmma_pays: cc 8.0, 9.0 and later). They share tiles 128 and 64
     // with the CUDA-core rows below: dispatch picks by device, never find_kernel's first.
+    cuda_row("f64_mma_128x128",
+             "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
+             "sm_90), strict FP64, 128 x 128 tile, 8 warps, one block per SM, 4-stage "
+             "cp.async, 160 KiB shared memory, split-K of a partial last wave or of one wave "
+             "over deep k")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .shape(kF64Mma128x128)
+        .min_cc(80)
+        .launch(launch_f64_mma)
+        .workspace(f64_mma_workspace)
+        .plan_tail(plan_f64_mma_tail),
     cuda_row("f64_mma_128x64",
              "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
              "sm_90), strict FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, "

@@ -19,6 +19,7 @@
 // split); the ladder's best row (ladder_row_for_f64) only where neither runs. The two
 // kinds of row share tile settings, so the row is the first of its kind whose code runs
 // on the device (f64_blocked_row), never find_kernel's first.
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
@@ -105,9 +106,17 @@ const KernelEntry* f64_tensor_core_row(const GemmProblem& p, int tile,
 }
 
 // The FP64 CUDA-core row of `tile` (plan_f64_blocked's for tile 0) if one runs here, and
-// its split of k (1 without a workspace: the same row, unsplit).
+// its split of k (1 without a workspace: the same row, unsplit). nullptr for a tile only
+// the tensor cores have (256).
 const KernelEntry* f64_cuda_core_row(const GemmProblem& p, int tile, const DeviceProfile& device,
                                      int max_splits, bool with_workspace, int& splits) {
+  const auto cuda_core_row_of_tile = [&](const KernelEntry& k) {
+    return k.precision == Precision::F64 && k.algorithm == Algorithm::Blocked &&
+           is_f64_cuda_core_row(k) && k.tile == tile;
+  };
+  if (tile != 0 &&
+      std::none_of(cuda_kernel_table().begin(), cuda_kernel_table().end(), cuda_core_row_of_tile))
+    return nullptr;
   const BlockedPlan plan = plan_f64_blocked(p, device, tile, max_splits);
   splits = with_workspace ? plan.splits : 1;
   return first_blocked_row_here(p, Precision::F64, MathMode::Fp32, plan.tile, device, true,
@@ -116,9 +125,9 @@ const KernelEntry* f64_cuda_core_row(const GemmProblem& p, int tile, const Devic
 
 // BLOCKED in double: the FP64 tensor-core row where DMMA pays (cc 8.0, 9.0 and later),
 // else the CUDA-core row of the tile; for tile 0, the ladder's row if neither runs. A
-// forced tile no row of which runs here gives find_kernel's row, which choose_kernel
-// refuses with NotSupported. `splits`: the CUDA-core row's split of k (1 otherwise; a
-// tensor-core row splits through its plan_tail hook).
+// forced tile no row of which runs here (256 off the tensor cores) is NotSupported.
+// `splits`: the CUDA-core row's split of k (1 otherwise; a tensor-core row splits
+// through its plan_tail hook).
 const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceProfile& device,
                                    int max_splits, bool with_workspace, int& splits) {
   splits = 1;
@@ -127,8 +136,12 @@ const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceP
           f64_cuda_core_row(p, tile, device, max_splits, with_workspace, splits))
     return row;
   splits = 1;
-  return tile == 0 ? ladder_row_for_f64()
-                   : find_kernel(BackendKind::Cuda, Precision::F64, Algorithm::Blocked, tile, 0);
+  if (tile != 0)
+    fail(Status::NotSupported, "tile size ", tile,
+         " of BLOCKED in double runs only on the FP64 tensor cores (compute capability 8.0, "
+         "9.0 and later, with the shared memory it needs), not on compute capability ",
+         device.cc_major, ".", device.cc_minor);
+  return ladder_row_for_f64();
 }
 
 // Whether a Hopper row of `mode` (a wgmma kernel, cc 9.0 only) runs here: then the

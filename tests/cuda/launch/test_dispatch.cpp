@@ -230,7 +230,7 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
     EXPECT_EQ(twin->outputs_per_thread, k.outputs_per_thread) << k.name;
   }
   EXPECT_EQ(ladder, 3 + 3 + 9);
-  EXPECT_EQ(tensor_cores, 2);
+  EXPECT_EQ(tensor_cores, 3);
   EXPECT_EQ(cuda_cores, 2);
 }
 
@@ -238,12 +238,16 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
 // FP64 tensor cores where DMMA pays (plan_f64's tile), else the CUDA cores
 // (plan_f64_blocked's tile and split).
 std::string expected_f64_row(const GemmProblem& p, const DeviceProfile& device) {
-  if (device.dmma_pays()) return plan_f64(p, device, 0) == 128 ? "f64_mma_128x64" : "f64_mma_64x64";
+  if (device.dmma_pays()) {
+    const int tile = plan_f64(p, device, 0);
+    return tile == 256 ? "f64_mma_128x128" : tile == 128 ? "f64_mma_128x64" : "f64_mma_64x64";
+  }
   return plan_f64_blocked(p, device, 0).tile == 128 ? "f64_blocked_128x128" : "f64_blocked_64x64";
 }
 
 // AUTO and BLOCKED (tile 0) in double run the FP64 tensor cores where DMMA pays (cc 8.0,
-// 9.0: plan_f64's tile, 128 x 64 with a wave of its tiles, else 64 x 64) and the CUDA
+// 9.0: plan_f64's tile, 128 x 128 over many waves of its tiles or deep k, 128 x 64 with a
+// wave of its tiles, else 64 x 64) and the CUDA
 // cores elsewhere (plan_f64_blocked's tile), whatever the shape and the math mode: TF32
 // and FP32_ACCURATE never change a double choice. With a workspace the tensor-core rows
 // split k as plan_f64_tail says (its partial tiles of doubles are the workspace) and the
@@ -285,7 +289,9 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhereTheyPayWhateverTheMathMode) {
               continue;
             }
             const int tile = plan_f64(p, prof.device, 0);
-            const MmaShapeInfo& shape = tile == 128 ? kF64Mma128x64 : kF64Mma64x64;
+            const MmaShapeInfo& shape = tile == 256   ? kF64Mma128x128
+                                        : tile == 128 ? kF64Mma128x64
+                                                      : kF64Mma64x64;
             const TailSplitPlan split = plan_f64_tail(p, shape, prof.device);
             EXPECT_EQ(c.plan.splits, split.splits) << prof.name;
             EXPECT_EQ(c.plan.tail_tiles, split.tail_tiles) << prof.name;
@@ -317,7 +323,8 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhereTheyPayWhateverTheMathMode) {
 // Hopper): AUTO in double takes the FP64 tensor cores exactly where dmma_pays says, the
 // CUDA cores elsewhere, never the ladder; BLOCKED with tile 128 or 64 takes that tile's
 // row of the same kind (the rows share their tiles: the first row of a tile that runs
-// would be the DMMA row on 8.6 and 8.9); BLOCKED 256 is refused everywhere.
+// would be the DMMA row on 8.6 and 8.9); BLOCKED 256 (the FP64 tensor cores' 128 x 128)
+// runs where DMMA pays and is refused elsewhere.
 TEST(Double, EachComputeCapabilityRunsItsKindOfRow) {
   struct Case {
     const char* name;
@@ -337,8 +344,11 @@ TEST(Double, EachComputeCapabilityRunsItsKindOfRow) {
       EXPECT_EQ(std::string(autochoice.kernel->name).rfind(prefix, 0), 0u)
           << autochoice.kernel->name;
     }
-    // Big squares: the wide tiles; a few tiles: the narrow ones.
-    EXPECT_STREQ(choose_kernel(double_shape(8192, 8192, 8192), s, c.device).kernel->name,
+    // Big squares: the wide tiles (the widest over many waves); a few tiles: the narrow
+    // ones.
+    EXPECT_STREQ(choose_kernel(double_shape(16384, 16384, 1024), s, c.device).kernel->name,
+                 c.dmma ? "f64_mma_128x128" : "f64_blocked_128x128");
+    EXPECT_STREQ(choose_kernel(double_shape(4096, 4096, 4096), s, c.device).kernel->name,
                  c.dmma ? "f64_mma_128x64" : "f64_blocked_128x128");
     EXPECT_STREQ(choose_kernel(double_shape(128, 128, 300), s, c.device).kernel->name,
                  c.dmma ? "f64_mma_64x64" : "f64_blocked_64x64");
@@ -352,7 +362,12 @@ TEST(Double, EachComputeCapabilityRunsItsKindOfRow) {
       EXPECT_TRUE(runs_on(*forced.kernel, c.device.compute_capability()));
     }
     s.tile_size = 256;
-    EXPECT_THROW(choose_kernel(double_shape(1000, 1000, 100), s, c.device), Error);
+    if (c.dmma) {
+      EXPECT_STREQ(choose_kernel(double_shape(1000, 1000, 100), s, c.device).kernel->name,
+                   "f64_mma_128x128");
+    } else {
+      EXPECT_THROW(choose_kernel(double_shape(1000, 1000, 100), s, c.device), Error);
+    }
   }
 }
 
@@ -375,9 +390,9 @@ TEST(Double, CudaCoreRowsSplitDeepK) {
 }
 
 // Deep k in one tile of C (64 x 64 x 2^20): split into slices that fill the H100's blocks
-// (3 of 64 x 64 per SM); 1000 x 1000 x 32768 (128 wide tiles) in slices of at most 256
-// steps; a product that fills whole waves (4096^3: 2048 tiles of 128 x 64 on 264 blocks'
-// slots) splits only its last.
+// (3 of 64 x 64 per SM); 1000 x 1000 x 32768 (64 tiles of 128 x 128) in slices of at
+// most 256 steps; a product that fills whole waves (4096^3: 2048 tiles of 128 x 64 on 264
+// blocks' slots) splits only its last.
 TEST(Double, DeepKSplitsTheTileOverEveryBlock) {
   Settings s;
   const KernelChoice deep = choose_kernel(double_shape(64, 64, int64_t(1) << 20), s, h100());
@@ -386,8 +401,8 @@ TEST(Double, DeepKSplitsTheTileOverEveryBlock) {
   EXPECT_GT(deep.plan.splits, 132 * 2);
   EXPECT_LE(deep.plan.splits, 132 * 3);
   const KernelChoice wide = choose_kernel(double_shape(1000, 1000, 32768), s, h100());
-  EXPECT_STREQ(wide.kernel->name, "f64_mma_128x64");
-  EXPECT_EQ(wide.plan.tail_tiles, 8 * 16);
+  EXPECT_STREQ(wide.kernel->name, "f64_mma_128x128");
+  EXPECT_EQ(wide.plan.tail_tiles, 8 * 8);
   EXPECT_GE(wide.plan.splits, 32768 / 16 / 256);
   EXPECT_EQ(choose_kernel(double_shape(64, 64, int64_t(1) << 20), s, h100(), false).plan.splits, 1);
   const KernelChoice square = choose_kernel(double_shape(4096, 4096, 4096), s, h100());
@@ -412,7 +427,8 @@ TEST(Double, BlockedTilesChooseTheirRow) {
 }
 
 // NAIVE, TILED and COARSENED in double take their settings, as in float, whatever the
-// math mode; BLOCKED with a tile double has no row of is refused, the message listing double's.
+// math mode; BLOCKED with a tile double has no row of is refused, the message listing
+// double's; tile 256 off the tensor cores is refused, the message saying where it runs.
 TEST(Double, LadderSettingsChooseDoubleRows) {
   for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
     Settings s;
@@ -433,15 +449,26 @@ TEST(Double, LadderSettingsChooseDoubleRows) {
     EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
                  "f64_coarsened_32_x2");
     s.algorithm = Algorithm::Blocked;
-    s.tile_size = 256;
+    s.tile_size = 32;
     try {
       choose_kernel(double_shape(100, 100, 100), s, h100());
-      ADD_FAILURE() << "BLOCKED 256 in double has no row";
+      ADD_FAILURE() << "BLOCKED 32 in double has no row";
     } catch (const Error& e) {
       EXPECT_EQ(e.status(), Status::NotSupported);
       const std::string what = e.what();
       EXPECT_NE(what.find("double precision"), std::string::npos) << what;
-      EXPECT_NE(what.find("128, 64"), std::string::npos) << what;
+      EXPECT_NE(what.find("256, 128, 64"), std::string::npos) << what;
+    }
+    // 256 has a row, the tensor cores': off them, a message that says so.
+    s.tile_size = 256;
+    try {
+      choose_kernel(double_shape(100, 100, 100), s, t4());
+      ADD_FAILURE() << "BLOCKED 256 in double runs only on the FP64 tensor cores";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::NotSupported);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("only on the FP64 tensor cores"), std::string::npos) << what;
+      EXPECT_NE(what.find("7.5"), std::string::npos) << what;
     }
   }
 }

@@ -310,36 +310,46 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 #endif
 }
 
-// The shapes, as the planner knows them (f64_shapes.hpp). 128 x 64 tiles, 2 x 2 warps
-// of 64 x 32, tiles of k of 16, 3 stages, m16n8k8: 90 KiB of shared memory, two blocks
-// per SM (A100, H100). 64 x 64 tiles, 2 x 2 warps of 32 x 32, 3 stages, m16n8k8: 60 KiB,
-// three blocks per SM, for products with fewer tiles. Both fit every device of compute
-// capability 8.0 or later (sm_86 and sm_89 opt into 99 KiB per block).
+// The shapes, as the planner knows them (f64_shapes.hpp). 128 x 128 tiles, 2 x 4 warps
+// of 64 x 32, tiles of k of 16, 4 stages, m16n8k8: 160 KiB of shared memory, one block
+// per SM (A100, H100), for products of many waves (plan_f64): per flop it moves a third
+// less between L2 and the SMs than 128 x 64, which is what counts where the H100 runs at
+// its power cap (docs/design/double-precision.md, "The widest tile"). 128 x 64 tiles,
+// 2 x 2 warps of 64 x 32, 3 stages: 90 KiB, two blocks per SM. 64 x 64 tiles, 2 x 2
+// warps of 32 x 32, 3 stages: 60 KiB, three blocks per SM, for products with fewer
+// tiles. The narrower two fit every device of compute capability 8.0 or later (sm_86
+// and sm_89 opt into 99 KiB per block, where the widest does not fit).
 //
 // Tried and slower, on an H200 and the H100 at 4096^3 and 8192^3 NN in a session harness
-// (not committed; these shapes are not rows): one block of 128 x 128 per SM (8 warps of
-// 32 x 64, 4 stages: every barrier stalls the whole SM); m16n8k16 and depth-32 tiles
-// (they spill); each step's fragments loaded during the previous step's products
-// (CUTLASS's multistage order: all 255 registers); and a K-contiguous tile's fragments
-// read 16 bytes at a time (each thread's k slots permuted to adjacent depths, lines
-// padded to 8 mod 16 doubles). With the schedule above, m16n8k8 beats m16n8k4 (which
-// spills under it); before it, loading each step's fragments and then issuing its
-// DMMAs, with the copies and their checks in one block at the first step, reached
-// 0.82-0.89x cuBLAS DGEMM (docs/design/double-precision.md, "What the kernel's SASS
-// spends").
+// (not committed; these shapes are not rows): m16n8k16 and depth-32 tiles (they spill);
+// each step's fragments loaded during the previous step's products (CUTLASS's multistage
+// order: all 255 registers); and a K-contiguous tile's fragments read 16 bytes at a time
+// (each thread's k slots permuted to adjacent depths, lines padded to 8 mod 16 doubles).
+// One block of 128 x 128 per SM was slower under the schedule before the one above
+// (every barrier stalled the whole SM); under this one it is the widest row. With the
+// schedule above, m16n8k8 beats m16n8k4 (which spills under it); before it, loading each
+// step's fragments and then issuing its DMMAs, with the copies and their checks in one
+// block at the first step, reached 0.82-0.89x cuBLAS DGEMM
+// (docs/design/double-precision.md, "What the kernel's SASS spends").
+using Shape128x128 = F64Shape<128, 128, 16, 2, 4, 4, 1, 8>;
 using Shape128x64 = F64Shape<128, 64, 16, 2, 2, 3, 2, 8>;
 using Shape64x64 = F64Shape<64, 64, 16, 2, 2, 3, 3, 8>;
 
+static_assert(matches<Shape128x128, double>(kF64Mma128x128), "planner row 128 x 128");
 static_assert(matches<Shape128x64, double>(kF64Mma128x64), "planner row 128 x 64");
 static_assert(matches<Shape64x64, double>(kF64Mma64x64), "planner row 64 x 64");
-static_assert(kF64Mma128x64.blocks_per_sm == Shape128x64::MIN_BLOCKS &&
+static_assert(kF64Mma128x128.blocks_per_sm == Shape128x128::MIN_BLOCKS &&
+                  kF64Mma128x64.blocks_per_sm == Shape128x64::MIN_BLOCKS &&
                   kF64Mma64x64.blocks_per_sm == Shape64x64::MIN_BLOCKS,
               "the planner counts the blocks per SM the launch bounds give");
-static_assert(Shape128x64::BK == kF64MmaDepth && Shape64x64::BK == kF64MmaDepth,
+static_assert(Shape128x128::BK == kF64MmaDepth && Shape128x64::BK == kF64MmaDepth &&
+                  Shape64x64::BK == kF64MmaDepth,
               "the planner's steps of k are the kernel's tiles of k");
 
 const MmaShapeInfo& shape_of(int tile) {
-  return tile == kF64Mma64x64.tile ? kF64Mma64x64 : kF64Mma128x64;
+  return tile == kF64Mma128x128.tile ? kF64Mma128x128
+         : tile == kF64Mma64x64.tile ? kF64Mma64x64
+                                     : kF64Mma128x64;
 }
 
 // The kernel for p's alignment (16-byte copies for each operand whose rows are all
@@ -369,6 +379,9 @@ void launch_f64_mma(const GemmProblem& p, const KernelPlan& plan, void* workspac
   with_transposes(p, [&](auto ta, auto tb) {
     constexpr bool ka = !decltype(ta)::value, kb = decltype(tb)::value;
     switch (plan.tile) {
+      case 256:
+        launch_shape<Shape128x128, ka, kb>(p, plan, workspace, stream);
+        break;
       case 128:
         launch_shape<Shape128x64, ka, kb>(p, plan, workspace, stream);
         break;
