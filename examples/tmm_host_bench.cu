@@ -143,7 +143,12 @@ struct Host {
   ~Host() { std::free(p); }
 };
 
-double seconds_of(const std::function<void()>& f, int reps) {
+// The median, the fastest and the slowest of `reps` timed runs of f after one untimed.
+struct Times {
+  double median, low, high;
+};
+
+Times times_of(const std::function<void()>& f, int reps) {
   f();  // warm-up: buffers, threads, staging
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -152,7 +157,16 @@ double seconds_of(const std::function<void()>& f, int reps) {
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return {t[t.size() / 2], t.front(), t.back()};
+}
+
+double seconds_of(const std::function<void()>& f, int reps) { return times_of(f, reps).median; }
+
+// tiledmm's rows: the spread of the timed runs after the last call's report.
+std::string with_spread(const std::string& detail, const Times& t) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; runs %.1f-%.1f ms", t.low * 1e3, t.high * 1e3);
+  return detail + buf;
 }
 
 // Relative error of C (row-major) on 256 sampled elements against a wider reference:
@@ -257,13 +271,14 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
     }
     cublasXtDestroy(x);
   }
-  const double auto_s = seconds_of(tmm_call, reps);
+  const Times auto_t = times_of(tmm_call, reps);
+  const double auto_s = auto_t.median;
   const double base = xt_pinned > 0 ? xt_pinned : auto_s;
   for (auto& row : xt_rows) report_line(row.first.c_str(), m, n, k, row.second, 0.0, base, "");
   std::fill(c.p, c.p + c.n, T(std::nan("")));
   tmm_call();
   report_line("tiledmm host AUTO", m, n, k, auto_s, sampled_error(a.p, b.p, c.p, m, n, k), base,
-              tmm_detail(h).c_str());
+              with_spread(tmm_detail(h), auto_t).c_str());
   // tmm_sgemm_io with memcpy functions: what the Java binding does with its arrays
   // (Get/SetFloatArrayRegion, a memcpy behind a JNI call), without the JVM.
   {
@@ -289,9 +304,10 @@ void run_shape(int64_t m, int64_t n, int64_t k, int reps, bool xt) {
                        T(0), &ic, n),
             h, "tmm_?gemm_io");
     };
-    const double io_s = seconds_of(io_call, reps);
-    report_line("tiledmm host io (Java)", m, n, k, io_s, sampled_error(a.p, b.p, c.p, m, n, k),
-                base, tmm_detail(h).c_str());
+    const Times io_t = times_of(io_call, reps);
+    report_line("tiledmm host io (Java)", m, n, k, io_t.median,
+                sampled_error(a.p, b.p, c.p, m, n, k), base,
+                with_spread(tmm_detail(h), io_t).c_str());
   }
   // The caller's memory pinned, as cuBLAS-XT's pinned row has it: no staging.
   check(cudaHostRegister(a.p, a.n * sizeof(T), cudaHostRegisterDefault), "register A");
