@@ -342,12 +342,12 @@ void device_section(const Profile& prof) {
     for (const Shape& s : kDeviceShapes)
       for_each_form(s, 0, [&](const Caller& c) {
         print_choice("auto", prof.name, mode_name(mode), describe(c),
-                     choose(problem(c), prof.device, mode, 0, 32));
+                     choose(problem(c), prof.device, mode, 0, 0));
       });
     for (const Shape& s : kIssueShapes)
       for_each_form(s, 1, [&](const Caller& c) {
         print_choice("auto", prof.name, mode_name(mode), describe(c),
-                     choose(problem(c), prof.device, mode, 0, 32));
+                     choose(problem(c), prof.device, mode, 0, 0));
       });
   }
 }
@@ -362,7 +362,7 @@ void blocked_section(const Profile& prof) {
       for (int tile : {64, 128, 256}) {
         const std::string setting = std::string(mode_name(mode)) + " tile=" + std::to_string(tile);
         print_choice("blocked", prof.name, setting.c_str(), describe(c),
-                     choose(p, prof.device, mode, tile, 32));
+                     choose(p, prof.device, mode, tile, 0));
       }
       for (int max_splits : {1, 4}) {
         const std::string setting =

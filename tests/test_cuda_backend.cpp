@@ -245,6 +245,48 @@ TEST_F(CudaBackend, SplitKIsExactAcrossSliceBoundaries) {
   EXPECT_GE(split_runs, 12) << "split-K must have run on most of these shapes";
 }
 
+// One small tile of C over deep k: past BLOCKED's old cap of 32 slices, so that every
+// SM works and each slice sums fewer terms (the planner's cap grows to 1024 where the
+// partial sums stay small). Small integers keep every sum exact (|a b| <= 4, k terms:
+// under 2^24), so a term lost or doubled at any of the slice boundaries shows as a wrong
+// integer, and the report must show more than 32 slices.
+TEST_F(CudaBackend, OneTileOverDeepKSplitsPastThirtyTwoSlicesExactly) {
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t m = 40, n = 24, k = tmm_test::under_sanitizer() ? 32768 + 7 : 131072 + 7;
+  for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+    const tmm_transpose tb = ta;
+    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+    tmm_test::fill_exact(a, seed);
+    tmm_test::fill_exact(b, seed + 1);
+    tmm_test::fill_exact(c, seed + 2);
+    const std::vector<float> c0 = c;
+    const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
+    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb,
+                        0.5f, c.data(), n),
+              TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    EXPECT_GT(r.splits, 32) << r.kernel;
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const double x = ta == TMM_TRANS ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
+          const double y = tb == TMM_TRANS ? b[size_t(j * k + q)] : b[size_t(q * n + j)];
+          dot += x * y;
+        }
+        wrong += c[size_t(i * n + j)] != float(dot + 0.5 * c0[size_t(i * n + j)]);
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "splits " << r.splits << " kernel " << r.kernel;
+  }
+}
+
 TEST_F(CudaBackend, ReportDescribesTheGpuCall) {
   GemmCase g = random_case(300, 200, 100, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0.5f);
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_TILED), TMM_SUCCESS);

@@ -24,11 +24,13 @@ struct BlockedPlan {
 int resident_blocks(int tile, const DeviceProfile& device);
 
 // The plan for `p` on `device`; forced_tile != 0 fixes the tile (split-K is still
-// chosen); k is split into at most max_splits slices. Models time as waves of blocks at each
-// shape's measured efficiency of the device's FP32 peak, plus the traffic and launch of the split-K
-// reduction. Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
+// chosen); k is split into at most max_splits slices (0: the planner's cap, 32, or up
+// to 1024 where C is small enough that the slices' partial sums stay within 64 MiB).
+// Models time as waves of blocks at each shape's measured efficiency of the device's FP32
+// peak, plus the traffic and launch of the split-K reduction. Throws
+// Error(NotSupported) if no shape (or not the forced one) fits the device.
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
-                         int max_splits = 32);
+                         int max_splits = 0);
 
 // The tile setting of the TF32 tensor-core kernel for `p` on `device` (its rows in
 // lib/plan/tf32_shapes.hpp), 0 when none fits the device's shared memory.
@@ -67,7 +69,7 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile)
 // few. What BLOCKED and AUTO run in double where DMMA does not pay
 // (DeviceProfile::dmma_pays). Throws as plan_blocked does.
 BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
-                             int max_splits = 32);
+                             int max_splits = 0);
 
 // Steps of k (of a tensor-core kernel's depth) from which a product whose tiles fill
 // at most one wave splits every tile along k (plan_tail_split).

@@ -74,6 +74,26 @@ TEST(Planner, SplitsKWhenTilesAreFewerThanSms) {
   }
 }
 
+// One tile of C over deep k (64 x 64 x 2^20): slices enough to fill every SM, each at
+// least 512 deep, their partial sums within 64 MiB; past 32 only where C is small: a
+// large C over deep k stays within 32, and a cap the caller sets holds.
+TEST(Planner, OneTileOverDeepKSplitsOverEverySm) {
+  for (const Profile& prof : profiles()) {
+    const GemmProblem p = shape(64, 64, int64_t(1) << 20);
+    const BlockedPlan plan = plan_blocked(p, prof.device, 0);
+    EXPECT_GE(plan.splits, prof.device.multiprocessors) << prof.name;
+    EXPECT_LE(plan.splits, 1024) << prof.name;
+    EXPECT_GE((p.k + plan.splits - 1) / plan.splits, 512) << prof.name;
+    EXPECT_LE(int64_t(plan.splits) * 64 * 64 * 4, int64_t(64) << 20) << prof.name;
+    EXPECT_LE(plan_blocked(p, prof.device, 0, 32).splits, 32) << prof.name;
+    EXPECT_LE(plan_blocked(shape(2048, 2048, 1 << 20), prof.device, 0).splits, 32) << prof.name;
+    GemmProblem d = p;
+    d.precision = Precision::F64;
+    const BlockedPlan f64 = plan_f64_blocked(d, prof.device, 0);
+    EXPECT_GT(f64.splits, 32) << prof.name << ": the FP64 CUDA-core rows too";
+  }
+}
+
 TEST(Planner, ChosenShapeFitsTheDevicesSharedMemory) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& p : shapes()) {

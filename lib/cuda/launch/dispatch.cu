@@ -185,8 +185,8 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);
-    choice.kernel = f64_blocked_row(p, tile, device, s.max_splits > 0 ? s.max_splits : 32,
-                                    with_workspace, choice.plan.splits);
+    choice.kernel =
+        f64_blocked_row(p, tile, device, s.max_splits, with_workspace, choice.plan.splits);
     choice.plan.tile = choice.kernel->tile;  // the FP64 rows' plan_tail reads it
     if (with_workspace && choice.kernel->plan_tail != nullptr)
       choice.kernel->plan_tail(p, device, choice.plan);
@@ -197,7 +197,7 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   } else if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);
-    const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits > 0 ? s.max_splits : 32);
+    const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits);
     choice.kernel = find_kernel(BackendKind::Cuda, p.precision, algorithm, plan.tile, 0);
     choice.plan.splits = plan.splits;
   } else {
