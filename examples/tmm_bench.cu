@@ -45,9 +45,8 @@
 // --math takes fp32 alone there; the table, the summary and the CSV name the
 // arithmetic "fp64", and the CSV has one more column, precision ("double"), at the
 // end (single's columns are unchanged). The default algorithms are AUTO and the FP64
-// tensor-core tiles (blocked256, blocked128, blocked64); --algos naming a setting with no
-// double kernel in tmm_get_kernel_info stops at once.
-// The host-memory part runs tmm_dgemm.
+// tensor-core tiles (blocked256 where it runs, blocked128, blocked64); --algos naming a setting
+// with no double kernel in tmm_get_kernel_info stops at once. The host-memory part runs tmm_dgemm.
 //
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
 //             [--precision single|double] [--math fp32|tf32|fp32_accurate|all|m,m,...]
@@ -842,6 +841,15 @@ void run_host(const Bench& b, bool quick) {
               flops / t.compute_ms / 1e9);
 }
 
+// Whether BLOCKED's tile 256 in double (the FP64 tensor cores' 128 x 128, 160 KiB of
+// shared memory a block) runs on d: where DMMA pays (compute capability 8.0, 9.0 and
+// later) and an SM holds such a block (the driver keeps 1 KiB of it). Elsewhere the
+// library refuses that tile, so the default list leaves it out.
+bool widest_f64_tile_runs(const tmm_device_info& d) {
+  const int cc = 10 * d.compute_capability_major + d.compute_capability_minor;
+  return (cc == 80 || cc >= 90) && d.shared_memory_per_multiprocessor_bytes >= (161u << 10);
+}
+
 // Whether the library has a CUDA kernel in double for a's settings (tmm_get_kernel_info),
 // which a dgemm needs: AUTO always has one; a setting with none is refused by the
 // library with TMM_ERROR_NOT_SUPPORTED.
@@ -963,8 +971,10 @@ int main(int argc, char** argv) {
   auto algos_for = [&](const MathSetting& math) {
     if (!algo_list.empty()) return parse_algos(algo_list);
     if (b.suite || math.tmm != TMM_MATH_FP32) return parse_algos("auto");
-    return parse_algos(b.fp64 ? "auto,blocked256,blocked128,blocked64"
-                              : "auto,blocked256,blocked128,blocked64,coarsened");
+    if (b.fp64)
+      return parse_algos(widest_f64_tile_runs(b.dev) ? "auto,blocked256,blocked128,blocked64"
+                                                     : "auto,blocked128,blocked64");
+    return parse_algos("auto,blocked256,blocked128,blocked64,coarsened");
   };
   // Like the suite, before the GPU: an algorithm that a dgemm would refuse.
   if (b.fp64) {

@@ -533,14 +533,15 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * The CPU backend runs NAIVE, BLOCKED and AUTO in double. The CUDA backend, on the
  * direct and the streamed host paths and on device pointers: AUTO and BLOCKED run the
  * FP64 tensor cores (IEEE FP64 products and sums, as cuBLAS DGEMM's default) where they
- * pay, compute capability 8.0 and 9.0 on: tile 256 (128 x 128), 128 (128 x 64) or 64
- * (64 x 64) by the product's size unless TMM_OPTION_TILE_SIZE names one; elsewhere
- * (before 8.0, and 8.6 and 8.9) FP64 fused multiply-adds on the CUDA cores, tile 128
- * (128 x 128) or 64 (64 x 64). Where the tiles leave SMs idle or k is deep they split k
- * (the report's splits) and add the slices' partial sums in a fixed order, so a call
- * gives the same bits run to run. BLOCKED with tile 256 where the FP64 tensor cores do
- * not run, or with a tile double has no row of (8, 16, 32), gives
- * TMM_ERROR_NOT_SUPPORTED before it reads or writes any matrix. The classic ladder runs
+ * pay, compute capability 8.0 and 9.0 on: tile 256 (128 x 128, where a block may hold
+ * its 160 KiB of shared memory), 128 (128 x 64) or 64 (64 x 64) by the product's size
+ * unless TMM_OPTION_TILE_SIZE names one; elsewhere (before 8.0, and 8.6 and 8.9) FP64
+ * fused multiply-adds on the CUDA cores, tile 128 (128 x 128) or 64 (64 x 64). Where the
+ * tiles leave SMs idle or k is deep they split k (the report's splits) and add the
+ * slices' partial sums in a fixed order, so a call gives the same bits run to run.
+ * BLOCKED with tile 256 where the FP64 tensor cores or its shared memory are not there,
+ * or with a tile double has no row of (8, 16, 32), gives TMM_ERROR_NOT_SUPPORTED before
+ * it reads or writes any matrix. The classic ladder runs
  * in double too (NAIVE, TILED, COARSENED: the kernels f64_*). */
 TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                              tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,

@@ -35,8 +35,10 @@ constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little wo
 // its error, with 32 slices on 32 of 132 SMs).
 int split_cap(const GemmProblem& p, int max_splits) {
   if (max_splits > 0) return max_splits;
-  const double per_slice = double(std::max<int64_t>(p.m, 1)) * double(std::max<int64_t>(p.n, 1)) *
-                           double(element_bytes(p.precision));
+  // A slice's partial sums: m rows of n rounded up to 16 bytes (the kernels' partial_ld).
+  const int64_t bytes = element_bytes(p.precision), per_16 = 16 / bytes;
+  const double n_padded = double(ceil_div(std::max<int64_t>(p.n, 1), per_16)) * double(per_16);
+  const double per_slice = double(std::max<int64_t>(p.m, 1)) * n_padded * double(bytes);
   const double by_bytes = double(kMaxSplitPartialBytes) / per_slice;
   return by_bytes >= kMaxDeepSplits ? kMaxDeepSplits : std::max(kMaxSplits, int(by_bytes));
 }
@@ -93,6 +95,8 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
 }
 
 }  // namespace
+
+int blocked_split_cap(const GemmProblem& p, int max_splits) { return split_cap(p, max_splits); }
 
 int resident_blocks(int tile, const DeviceProfile& d) {
   const BlockedShapeInfo* s = shape_of(tile);

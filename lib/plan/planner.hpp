@@ -32,6 +32,11 @@ int resident_blocks(int tile, const DeviceProfile& device);
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                          int max_splits = 0);
 
+// The most slices of k plan_blocked and plan_f64_blocked weigh for p: max_splits where
+// it is over 0, else 32, or more where C is small enough that the slices' partial sums
+// (m rows of n rounded up to 16 bytes) stay within 64 MiB, up to 1024.
+int blocked_split_cap(const GemmProblem& p, int max_splits);
+
 // The tile setting of the TF32 tensor-core kernel for `p` on `device` (its rows in
 // lib/plan/tf32_shapes.hpp), 0 when none fits the device's shared memory.
 // forced_tile != 0 asks for that tile: it, or 0 when the kernel lacks it or the

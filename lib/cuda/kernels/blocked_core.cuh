@@ -35,6 +35,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -520,14 +521,26 @@ bool vectorizable(const GemmProblem& p) {
          rows_16_byte_aligned(p.c_as<T>(), p.ldc);
 }
 
+// Split-K: each slice's depth, ceil(k / splits) rounded up to whole tiles of k, and the
+// slices that depth leaves non-empty (at most plan.splits: with hundreds of slices the
+// rounding can leave the last ones past k, which are then not launched, nor reduced).
+template <class S>
+int64_t slice_depth(const GemmProblem& p, const KernelPlan& plan) {
+  return ceil_div(ceil_div(p.k, plan.splits), S::BK) * S::BK;
+}
+template <class S>
+int launched_slices(const GemmProblem& p, const KernelPlan& plan) {
+  return plan.splits > 1 ? int(std::max<int64_t>(1, ceil_div(p.k, slice_depth<S>(p, plan)))) : 1;
+}
+
 template <class S, bool KA, bool KB, bool Vec, class T = typename S::Element>
 void launch(const GemmProblem& p, const KernelPlan& plan, T* workspace, cudaStream_t stream) {
   using E = typename S::E;
   const int64_t blocks = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, E::kName,
           ": too many tiles for one launch");
-  const int64_t k_per_split = ceil_div(ceil_div(p.k, plan.splits), S::BK) * S::BK;
-  const dim3 grid(unsigned(blocks), unsigned(plan.splits));
+  const int64_t k_per_split = slice_depth<S>(p, plan);
+  const dim3 grid(unsigned(blocks), unsigned(launched_slices<S>(p, plan)));
   // The kernel counts its steps of k in 32 bits (k of 2^34 and more: 64 GiB operands
   // of floats).
   require(ceil_div(plan.splits > 1 ? k_per_split : p.k, S::BK) <= int64_t(INT32_MAX),
@@ -551,12 +564,14 @@ void launch_for_transposes(const GemmProblem& p, const KernelPlan& plan, T* ws,
   });
 }
 
-// One shape's launch over the transposes and the alignment of the operands.
+// One shape's launch over the transposes and the alignment of the operands; returns the
+// slices of k it launched (launched_slices).
 template <class S, class T>
-void launch_for_shape(const GemmProblem& p, const KernelPlan& plan, T* ws, cudaStream_t stream) {
+int launch_for_shape(const GemmProblem& p, const KernelPlan& plan, T* ws, cudaStream_t stream) {
   static_assert(std::is_same_v<T, typename S::Element>, "the workspace holds the shape's elements");
   vectorizable<T>(p) ? launch_for_transposes<S, true>(p, plan, ws, stream)
                      : launch_for_transposes<S, false>(p, plan, ws, stream);
+  return launched_slices<S>(p, plan);
 }
 
 // C = alpha * sum over splits of partial + beta * C, in slice order, so split-K
@@ -592,8 +607,9 @@ void launch_by_tile(const BlockedShapeInfo (&infos)[N], const GemmProblem& p,
   auto* const workspace = static_cast<T*>(workspace_ptr);
   size_t row = 0;
   bool launched = false;
+  int slices = 1;
   ((launched = launched || (infos[row++].tile == plan.tile &&
-                            (launch_for_shape<Shapes>(p, plan, workspace, stream), true))),
+                            (slices = launch_for_shape<Shapes>(p, plan, workspace, stream), true))),
    ...);
   if (!launched) fail(Status::Internal, E::kName, ": unsupported tile");
   if (plan.splits > 1) {
@@ -601,7 +617,7 @@ void launch_by_tile(const BlockedShapeInfo (&infos)[N], const GemmProblem& p,
     const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(ceil_div(p.m, 8)));
     require(grid.y <= 65535, Status::NotSupported, "split-K reduction: too many rows");
     launch_kernel(E::kReduceLaunch, reduce_splits<T>, grid, block, 0, stream, view_of<T>(p),
-                  workspace, partial_ld_of<T>(p), plan.splits);
+                  workspace, partial_ld_of<T>(p), slices);
   }
 }
 

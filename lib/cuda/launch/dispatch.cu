@@ -105,18 +105,21 @@ const KernelEntry* f64_tensor_core_row(const GemmProblem& p, int tile,
                                 [](const KernelEntry& k) { return !is_f64_cuda_core_row(k); });
 }
 
+// Whether the FP64 CUDA-core rows have tile `tile` (256 is the tensor cores' only).
+bool has_f64_cuda_core_row(int tile) {
+  return std::any_of(cuda_kernel_table().begin(), cuda_kernel_table().end(),
+                     [&](const KernelEntry& k) {
+                       return k.precision == Precision::F64 && k.algorithm == Algorithm::Blocked &&
+                              is_f64_cuda_core_row(k) && k.tile == tile;
+                     });
+}
+
 // The FP64 CUDA-core row of `tile` (plan_f64_blocked's for tile 0) if one runs here, and
 // its split of k (1 without a workspace: the same row, unsplit). nullptr for a tile only
 // the tensor cores have (256).
 const KernelEntry* f64_cuda_core_row(const GemmProblem& p, int tile, const DeviceProfile& device,
                                      int max_splits, bool with_workspace, int& splits) {
-  const auto cuda_core_row_of_tile = [&](const KernelEntry& k) {
-    return k.precision == Precision::F64 && k.algorithm == Algorithm::Blocked &&
-           is_f64_cuda_core_row(k) && k.tile == tile;
-  };
-  if (tile != 0 &&
-      std::none_of(cuda_kernel_table().begin(), cuda_kernel_table().end(), cuda_core_row_of_tile))
-    return nullptr;
+  if (tile != 0 && !has_f64_cuda_core_row(tile)) return nullptr;
   const BlockedPlan plan = plan_f64_blocked(p, device, tile, max_splits);
   splits = with_workspace ? plan.splits : 1;
   return first_blocked_row_here(p, Precision::F64, MathMode::Fp32, plan.tile, device, true,
@@ -136,11 +139,15 @@ const KernelEntry* f64_blocked_row(const GemmProblem& p, int tile, const DeviceP
           f64_cuda_core_row(p, tile, device, max_splits, with_workspace, splits))
     return row;
   splits = 1;
-  if (tile != 0)
+  if (tile != 0 && !has_f64_cuda_core_row(tile))
     fail(Status::NotSupported, "tile size ", tile,
          " of BLOCKED in double runs only on the FP64 tensor cores (compute capability 8.0, "
          "9.0 and later, with the shared memory it needs), not on compute capability ",
          device.cc_major, ".", device.cc_minor);
+  if (tile != 0)
+    fail(Status::NotSupported, "no row of tile size ", tile,
+         " of BLOCKED in double runs on compute capability ", device.cc_major, ".",
+         device.cc_minor);
   return ladder_row_for_f64();
 }
 
