@@ -192,6 +192,45 @@ TEST_F(CudaBackend, SplitKPartialsOverTheBudgetRunUnsplit) {
   EXPECT_TRUE(tmm_test::check_case(g));
 }
 
+// C = A B + beta C (row-major, op(A) m x k, op(B) k x n, ld as dense) on small integers
+// (fill_exact, seeds seed to seed + 2) through tmm_sgemm: every sum is exact, so the
+// result must equal the FP64 reference bit for bit. Returns the elements that differ
+// (-1 if the call failed, with a failure recorded) and the call's report.
+struct ExactRun {
+  int64_t wrong = -1;
+  tmm_report report{};
+};
+ExactRun run_exact(tmm_handle h, int64_t m, int64_t n, int64_t k, tmm_transpose ta,
+                   tmm_transpose tb, float beta, uint32_t seed) {
+  std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  tmm_test::fill_exact(a, seed);
+  tmm_test::fill_exact(b, seed + 1);
+  tmm_test::fill_exact(c, seed + 2);
+  const std::vector<float> c0 = c;
+  const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
+  ExactRun run;
+  run.report.struct_size = sizeof run.report;
+  if (tmm_sgemm(h, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, beta,
+                c.data(), n) != TMM_SUCCESS ||
+      tmm_get_last_report(h, &run.report) != TMM_SUCCESS) {
+    ADD_FAILURE() << tmm_get_error_message(h);
+    return run;
+  }
+  run.wrong = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        const double x = ta == TMM_TRANS ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
+        const double y = tb == TMM_TRANS ? b[size_t(j * k + q)] : b[size_t(q * n + j)];
+        dot += x * y;
+      }
+      run.wrong += c[size_t(i * n + j)] != float(dot + double(beta) * c0[size_t(i * n + j)]);
+    }
+  }
+  return run;
+}
+
 // Split-K with exact arithmetic: small integers make every partial sum exact, so the
 // result must equal the FP64 reference bit for bit; a k-term dropped or counted
 // twice at a slice boundary shows as a wrong integer. The report must say that k
@@ -210,35 +249,11 @@ TEST_F(CudaBackend, SplitKIsExactAcrossSliceBoundaries) {
     ASSERT_EQ(tmm_set_tile_size(h_, sp.tile), TMM_SUCCESS);
     for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
       for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
-        const int64_t m = sp.m, n = sp.n, k = sp.k;
-        std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
-        tmm_test::fill_exact(a, seed);
-        tmm_test::fill_exact(b, seed + 1);
-        tmm_test::fill_exact(c, seed + 2);
-        const std::vector<float> c0 = c;
-        const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
-        ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb,
-                            -2.0f, c.data(), n),
-                  TMM_SUCCESS)
-            << tmm_get_error_message(h_);
-        tmm_report r{};
-        r.struct_size = sizeof r;
-        ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
-        split_runs += r.splits > 1;
-        int64_t wrong = 0;
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            double dot = 0;
-            for (int64_t q = 0; q < k; ++q) {
-              const double x = ta == TMM_TRANS ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
-              const double y = tb == TMM_TRANS ? b[size_t(j * k + q)] : b[size_t(q * n + j)];
-              dot += x * y;
-            }
-            wrong += c[size_t(i * n + j)] != float(dot - 2.0 * c0[size_t(i * n + j)]);
-          }
-        }
-        EXPECT_EQ(wrong, 0) << m << "x" << n << "x" << k << " splits " << r.splits << " kernel "
-                            << r.kernel;
+        const ExactRun run = run_exact(h_, sp.m, sp.n, sp.k, ta, tb, -2.0f, seed);
+        ASSERT_GE(run.wrong, 0);
+        split_runs += run.report.splits > 1;
+        EXPECT_EQ(run.wrong, 0) << sp.m << "x" << sp.n << "x" << sp.k << " splits "
+                                << run.report.splits << " kernel " << run.report.kernel;
       }
     }
   }
@@ -258,34 +273,10 @@ TEST_F(CudaBackend, OneTileOverDeepKSplitsPastThirtyTwoSlicesExactly) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const int64_t m = 40, n = 24, k = tmm_test::under_sanitizer() ? 32768 + 7 : 131072 + 7;
   for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
-    const tmm_transpose tb = ta;
-    std::vector<float> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
-    tmm_test::fill_exact(a, seed);
-    tmm_test::fill_exact(b, seed + 1);
-    tmm_test::fill_exact(c, seed + 2);
-    const std::vector<float> c0 = c;
-    const int64_t lda = ta == TMM_TRANS ? m : k, ldb = tb == TMM_TRANS ? k : n;
-    ASSERT_EQ(tmm_sgemm(h_, TMM_ROW_MAJOR, ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb,
-                        0.5f, c.data(), n),
-              TMM_SUCCESS)
-        << tmm_get_error_message(h_);
-    tmm_report r{};
-    r.struct_size = sizeof r;
-    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
-    EXPECT_GT(r.splits, 32) << r.kernel;
-    int64_t wrong = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        double dot = 0;
-        for (int64_t q = 0; q < k; ++q) {
-          const double x = ta == TMM_TRANS ? a[size_t(q * m + i)] : a[size_t(i * k + q)];
-          const double y = tb == TMM_TRANS ? b[size_t(j * k + q)] : b[size_t(q * n + j)];
-          dot += x * y;
-        }
-        wrong += c[size_t(i * n + j)] != float(dot + 0.5 * c0[size_t(i * n + j)]);
-      }
-    }
-    EXPECT_EQ(wrong, 0) << "splits " << r.splits << " kernel " << r.kernel;
+    const ExactRun run = run_exact(h_, m, n, k, ta, ta, 0.5f, seed);
+    ASSERT_GE(run.wrong, 0);
+    EXPECT_GT(run.report.splits, 32) << run.report.kernel;
+    EXPECT_EQ(run.wrong, 0) << "splits " << run.report.splits << " kernel " << run.report.kernel;
   }
 }
 

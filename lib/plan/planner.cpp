@@ -28,21 +28,6 @@ constexpr int kMaxDeepSplits = 1024;  // and where C is small, by its partials' 
 constexpr int64_t kMaxSplitPartialBytes = int64_t(64) << 20;
 constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
 
-// The most slices of k plan_register_blocked weighs for p: max_splits where the caller
-// caps it (> 0), else 32, or more where C is small enough that the slices' partial sums
-// stay within 64 MiB (up to 1024): one tile of C over deep k then fills every SM, each
-// slice summing fewer terms (64 x 64 x 2^20 in strict FP32 ran at 0.09x cuBLAS, and 3.4x
-// its error, with 32 slices on 32 of 132 SMs).
-int split_cap(const GemmProblem& p, int max_splits) {
-  if (max_splits > 0) return max_splits;
-  // A slice's partial sums: m rows of n rounded up to 16 bytes (the kernels' partial_ld).
-  const int64_t bytes = element_bytes(p.precision), per_16 = 16 / bytes;
-  const double n_padded = double(ceil_div(std::max<int64_t>(p.n, 1), per_16)) * double(per_16);
-  const double per_slice = double(std::max<int64_t>(p.m, 1)) * n_padded * double(bytes);
-  const double by_bytes = double(kMaxSplitPartialBytes) / per_slice;
-  return by_bytes >= kMaxDeepSplits ? kMaxDeepSplits : std::max(kMaxSplits, int(by_bytes));
-}
-
 // Blocks of shape `s` one SM of `d` holds at once (resident_blocks).
 int resident_blocks_of(const BlockedShapeInfo& s, const DeviceProfile& d) {
   if (s.shared_bytes > d.shared_memory_per_block_optin) return 0;
@@ -74,7 +59,7 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
     const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
     const int64_t slots = int64_t(d.multiprocessors) * resident;
     const double per_block_rate = s.efficiency * peak_per_sm / resident;
-    const int most_splits = split_cap(p, max_splits);
+    const int most_splits = blocked_split_cap(p, max_splits);
     for (int splits = 1; splits <= most_splits; ++splits) {
       const int64_t depth = ceil_div(p.k, splits);
       if (splits > 1 && depth < kMinDepthPerSplit) break;
@@ -96,7 +81,20 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
 
 }  // namespace
 
-int blocked_split_cap(const GemmProblem& p, int max_splits) { return split_cap(p, max_splits); }
+// The most slices of k plan_register_blocked weighs for p: max_splits where the caller
+// caps it (> 0), else 32, or more where C is small enough that the slices' partial sums
+// stay within 64 MiB (up to 1024): one tile of C over deep k then fills every SM, each
+// slice summing fewer terms (64 x 64 x 2^20 in strict FP32 ran at 0.09x cuBLAS, and 3.4x
+// its error, with 32 slices on 32 of 132 SMs).
+int blocked_split_cap(const GemmProblem& p, int max_splits) {
+  if (max_splits > 0) return max_splits;
+  // A slice's partial sums: m rows of n rounded up to 16 bytes (the kernels' partial_ld).
+  const int64_t bytes = element_bytes(p.precision), per_16 = 16 / bytes;
+  const double n_padded = double(ceil_div(std::max<int64_t>(p.n, 1), per_16)) * double(per_16);
+  const double per_slice = double(std::max<int64_t>(p.m, 1)) * n_padded * double(bytes);
+  const double by_bytes = double(kMaxSplitPartialBytes) / per_slice;
+  return by_bytes >= kMaxDeepSplits ? kMaxDeepSplits : std::max(kMaxSplits, int(by_bytes));
+}
 
 int resident_blocks(int tile, const DeviceProfile& d) {
   const BlockedShapeInfo* s = shape_of(tile);
