@@ -16,17 +16,16 @@
 //
 // The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
-// host parts it calls: plan_blocked, plan_tf32, plan_tf32x3 and, for the Hopper rows'
-// last-wave split, plan_wgmma_tail (lib/plan/planner.cpp: the rule the rows' plan_tail
-// hooks call, the TF32 kernel's packing and transposition included), and the shape
-// tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It takes the device as one
-// running a build with sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:"
-// names what a build without it runs instead), operands on 16-byte boundaries, and a
-// workspace. When it was written, a one-off nvcc build of dispatch.cu, kernel_table.cu
-// and the Hopper kernels' hooks agreed with choose() below on every device shape here,
-// with and without the sm_90a rows. Not covered: a change to dispatch.cu's order of
-// rules, or to the registry's rows (a CUDA build checks only that each name printed is a
-// row of its table); and the direct-or-streamed rule's memory test (direct_bytes,
+// host parts it calls: thin_pays and plan_thin, plan_blocked, plan_tf32, plan_tf32x3 and,
+// for the Hopper rows' last-wave split, plan_wgmma_tail (lib/plan/planner.cpp: the rule the rows'
+// plan_tail hooks call, the TF32 kernel's packing and transposition included), and the shape tables
+// (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It takes the device as one running a build with
+// sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:" names what a build without it
+// runs instead), operands on 16-byte boundaries, and a workspace. When it was written, a one-off
+// nvcc build of dispatch.cu, kernel_table.cu and the Hopper kernels' hooks agreed with choose()
+// below on every device shape here, with and without the sm_90a rows. Not covered: a change to
+// dispatch.cu's order of rules, or to the registry's rows (a CUDA build checks only that each name
+// printed is a row of its table); and the direct-or-streamed rule's memory test (direct_bytes,
 // cuda_backend.cu).
 //
 // To regenerate it on purpose (a planner change), from the repository root:
@@ -120,9 +119,20 @@ void hopper_tail(const HopperRow& row, const GemmProblem& p, const DeviceProfile
   c.tail_tiles = tail.tail_tiles;
 }
 
+// The thin row where dispatch takes it first (BLOCKED tile 16, or tile 0 where
+// thin_pays), in every mode, with plan_thin's split (1 without a workspace: max_splits 1).
+bool thin_choice(const GemmProblem& p, const DeviceProfile& d, int tile, int max_splits,
+                 Choice& c) {
+  if (tile != 16 && !(tile == 0 && thin_pays(p))) return false;
+  c.kernel = "thin";
+  c.splits = plan_thin(p, d, max_splits);
+  return true;
+}
+
 // choose_kernel (dispatch.cu) for BLOCKED (AUTO: tile 0), with a workspace.
 Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int tile,
               int max_splits) {
+  if (Choice thin; thin_choice(p, d, tile, max_splits, thin)) return thin;
   const int cc = d.compute_capability();
   if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc) {
     const bool tf32 = mode == MathMode::Tf32;
@@ -359,7 +369,7 @@ void blocked_section(const Profile& prof) {
     for (const Shape& s : kDeviceShapes) {
       const Caller c = caller(Layout::RowMajor, false, false, s.m, s.n, s.k, 0);
       const GemmProblem p = problem(c);
-      for (int tile : {64, 128, 256}) {
+      for (int tile : {16, 64, 128, 256}) {
         const std::string setting = std::string(mode_name(mode)) + " tile=" + std::to_string(tile);
         print_choice("blocked", prof.name, setting.c_str(), describe(c),
                      choose(p, prof.device, mode, tile, 0));
@@ -423,7 +433,9 @@ void host_section(const Profile& prof) {
               chunk.m = sp.tile_m;
               chunk.n = sp.tile_n;
               chunk.k = sp.chunk_k;
-              const Choice kernel = strict(chunk, prof.device, 0, 1);
+              Choice kernel;
+              if (!thin_choice(chunk, prof.device, 0, 1, kernel))
+                kernel = strict(chunk, prof.device, 0, 1);
               check_name(kernel.kernel);
               char text[320];
               std::snprintf(text, sizeof text,

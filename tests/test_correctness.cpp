@@ -136,6 +136,7 @@ std::vector<Config> configs() {
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 64, 0});
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 128, 0});
   out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 256, 0});
+  out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_BLOCKED, 16, 0});  // thin, in passes of 16
   for (int tile : {8, 16, 32}) {
     out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_NAIVE, tile, 0});
     out.push_back({TMM_BACKEND_CUDA, TMM_ALGO_TILED, tile, 0});

@@ -319,7 +319,8 @@ std::vector<Setting> every_setting(bool widest) {
   std::vector<Setting> s{{TMM_ALGO_AUTO, 0, 0},
                          {TMM_ALGO_BLOCKED, 0, 0},
                          {TMM_ALGO_BLOCKED, 128, 0},
-                         {TMM_ALGO_BLOCKED, 64, 0}};
+                         {TMM_ALGO_BLOCKED, 64, 0},
+                         {TMM_ALGO_BLOCKED, 16, 0}};  // f64_thin, in passes of 16
   if (widest) s.push_back({TMM_ALGO_BLOCKED, 256, 0});
   for (int tile : {8, 16, 32}) {
     s.push_back({TMM_ALGO_NAIVE, tile, 0});

@@ -175,7 +175,8 @@ typedef enum tmm_host_path {
 /* The arithmetic a handle allows (TMM_OPTION_MATH_MODE), as cuBLAS's math mode: a
  * permission, not a demand. Where the allowed mode has no kernel (tensor cores need
  * compute capability 8.0 or later; the CPU; algorithms other than AUTO and BLOCKED;
- * a BLOCKED tile size the mode's kernels lack) the strict FP32 kernel runs, which
+ * a BLOCKED tile size the mode's kernels lack; products with m or n at most 16, which
+ * the thin kernel reads at the memory's rate) the strict FP32 kernel runs, which
  * is always an allowed answer; tmm_report.math_mode says which arithmetic ran. The
  * default is strict FP32, unless the environment variable TMM_MATH_MODE (fp32,
  * tf32 or fp32_accurate, any case; other values are ignored) is set when the
@@ -376,7 +377,13 @@ TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
 /* Tile edge on CUDA (tmm_get_kernel_info lists each kernel's): 8, 16 or 32 for
  * TILED, COARSENED (and the block edge of
  * NAIVE); 64, 128 or 256 for BLOCKED (a 64 x 64, 128 x 128 or 128 x 256 tile of C
- * per block; 0 lets BLOCKED also split k over several blocks where that helps).
+ * per block; 0 lets BLOCKED also split k over several blocks where that helps), and 16
+ * for BLOCKED's thin kernel (kernels "thin" and "f64_thin": products with m or n at most
+ * 16, strict in the call's precision, which read the large operand once; wider products
+ * run in passes of 16), which AUTO and BLOCKED with tile 0 also run, in every math mode,
+ * where m or n is 1 to 16 and the large operand is large (a long side of 256 and 2^20
+ * elements at least). Its split of k adds the slices in a fixed order: the same bits
+ * run to run.
  * 0 selects the default for the shape; AUTO ignores the setting. Any other value
  * is TMM_ERROR_INVALID_VALUE here; a valid size that the chosen algorithm lacks
  * makes tmm_sgemm return TMM_ERROR_NOT_SUPPORTED. The CPU backend ignores it. */
@@ -539,8 +546,10 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * fused multiply-adds on the CUDA cores, tile 128 (128 x 128) or 64 (64 x 64). Where the
  * tiles leave SMs idle or k is deep they split k (the report's splits) and add the
  * slices' partial sums in a fixed order, so a call gives the same bits run to run.
- * BLOCKED with tile 256 where the FP64 tensor cores or its shared memory are not there,
- * or with a tile double has no row of (8, 16, 32), gives TMM_ERROR_NOT_SUPPORTED before
+ * Products with m or n at most 16 run the thin kernel (f64_thin; tile 16, see
+ * tmm_set_tile_size). BLOCKED with tile 256 where the FP64 tensor cores or its shared
+ * memory are not there, or with a tile double has no row of (8, 32), gives
+ * TMM_ERROR_NOT_SUPPORTED before
  * it reads or writes any matrix. The classic ladder runs
  * in double too (NAIVE, TILED, COARSENED: the kernels f64_*). */
 TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,

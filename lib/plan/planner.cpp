@@ -7,6 +7,7 @@
 #include "plan/f64_shapes.hpp"
 #include "plan/measured_rates.hpp"
 #include "plan/tf32_shapes.hpp"
+#include "plan/thin_shapes.hpp"
 
 namespace tiledmm {
 namespace {
@@ -317,6 +318,30 @@ TailSplitPlan plan_wgmma_tail(const GemmProblem& p, const WgmmaShapeInfo& shape,
                               const DeviceProfile& device) {
   return plan_tail_split(wgmma_tiles(p, shape, wgmma_operands(p, shape).transposed),
                          ceil_div(p.k, shape.depth), device, int64_t(shape.partial_floats) * 4);
+}
+
+bool thin_pays(const GemmProblem& p) {
+  const ThinForm f = thin_form(p);
+  return f.small_side >= 1 && f.small_side <= kThinMaxSmall && f.long_side >= kThinMinLong &&
+         double(f.long_side) * double(p.k) >= kThinMinElements;
+}
+
+int plan_thin(const GemmProblem& p, const DeviceProfile& d, int max_splits) {
+  // Blocks for every thread slot of every SM (memory latency is hidden by the loads in
+  // flight), in as few slices as give them.
+  const int64_t tiles = std::max<int64_t>(1, thin_tiles(p));
+  const int64_t per_sm = std::max(1, d.max_threads_per_sm / thin_block_threads(p));
+  const int64_t target = per_sm * std::max(1, d.multiprocessors);
+  if (tiles >= target || p.k <= 0) return 1;
+  const ThinForm f = thin_form(p);
+  int64_t splits = ceil_div(target, tiles);
+  splits = std::min<int64_t>(splits, p.k / thin_min_slice_depth(p));
+  const double per_slice = double(std::clamp<int64_t>(f.small_side, 1, kThinMaxSmall)) *
+                           double(std::max<int64_t>(f.long_side, 1)) *
+                           double(element_bytes(p.precision));
+  splits = std::min<int64_t>(splits, int64_t(double(kMaxSplitPartialBytes) / per_slice));
+  splits = std::min<int64_t>(splits, max_splits > 0 ? max_splits : kMaxDeepSplits);
+  return int(std::max<int64_t>(1, splits));
 }
 
 }  // namespace tiledmm

@@ -37,6 +37,18 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 // (m rows of n rounded up to 16 bytes) stay within 64 MiB, up to 1024.
 int blocked_split_cap(const GemmProblem& p, int max_splits);
 
+// Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
+// BLOCKED with tile 0, in every math mode and precision: the short side of C (m or n) is
+// 1 to kThinMaxSmall wide and the large operand (the long side by k) is large enough that
+// reading it once at the memory's rate is what the call costs.
+bool thin_pays(const GemmProblem& p);
+
+// The thin kernel's slices of k for `p` on `device`: enough blocks for every thread slot
+// of every SM, each slice at least thin_min_slice_depth deep, at most max_splits (0: the
+// planner's cap, 1024), and the slices' partial sums (short side by long side each)
+// within 64 MiB. 1: no split.
+int plan_thin(const GemmProblem& p, const DeviceProfile& device, int max_splits = 0);
+
 // The tile setting of the TF32 tensor-core kernel for `p` on `device` (its rows in
 // lib/plan/tf32_shapes.hpp), 0 when none fits the device's shared memory.
 // forced_tile != 0 asks for that tile: it, or 0 when the kernel lacks it or the

@@ -16,6 +16,7 @@
 #include "plan/f64_shapes.hpp"
 #include "plan/planner.hpp"
 #include "plan/tf32_shapes.hpp"
+#include "plan/thin_shapes.hpp"
 #include "plan_fixtures.hpp"
 
 namespace tiledmm {
@@ -160,9 +161,66 @@ TEST(ExtremeSizes, PlannersTakeEveryValidProblem) {
       }
     }
   }
+  for (const GemmProblem& p : extreme_problems()) {
+    for (const Profile& prof : profiles()) {
+      thin_pays(p);
+      EXPECT_GE(plan_thin(p, prof.device), 1);
+      EXPECT_GE(plan_thin(p, prof.device, 7), 1);
+    }
+  }
   for (int64_t tiles : {int64_t(133), INT64_MAX / 2, INT64_MAX})
     for (int64_t steps : {int64_t(16), INT64_MAX / 2, INT64_MAX})
       EXPECT_GE(plan_tail_split(tiles, steps, h100(), 2 * 128 * 128 * 4).splits, 1);
+}
+
+// ---- The thin kernel's plan (host logic) -------------------------------------------
+
+// One row of C over 16384^2 on the H100: read along L (B not transposed), 32 tiles of
+// 512 columns in 66 slices (2112 blocks of 128 threads: every thread slot of 132 SMs);
+// read along K (B transposed), 512 tiles of 32 rows in 3 slices (1056 blocks of 256).
+// Sixteen columns of X over deep k: the partial sums' 64 MiB cap (1 MiB a slice). Every
+// plan keeps slices of at least thin_min_slice_depth, and a caller's cap wins.
+TEST(PlanThin, SplitsFillEverySmWithinTheLimits) {
+  const GemmProblem along_l = shape(1, 16384, 16384);
+  EXPECT_FALSE(thin_form(along_l).along_k);
+  EXPECT_EQ(thin_tiles(along_l), 32);
+  EXPECT_EQ(plan_thin(along_l, h100()), 66);
+  GemmProblem along_k = along_l;
+  along_k.trans_b = true;
+  EXPECT_TRUE(thin_form(along_k).along_k);
+  EXPECT_EQ(thin_tiles(along_k), 512);
+  EXPECT_EQ(plan_thin(along_k, h100()), 3);
+  EXPECT_EQ(plan_thin(along_l, h100(), 4), 4);
+  const GemmProblem deep = shape(16, 16384, int64_t(1) << 20);
+  EXPECT_EQ(plan_thin(deep, h100()), 64);
+  const GemmProblem many = shape(16, 1 << 21, 4096);  // tiles enough for every SM
+  EXPECT_EQ(plan_thin(many, h100()), 1);
+  for (const Profile& prof : profiles())
+    for (const GemmProblem& p : shapes()) {
+      const int splits = plan_thin(p, prof.device);
+      ASSERT_GE(splits, 1);
+      if (splits == 1) continue;
+      EXPECT_GE(thin_slice_depth(p, splits), thin_min_slice_depth(p)) << prof.name;
+      EXPECT_LE(thin_launched_slices(p, splits), splits);
+      EXPECT_LE(double(splits) * double(std::min<int64_t>(thin_form(p).small_side, 16)) *
+                    double(thin_form(p).long_side) * 4,
+                double(64 << 20));
+    }
+}
+
+// What AUTO sends to the thin kernel: the short side 1 to 16, the long side at least 256
+// and the large operand at least 2^20 elements, in either precision.
+TEST(PlanThin, ThinPaysOnlyForAShortSideAndALargeOperand) {
+  EXPECT_TRUE(thin_pays(shape(1, 4096, 4096)));
+  EXPECT_TRUE(thin_pays(shape(4096, 16, 4096)));
+  EXPECT_TRUE(thin_pays(shape(1, 256, 4096)));
+  EXPECT_FALSE(thin_pays(shape(17, 4096, 4096)));
+  EXPECT_FALSE(thin_pays(shape(1, 255, 1 << 20)));
+  EXPECT_FALSE(thin_pays(shape(1, 256, 4095)));
+  EXPECT_FALSE(thin_pays(shape(0, 4096, 4096)));
+  GemmProblem dp = shape(8, 9000, 300);
+  dp.precision = Precision::F64;
+  EXPECT_TRUE(thin_pays(dp));
 }
 
 // ---- The TF32 planner (host logic) ------------------------------------------------

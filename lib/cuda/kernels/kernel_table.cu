@@ -19,6 +19,8 @@ void launch_tf32_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_tf32x3_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_f64_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t f64_blocked_workspace(const GemmProblem&, const KernelPlan&);
+void launch_thin(const GemmProblem&, const KernelPlan&, void*, void*);
+size_t thin_workspace(const GemmProblem&, const KernelPlan&);
 void launch_f64_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t f64_mma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_f64_mma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
@@ -368,6 +370,26 @@ constexpr KernelEntry kCudaKernels[] = {
         .shape(kF64Blocked64x64)
         .launch(launch_f64_blocked)
         .workspace(f64_blocked_workspace),
+    // Thin products (m or n at most 16): BLOCKED with tile 16, and AUTO and BLOCKED (tile
+    // 0) where the planner's thin_pays, in every math mode. Last, so that no row's index
+    // moves.
+    cuda_row("thin",
+             "thin products (m or n <= 16, passes of 16 beyond): strict FP32, the large "
+             "operand read once with 16-byte loads along its contiguous direction, split-K "
+             "where its tiles are too few for the SMs")
+        .algorithm(Algorithm::Blocked)
+        .tile(16)
+        .launch(launch_thin)
+        .workspace(thin_workspace),
+    cuda_row("f64_thin",
+             "thin products (m or n <= 16, passes of 16 beyond): strict FP64, the large "
+             "operand read once with 16-byte loads along its contiguous direction, split-K "
+             "where its tiles are too few for the SMs")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .tile(16)
+        .launch(launch_thin)
+        .workspace(thin_workspace),
 };
 
 }  // namespace

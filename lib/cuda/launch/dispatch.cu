@@ -67,7 +67,7 @@ const KernelEntry* ladder_row_for_f64() {
 // Whether a BLOCKED row in double is a CUDA-core row (f64_blocked_kernel.cu) rather than
 // an FP64 tensor-core row (f64_mma_kernel.cu), which shares its tiles: the DMMA rows need
 // compute capability 8.0, the CUDA-core rows run from 5.0.
-bool is_f64_cuda_core_row(const KernelEntry& k) { return k.min_cc < 80; }
+bool is_f64_cuda_core_row(const KernelEntry& k) { return k.min_cc < 80 && k.tile != 16; }
 
 // The first BLOCKED row of `precision` and `mode` with this tile whose code runs here
 // (a Hopper row before the mma.sync row of its tile) and that `wanted` accepts. Without a
@@ -177,6 +177,17 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
   return first_blocked_row_here(p, Precision::F32, s.math_mode, chosen, device, with_workspace);
 }
 
+// BLOCKED's tile 16: the thin kernel (thin_kernel.cu), which AUTO also runs where
+// thin_pays.
+constexpr int kThinTile = 16;
+
+const KernelEntry* thin_row(Precision precision) {
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (k.algorithm == Algorithm::Blocked && k.precision == precision && k.tile == kThinTile)
+      return &k;
+  return nullptr;
+}
+
 }  // namespace
 
 KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device,
@@ -189,7 +200,11 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
+  if (algorithm == Algorithm::Blocked && (tile == kThinTile || (tile == 0 && thin_pays(p)))) {
+    // Thin products, in every mode and precision: strict, and bound by memory.
+    choice.kernel = thin_row(p.precision);
+    choice.plan.splits = with_workspace ? plan_thin(p, device, s.max_splits) : 1;
+  } else if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);
     choice.kernel =

@@ -57,7 +57,7 @@ bool f64_row_fits(const KernelEntry& row, int optin) {
   return true;  // the CUDA-core rows use 33 KiB or less
 }
 
-// g (row-major) through `row`'s own launcher with `plan`, on device copies; C comes
+// g (either layout) through `row`'s own launcher with `plan`, on device copies; C comes
 // back into g. The workspace, if any, is poisoned first: a partial sum the kernel
 // failed to write would show.
 void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& plan) {
@@ -69,8 +69,9 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
     return d;
   };
   float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
-  const GemmProblem p = make_problem(Layout::RowMajor, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m,
-                                     g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
+  const GemmProblem p =
+      make_problem(g.row() ? Layout::RowMajor : Layout::ColMajor, g.ta == TMM_TRANS,
+                   g.tb == TMM_TRANS, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
   const size_t bytes = row.workspace != nullptr ? row.workspace(p, plan) : 0;
   if (plan.splits > 1 && row.workspace != nullptr) {  // room for the partial sums
     EXPECT_GT(bytes, row.workspace(p, KernelPlan{plan.tile, plan.coarsening, 1}));
@@ -177,7 +178,8 @@ TEST(Fp64Rows, EachBlockedRowThatRunsHereMatchesTheReference) {
   const int optin = shared_optin();
   int rows = 0, cuda_core_rows = 0, too_large = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (row.precision != Precision::F64 || row.algorithm != Algorithm::Blocked ||
+    // Tile 16 is the thin kernel's (ThinRows.*).
+    if (row.precision != Precision::F64 || row.algorithm != Algorithm::Blocked || row.tile == 16 ||
         !runs_here(row, cc))
       continue;
     if (!f64_row_fits(row, optin)) {
@@ -224,6 +226,80 @@ TEST(Fp64Rows, EachBlockedRowThatRunsHereMatchesTheReference) {
     EXPECT_EQ(rows + too_large, 5);  // and 128 x 128, 128 x 64, 64 x 64 on the tensor cores
     EXPECT_LE(too_large, 1) << "only the 128 x 128 row needs more than 99 KiB";
   }
+}
+
+// The thin rows (thin_kernel.cu, tile 16), through their own launcher: every form (both
+// layouts, every transpose pair, the short side m or n, so W read along K or along L),
+// W's rows aligned for 16-byte loads or not (pads 0, 1, 3), edges of L and of k, short
+// sides 1 to 16 (each bucket of X's columns) and 20 (passes of 16), k split in 1, 3 or 7
+// slices (the last ones short or not launched; the workspace poisoned), beta 0 (NaN in
+// C) and not. Float against FP64 with strict FP32's bound, double against double-double
+// with FP64's; a split run twice gives the same bits.
+TEST(ThinRows, EveryFormSplitAndEdgeMatchesTheReference) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 777, 1029},  {777, 1, 1029}, {5, 1000, 333}, {1000, 13, 333},
+                          {16, 640, 2051}, {3, 1, 4099},   {20, 300, 100}, {9, 2000, 700}};
+  const int splits_of[] = {1, 3, 7};
+  int rows = 0, variant = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.algorithm != Algorithm::Blocked || row.tile != 16 || !runs_here(row, cc)) continue;
+    ++rows;
+    for (const Shape& shape : shapes) {
+      for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+        for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+          for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+            const int splits = splits_of[variant % 3];
+            const KernelPlan plan{row.tile, 0, splits, 0};
+            const std::string what = std::string(row.name) + " " + std::to_string(shape.m) + "x" +
+                                     std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+                                     " splits " + std::to_string(splits);
+            if (row.precision == Precision::F64) {
+              tmm_test::DgemmCase g;
+              g.layout = layout, g.ta = ta, g.tb = tb;
+              g.m = shape.m, g.n = shape.n, g.k = shape.k;
+              g.alpha = 0.75;
+              g.beta = variant % 2 ? 0.0 : -1.5;
+              g.pad = (variant / 2) % 3 == 2 ? 3 : (variant / 2) % 3;
+              tmm_test::fill_case(g, seed + uint32_t(variant));
+              SCOPED_TRACE(what + " " + tmm_test::describe(g));
+              tmm_test::DgemmCase again = g;
+              run_f64_row(row, g, plan);
+              EXPECT_TRUE(tmm_test::check_case(g));
+              if (splits > 1) {
+                run_f64_row(row, again, plan);
+                EXPECT_EQ(again.c, g.c) << "split-K gives the same bits run to run";
+              }
+            } else {
+              tmm_test::GemmCase g;
+              g.layout = layout, g.ta = ta, g.tb = tb;
+              g.m = shape.m, g.n = shape.n, g.k = shape.k;
+              g.alpha = 0.75f;
+              g.beta = variant % 2 ? 0.0f : -1.5f;
+              g.pad = (variant / 2) % 3 == 2 ? 3 : (variant / 2) % 3;
+              tmm_test::fill_case(g, seed + uint32_t(variant));
+              SCOPED_TRACE(what + " " + tmm_test::describe(g));
+              tmm_test::GemmCase again = g;
+              run_row(row, g, plan);
+              EXPECT_TRUE(tmm_test::check_case(g, tmm_test::Arithmetic::Fp32));
+              if (splits > 1) {
+                run_row(row, again, plan);
+                EXPECT_EQ(again.c, g.c) << "split-K gives the same bits run to run";
+              }
+            }
+            ++variant;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(rows, 2) << "thin and f64_thin run on every device";
 }
 
 // Not a check, and disabled: the speed of named rows through their own launchers, for

@@ -3,9 +3,11 @@
 // only, where dispatch is built).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/device_profile.hpp"
 #include "core/error.hpp"
@@ -203,13 +205,16 @@ GemmProblem double_shape(int64_t m, int64_t n, int64_t k) {
 // cc 8.0) and CUDA-core rows (from 5.0, no upper bound: they run, and are tested, on
 // every device), which share tiles 128 and 64.
 TEST(Double, EveryLadderRowHasADoubleTwin) {
-  int ladder = 0, tensor_cores = 0, cuda_cores = 0;
+  int ladder = 0, tensor_cores = 0, cuda_cores = 0, thin = 0;
   for (const KernelEntry& k : cuda_kernel_table()) {
     if (k.precision != Precision::F64) continue;
     EXPECT_EQ(k.math_mode, MathMode::Fp32) << k.name;
     EXPECT_EQ(std::string(k.name).rfind("f64_", 0), 0u) << k.name;
     if (k.algorithm == Algorithm::Blocked) {
-      if (std::string(k.name).rfind("f64_mma_", 0) == 0) {
+      if (k.tile == 16) {
+        ++thin;
+        EXPECT_STREQ(k.name, "f64_thin");
+      } else if (std::string(k.name).rfind("f64_mma_", 0) == 0) {
         ++tensor_cores;
         EXPECT_EQ(k.min_cc, 80) << k.name;
       } else {
@@ -232,12 +237,79 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
   EXPECT_EQ(ladder, 3 + 3 + 9);
   EXPECT_EQ(tensor_cores, 3);
   EXPECT_EQ(cuda_cores, 2);
+  EXPECT_EQ(thin, 1);
+}
+
+// ---- Thin products (thin_kernel.cu) -----------------------------------------------
+
+// AUTO and BLOCKED (tile 0) run the thin row of the call's precision exactly where
+// thin_pays (the short side 1 to 16, the large operand large), in every math mode (it
+// is strict: the report says so) and on every device; with a workspace its split is
+// plan_thin's and the workspace holds that many slices of (short side x long side)
+// partial sums, without one nothing splits. BLOCKED with tile 16 runs it at any shape
+// (passes of 16 past a short side of 16); tile 64 keeps its row.
+TEST(Thin, AutoTakesTheThinRowWherePlanned) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes_here[] = {{1, 4096, 4096},   {4096, 1, 4096},   {16, 8192, 4096},
+                               {8192, 8, 8192},   {17, 8192, 4096},  {1, 1, 1},
+                               {16, 16, 1 << 20}, {1, 255, 1 << 20}, {1, 256, 4096}};
+  std::vector<Profile> all = profiles();
+  all.push_back({"T4", t4()});
+  int thin_shapes = 0;
+  for (const Profile& prof : all) {
+    for (const Shape& sh : shapes_here) {
+      for (Precision precision : {Precision::F32, Precision::F64}) {
+        GemmProblem p = shape(sh.m, sh.n, sh.k);
+        p.precision = precision;
+        const bool thin = thin_pays(p);
+        thin_shapes += thin && prof.name == std::string("H100") && precision == Precision::F32;
+        const char* row = precision == Precision::F64 ? "f64_thin" : "thin";
+        for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
+          for (Algorithm a : {Algorithm::Auto, Algorithm::Blocked}) {
+            Settings s;
+            s.algorithm = a;
+            s.math_mode = mode;
+            SCOPED_TRACE(prof.name + std::string(" ") + std::to_string(sh.m) + "x" +
+                         std::to_string(sh.n) + "x" + std::to_string(sh.k));
+            const KernelChoice c = choose_kernel(p, s, prof.device);
+            EXPECT_EQ(std::string(c.kernel->name) == row, thin) << c.kernel->name;
+            if (!thin) continue;
+            EXPECT_EQ(math_mode_of(c, p), MathMode::Fp32);
+            EXPECT_EQ(c.plan.splits, plan_thin(p, prof.device));
+            const int64_t small = std::min(sh.m, sh.n), long_side = std::max(sh.m, sh.n);
+            EXPECT_EQ(workspace_bytes(c, p),
+                      c.plan.splits > 1 ? size_t(c.plan.splits) * size_t(small) *
+                                              size_t(long_side) * size_t(element_bytes(precision))
+                                        : 0u);
+            const KernelChoice none = choose_kernel(p, s, prof.device, false);
+            EXPECT_STREQ(none.kernel->name, row);
+            EXPECT_EQ(none.plan.splits, 1);
+            EXPECT_EQ(workspace_bytes(none, p), 0u);
+          }
+        }
+        Settings forced;
+        forced.algorithm = Algorithm::Blocked;
+        forced.tile_size = 16;
+        EXPECT_STREQ(choose_kernel(p, forced, prof.device).kernel->name, row);
+        forced.tile_size = 64;
+        if (precision == Precision::F32) {
+          EXPECT_STREQ(choose_kernel(p, forced, prof.device).kernel->name, "blocked_64x64");
+        }
+      }
+    }
+  }
+  // 1 x 4096, 4096 x 1, 16 x 8192, 8192 x 8 and 1 x 256 x 4096 are thin; 17 wide, 1 x 1,
+  // 16 x 16 (a short long side) and 1 x 255 are not.
+  EXPECT_EQ(thin_shapes, 5);
 }
 
 // The row AUTO runs in double for p on `device`, and its split of k with a workspace: the
-// FP64 tensor cores where DMMA pays (plan_f64's tile), else the CUDA cores
-// (plan_f64_blocked's tile and split).
+// thin row where thin_pays, else the FP64 tensor cores where DMMA pays (plan_f64's tile),
+// else the CUDA cores (plan_f64_blocked's tile and split).
 std::string expected_f64_row(const GemmProblem& p, const DeviceProfile& device) {
+  if (thin_pays(p)) return "f64_thin";
   if (device.dmma_pays()) {
     const int tile = plan_f64(p, device, 0);
     return tile == 256 ? "f64_mma_128x128" : tile == 128 ? "f64_mma_128x64" : "f64_mma_64x64";
@@ -273,6 +345,10 @@ TEST(Double, AutoRunsTheFp64TensorCoresWhereTheyPayWhateverTheMathMode) {
             if (!with_workspace) {
               EXPECT_EQ(c.plan.splits, 1);
               EXPECT_EQ(workspace_bytes(c, p), 0u);
+              continue;
+            }
+            if (thin_pays(p)) {  // Thin.*
+              EXPECT_EQ(c.plan.splits, plan_thin(p, prof.device));
               continue;
             }
             if (!dmma) {
