@@ -51,7 +51,13 @@
 //   tmm_bench [--quick] [--square n,n,...] [--shapes MxNxK,...] [--suite FILE [--groups g,...]]
 //             [--precision single|double] [--math fp32|tf32|fp32_accurate|all|m,m,...]
 //             [--inputs uniform|spread] [--seconds S] [--alternate] [--no-host] [--csv FILE]
-//             [--algos a,b,...]
+//             [--algos a,b,...] [--forms all] [--bandwidth]
+//
+// --forms all runs each --square or --shapes shape in its 8 forms (both layouts, every
+// transpose pair; the shapes are otherwise row-major NN). --bandwidth adds two columns
+// before the kernel's name: the larger operand's bytes (max(m, n) x k elements) over
+// the time, in TB/s, for tiledmm and for cuBLAS: what bounds a thin product (m or n at
+// most 16; BLOCKED's tile 16, --algos thin, is its kernel). The CSV is unchanged.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -519,6 +525,7 @@ std::vector<Algo> parse_algos(const std::string& list) {
                                  {"blocked256", TMM_ALGO_BLOCKED, 256, 0},
                                  {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
                                  {"blocked64", TMM_ALGO_BLOCKED, 64, 0},
+                                 {"thin", TMM_ALGO_BLOCKED, 16, 0},
                                  {"coarsened", TMM_ALGO_COARSENED, 32, 4},
                                  {"tiled", TMM_ALGO_TILED, 32, 0},
                                  {"naive", TMM_ALGO_NAIVE, 16, 0}};
@@ -591,8 +598,9 @@ struct Bench {
   cudaStream_t stream = nullptr;
   tmm_device_info dev{};
   bool spread = false;
-  bool suite = false;  // a --suite run: shapes carry names, and the table shows them
-  bool fp64 = false;   // --precision double
+  bool suite = false;      // a --suite run: shapes carry names, and the table shows them
+  bool fp64 = false;       // --precision double
+  bool bandwidth = false;  // --bandwidth: the large operand's bytes per second, both sides
   FILE* csv = nullptr;
 };
 
@@ -609,9 +617,13 @@ void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, d
   const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
   const double tf = flops / ms / 1e9, cublas_tf = flops / cublas_ms / 1e9;
   if (b.suite) std::printf("%-24s ", c.name.c_str());
-  std::printf("%-26s %-11s %5d %9.3f %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  %s%s\n",
-              shape_name(s).c_str(), algorithm, tile, ms, cublas_ms, tf, cublas_tf, tf / cublas_tf,
-              err, cublas_err, kernel, good ? "" : "  <-- ERROR");
+  std::printf("%-26s %-11s %5d %9.3f %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  ", shape_name(s).c_str(),
+              algorithm, tile, ms, cublas_ms, tf, cublas_tf, tf / cublas_tf, err, cublas_err);
+  if (b.bandwidth) {  // the larger of A and B, read once: max(m, n) x k elements
+    const double bytes = double(std::max(s.m, s.n)) * double(s.k) * (b.fp64 ? 8.0 : 4.0);
+    std::printf("%7.2f %7.2f  ", bytes / ms / 1e9, bytes / cublas_ms / 1e9);
+  }
+  std::printf("%s%s\n", kernel, good ? "" : "  <-- ERROR");
   // Double's rows end with its precision column (see main's CSV header).
   if (b.csv)
     std::fprintf(
@@ -738,8 +750,10 @@ bool run_mode(Bench& b, const MathSetting& math, const std::vector<Case>& cases,
       g_alternate ? ", tiledmm and cuBLAS in turns" : "", b.fp64 ? "double-double" : "FP64",
       math.max_error, b.spread ? "+-[1, 2) 2^(-16..16)" : "uniform [-1, 1)");
   if (b.suite) std::printf("%-24s ", "name");
-  std::printf("%-26s %-11s %5s %9s %9s %8s %8s %7s %9s %9s  %s\n", "shape", "algorithm", "tile",
-              "ms", "cuBLAS ms", "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e", "kernel");
+  std::printf("%-26s %-11s %5s %9s %9s %8s %8s %7s %9s %9s  ", "shape", "algorithm", "tile", "ms",
+              "cuBLAS ms", "TFLOP/s", "cuBLAS", "ratio", "error", "cuBLAS e");
+  if (b.bandwidth) std::printf("%7s %7s  ", "TB/s", "cuBLAS");
+  std::printf("%s\n", "kernel");
   bool ok = true;
   for (const Case& c : cases) ok = run_case(b, math, c, algos, ratios) && ok;
   std::printf("\n");
@@ -885,7 +899,8 @@ std::vector<Case> read_suite(const std::string& path, const std::string& groups)
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, no_host = false, spread = false, fp64 = false;
+  bool quick = false, no_host = false, spread = false, fp64 = false, bandwidth = false;
+  bool all_forms = false;
   std::string csv_path, square, algo_list, suite_path, groups, math_list = "fp32";
   std::vector<const MathSetting*> maths = parse_math_list("fp32");
   for (int i = 1; i < argc; ++i) {
@@ -913,6 +928,12 @@ int main(int argc, char** argv) {
       g_alternate = true;
     } else if (!std::strcmp(argv[i], "--no-host")) {
       no_host = true;
+    } else if (!std::strcmp(argv[i], "--bandwidth")) {
+      bandwidth = true;
+    } else if (!std::strcmp(argv[i], "--forms") && i + 1 < argc &&
+               !std::strcmp(argv[i + 1], "all")) {
+      all_forms = true;
+      ++i;
     } else if (!std::strcmp(argv[i], "--algos") && i + 1 < argc) {
       algo_list = argv[++i];
     } else if (!std::strcmp(argv[i], "--math") && i + 1 < argc &&
@@ -926,7 +947,8 @@ int main(int argc, char** argv) {
                    "[--math fp32|tf32|fp32_accurate|all, or a list: fp32,tf32] "
                    "[--inputs uniform|spread] [--seconds S] [--alternate] [--no-host] "
                    "[--csv FILE] "
-                   "[--algos auto,blocked256,blocked128,blocked64,coarsened,tiled,naive]\n",
+                   "[--algos auto,blocked256,blocked128,blocked64,thin,coarsened,tiled,naive] "
+                   "[--forms all] [--bandwidth]\n",
                    argv[0]);
       return 2;
     }
@@ -935,6 +957,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "tmm_bench: --suite takes its shapes from the file; leave out --quick, "
                  "--square and --shapes (--groups picks a subset)\n");
+    return 2;
+  }
+  if (all_forms && square.empty()) {
+    std::fprintf(stderr, "tmm_bench: --forms all expands --square and --shapes\n");
     return 2;
   }
   if (!groups.empty() && suite_path.empty()) {
@@ -958,6 +984,7 @@ int main(int argc, char** argv) {
   b.spread = spread;
   b.suite = !suite_path.empty();
   b.fp64 = fp64;
+  b.bandwidth = bandwidth;
   // Read before the GPU is touched, so that a malformed suite fails at once, anywhere.
   const std::vector<Case> suite = b.suite ? read_suite(suite_path, groups) : std::vector<Case>();
   if (b.suite) {
@@ -1015,7 +1042,19 @@ int main(int argc, char** argv) {
     const bool fp32 = math->tmm == TMM_MATH_FP32;
     std::vector<Case> cases = suite;
     if (!b.suite)
-      for (const Shape& s : shapes(quick, square, !fp32)) cases.push_back({s, "", ""});
+      for (const Shape& s : shapes(quick, square, !fp32)) {
+        if (!all_forms) {
+          cases.push_back({s, "", ""});
+          continue;
+        }
+        for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR})
+          for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS})
+            for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+              Shape form = s;
+              form.layout = layout, form.ta = ta, form.tb = tb;
+              cases.push_back({form, "", ""});
+            }
+      }
     ok = run_mode(b, *math, cases, algos_for(*math), &ratios) && ok;
   }
   print_summary(ratios);
