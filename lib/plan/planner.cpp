@@ -322,7 +322,10 @@ TailSplitPlan plan_wgmma_tail(const GemmProblem& p, const WgmmaShapeInfo& shape,
 
 bool thin_pays(const GemmProblem& p) {
   const ThinForm f = thin_form(p);
-  return f.small_side >= 1 && f.small_side <= kThinMaxSmall && f.long_side >= kThinMinLong &&
+  const int most = p.precision != Precision::F64 ? kThinMaxSmallF32
+                   : f.along_k                   ? kThinMaxSmallF64AlongK
+                                                 : kThinMaxSmallF64AlongL;
+  return f.small_side >= 1 && f.small_side <= most && f.long_side >= kThinMinLong &&
          double(f.long_side) * double(p.k) >= kThinMinElements;
 }
 

@@ -39,8 +39,9 @@ int blocked_split_cap(const GemmProblem& p, int max_splits);
 
 // Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
 // BLOCKED with tile 0, in every math mode and precision: the short side of C (m or n) is
-// 1 to kThinMaxSmall wide and the large operand (the long side by k) is large enough that
-// reading it once at the memory's rate is what the call costs.
+// 1 to 16 wide in float, 1 to 8 in double (4 where W is read along k; thin_shapes.hpp),
+// and the large operand (the long side by k) is large enough that reading it once at the
+// memory's rate is what the call costs.
 bool thin_pays(const GemmProblem& p);
 
 // The thin kernel's slices of k for `p` on `device`: enough blocks for every thread slot

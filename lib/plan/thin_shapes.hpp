@@ -6,9 +6,9 @@
 // other operand, "W" (L x K, L the long side of C), once, and is bound by memory
 // bandwidth, not arithmetic. The small operand "X" (S x K) and C (S x L) are small
 // beside W. W is read along whichever direction it is contiguous in:
-//   - along K (thin_w_along_k): a warp owns kThinRowsPerWarp rows of W (half that for
-//     double at 16 columns of X), its lanes read each row 16 bytes apart, and a block of
-//     kThinWarpsAlongK warps sums one slice of k for its rows;
+//   - along K: a warp owns 1, 2 or 4 rows of W (thin_rows_per_warp), its lanes read each
+//     row 16 bytes apart, and a block of kThinWarpsAlongK warps sums one slice of k for
+//     its rows;
 //   - along L: a thread owns one 16-byte vector of a row of W, a block of
 //     kThinThreadsAlongL threads owns kThinThreadsAlongL vectors of L, and sums one
 //     slice of k for them.
@@ -25,6 +25,12 @@ namespace tiledmm {
 
 // Columns of X (the short side of C) one pass of the kernel takes; more run in passes.
 constexpr int kThinMaxSmall = 16;
+// The widest short side AUTO gives the thin kernel: 16 in float (from 1 to 16 columns it
+// beat BLOCKED's 64 x 64 tile, 1.2x-4.8x at S x 8192 x 4096 and 8192 x S x 8192); in
+// double 8 where W is read along L and 4 along K (past those the FP64 tensor cores' 64 x
+// 64 tile was faster: 0.93x-0.95x cuBLAS against 0.74x-0.76x at 12 and 16 columns along
+// L, 0.64x at 8 along K; docs/benchmarks/device-kernels.md, "The thin kernel").
+constexpr int kThinMaxSmallF32 = 16, kThinMaxSmallF64AlongL = 8, kThinMaxSmallF64AlongK = 4;
 
 constexpr int kThinWarpsAlongK = 8;
 constexpr int kThinVectorsPerLane = 2;  // along K: 16-byte vectors per lane per row per chunk
@@ -37,10 +43,19 @@ constexpr int kThinChunkAlongL = 64;  // along L: rows of W (steps of k) per chu
 constexpr int64_t kThinMinLong = 256;
 constexpr double kThinMinElements = 1 << 20;
 
-// Rows of W (along K) a warp owns: 4, or 2 in double with more than 8 columns of X
-// (its accumulators, rows x columns of X, stay within 32 doubles).
-constexpr int thin_rows_per_warp(int element_bytes, int small) {
-  return element_bytes == 8 && small > 8 ? 2 : 4;
+// The columns of X a pass's kernel is compiled for: the least of 1, 2, 4, 8 and 16 that
+// holds `small` (at most 16).
+constexpr int thin_bucket(int64_t small) {
+  return small <= 1 ? 1 : small <= 2 ? 2 : small <= 4 ? 4 : small <= 8 ? 8 : 16;
+}
+
+// Rows of W (along K) a warp owns for a bucket of X's columns: 4, or 2 in double from 8
+// columns (4 rows of 8 doubles took 130 registers, one block of 256 threads per SM, and
+// read W at 1.3 TB/s at 8192 x 8 x 8192; 2 rows 1.6). Fewer rows for floats was slower:
+// X, staged per chunk for the block's rows, then costs as much traffic as W
+// (docs/benchmarks/device-kernels.md, "The thin kernel").
+constexpr int thin_rows_per_warp(int element_bytes, int bucket) {
+  return element_bytes == 8 && bucket >= 8 ? 2 : 4;
 }
 
 // The elements of a 16-byte vector.
@@ -84,10 +99,9 @@ inline int64_t thin_min_slice_depth(const GemmProblem& p) {
 inline int64_t thin_tiles(const GemmProblem& p) {
   const ThinForm f = thin_form(p);
   const int bytes = element_bytes(p.precision);
-  const int64_t small = std::min<int64_t>(f.small_side, kThinMaxSmall);
-  const int64_t per_tile = f.along_k
-                               ? int64_t(kThinWarpsAlongK) * thin_rows_per_warp(bytes, int(small))
-                               : int64_t(kThinThreadsAlongL) * thin_vector(bytes);
+  const int bucket = thin_bucket(std::min<int64_t>(f.small_side, kThinMaxSmall));
+  const int64_t per_tile = f.along_k ? int64_t(kThinWarpsAlongK) * thin_rows_per_warp(bytes, bucket)
+                                     : int64_t(kThinThreadsAlongL) * thin_vector(bytes);
   return f.long_side / per_tile + (f.long_side % per_tile != 0);
 }
 

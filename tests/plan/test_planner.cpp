@@ -208,8 +208,9 @@ TEST(PlanThin, SplitsFillEverySmWithinTheLimits) {
     }
 }
 
-// What AUTO sends to the thin kernel: the short side 1 to 16, the long side at least 256
-// and the large operand at least 2^20 elements, in either precision.
+// What AUTO sends to the thin kernel: the short side 1 to 16 (double: 8 where W is read
+// along L, 4 along K), the long side at least 256 and the large operand at least 2^20
+// elements.
 TEST(PlanThin, ThinPaysOnlyForAShortSideAndALargeOperand) {
   EXPECT_TRUE(thin_pays(shape(1, 4096, 4096)));
   EXPECT_TRUE(thin_pays(shape(4096, 16, 4096)));
@@ -218,7 +219,16 @@ TEST(PlanThin, ThinPaysOnlyForAShortSideAndALargeOperand) {
   EXPECT_FALSE(thin_pays(shape(1, 255, 1 << 20)));
   EXPECT_FALSE(thin_pays(shape(1, 256, 4095)));
   EXPECT_FALSE(thin_pays(shape(0, 4096, 4096)));
-  GemmProblem dp = shape(8, 9000, 300);
+  GemmProblem dp = shape(8, 9000, 300);  // double: W = B, read along L: 8 columns
+  dp.precision = Precision::F64;
+  EXPECT_TRUE(thin_pays(dp));
+  dp = shape(9, 9000, 300);
+  dp.precision = Precision::F64;
+  EXPECT_FALSE(thin_pays(dp));
+  dp = shape(9000, 8, 300);  // W = A, read along K: 4 columns at most
+  dp.precision = Precision::F64;
+  EXPECT_FALSE(thin_pays(dp));
+  dp = shape(9000, 4, 300);
   dp.precision = Precision::F64;
   EXPECT_TRUE(thin_pays(dp));
 }

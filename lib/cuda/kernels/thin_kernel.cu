@@ -90,7 +90,8 @@ __device__ __forceinline__ void stage_x(const ThinView<T>& t, int64_t c0, int64_
   }
 }
 
-// Along K: 8 warps, R rows of W per warp, chunks of 32 x U vectors of k.
+// Along K: 8 warps, R rows of W per warp (thin_rows_per_warp), chunks of 32 x U vectors
+// of k.
 template <class T, int SB>
 struct AlongK {
   static constexpr int V = BlockedElement<T>::kPerVector;
@@ -214,12 +215,25 @@ __global__ void __launch_bounds__(AlongL<T, SB>::THREADS)
     }
   };
   T acc[SB][V] = {};
+  // X's values of row j, read V at a time (one 16-byte broadcast) where SB allows.
   auto multiply_row = [&](const T(&wv)[V], int j) {
+    if constexpr (SB % V == 0) {
 #pragma unroll
-    for (int s = 0; s < SB; ++s) {
-      const T x = xs[j * SB + s];
+      for (int s0 = 0; s0 < SB; s0 += V) {
+        T x[V];
+        E::unpack(*reinterpret_cast<const Vector*>(&xs[j * SB + s0]), x);
 #pragma unroll
-      for (int v = 0; v < V; ++v) acc[s][v] = E::fma(wv[v], x, acc[s][v]);
+        for (int i = 0; i < V; ++i)
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[s0 + i][v] = E::fma(wv[v], x[i], acc[s0 + i][v]);
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < SB; ++s) {
+        const T x = xs[j * SB + s];
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[s][v] = E::fma(wv[v], x, acc[s][v]);
+      }
     }
   };
 
@@ -340,7 +354,7 @@ void launch_typed(const GemmProblem& p, const KernelPlan& plan, T* workspace, cu
 }
 
 static_assert(AlongK<float, 16>::ROWS == kThinWarpsAlongK * 4, "along K: 32 rows of W a block");
-static_assert(AlongK<double, 16>::ROWS == kThinWarpsAlongK * 2, "double, 16 columns: 16 rows");
+static_assert(AlongK<double, 8>::ROWS == kThinWarpsAlongK * 2, "8 doubles of X: 16 rows");
 
 }  // namespace
 
