@@ -381,9 +381,9 @@ TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
  * for BLOCKED's thin kernel (kernels "thin" and "f64_thin": products with m or n at most
  * 16, strict in the call's precision, which read the large operand once; wider products
  * run in passes of 16), which AUTO and BLOCKED with tile 0 also run, in every math mode,
- * where m or n is 1 to 16 and the large operand is large (a long side of 256 and 2^20
- * elements at least). Its split of k adds the slices in a fixed order: the same bits
- * run to run.
+ * where m or n is 1 to 16 (in double 1 to 8, or 1 to 4 where the large operand's rows
+ * run along k) and the large operand is large (a long side of 256 and 2^20 elements at
+ * least). Its split of k adds the slices in a fixed order: the same bits run to run.
  * 0 selects the default for the shape; AUTO ignores the setting. Any other value
  * is TMM_ERROR_INVALID_VALUE here; a valid size that the chosen algorithm lacks
  * makes tmm_sgemm return TMM_ERROR_NOT_SUPPORTED. The CPU backend ignores it. */
@@ -546,12 +546,11 @@ TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * fused multiply-adds on the CUDA cores, tile 128 (128 x 128) or 64 (64 x 64). Where the
  * tiles leave SMs idle or k is deep they split k (the report's splits) and add the
  * slices' partial sums in a fixed order, so a call gives the same bits run to run.
- * Products with m or n at most 16 run the thin kernel (f64_thin; tile 16, see
- * tmm_set_tile_size). BLOCKED with tile 256 where the FP64 tensor cores or its shared
- * memory are not there, or with a tile double has no row of (8, 32), gives
- * TMM_ERROR_NOT_SUPPORTED before
- * it reads or writes any matrix. The classic ladder runs
- * in double too (NAIVE, TILED, COARSENED: the kernels f64_*). */
+ * Products with m or n at most 8 (4 where the large operand's rows run along k) run the
+ * thin kernel (f64_thin; tile 16, see tmm_set_tile_size). BLOCKED with tile 256 where the FP64
+ * tensor cores or its shared memory are not there, or with a tile double has no row of (8, 32),
+ * gives TMM_ERROR_NOT_SUPPORTED before it reads or writes any matrix. The classic ladder runs in
+ * double too (NAIVE, TILED, COARSENED: the kernels f64_*). */
 TMM_API tmm_status tmm_dgemm(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                              tmm_transpose trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                              const double* A, int64_t lda, const double* B, int64_t ldb,

@@ -2,7 +2,10 @@
 //
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
-// the shape and the device's profile.
+// the shape and the device's profile. First of all, in every math mode and precision,
+// a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
+// kernel (thin_kernel.cu: strict, bound by memory, plan_thin()'s split of k), as
+// BLOCKED with tile 16 does at any shape.
 //
 // The math mode is a permission, as cuBLAS's is: with TF32 allowed, AUTO and
 // BLOCKED (tile 0, or a tile a TF32 row has) run a TF32 tensor-core row where the
