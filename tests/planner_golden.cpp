@@ -16,7 +16,8 @@
 //
 // The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
-// host parts it calls: thin_pays and plan_thin, plan_blocked, plan_tf32, plan_tf32x3 and,
+// host parts it calls: thin_pays and plan_thin, fp32_accurate_takes_strict, plan_blocked,
+// plan_tf32, plan_tf32x3 and,
 // for the Hopper rows' last-wave split, plan_wgmma_tail (lib/plan/planner.cpp: the rule the rows'
 // plan_tail hooks call, the TF32 kernel's packing and transposition included), and the shape tables
 // (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It takes the device as one running a build with
@@ -134,7 +135,9 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
               int max_splits) {
   if (Choice thin; thin_choice(p, d, tile, max_splits, thin)) return thin;
   const int cc = d.compute_capability();
-  if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc) {
+  const bool strict_faster =
+      mode == MathMode::Fp32Accurate && tile == 0 && fp32_accurate_takes_strict(p);
+  if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc && !strict_faster) {
     const bool tf32 = mode == MathMode::Tf32;
     const HopperRow& hopper = tf32 ? kHopperTf32 : kHopperTf32x3;
     const bool hopper_runs = cc == 90;

@@ -199,7 +199,10 @@ typedef enum tmm_math_mode {
                                 on 9.0 it beats strict FP32, on 8.0 that is not
                                 measured; not 8.6/8.9, whose TF32 runs at the
                                 FP32 rate: strict FP32 there; AUTO
-                                or BLOCKED with tile 0, 64 or 128): each input is
+                                or BLOCKED with tile 0, 64 or 128; with tile 0,
+                                strict FP32 where C has at most 65536 elements
+                                and k is 16384 or more, where it is the faster):
+                                each input is
                                 split into two TF32 values, x = big + small (small
                                 scaled by 2^11 on the way), the three products
                                 big*big + big*small + small*big go through the

@@ -7,6 +7,8 @@
 // changes this file only, with its run. Host C++, no CUDA.
 #pragma once
 
+#include <cstdint>
+
 namespace tiledmm {
 
 // BLOCKED's fraction of the FP32 peak at large sizes, per shape (lib/plan/
@@ -42,6 +44,17 @@ constexpr double kF64MmaEfficiency = 0.70;
 // only their ratio steers the planner (plan_f64_blocked).
 constexpr double kF64BlockedEfficiency128x128 = 0.66;
 constexpr double kF64BlockedEfficiency64x64 = 0.645;
+
+// Where FP32_ACCURATE takes strict FP32 (planner.hpp, fp32_accurate_takes_strict): C of
+// at most 256 x 256 elements and k of at least 16384. Run: H100 80GB HBM3, CUDA 13.0,
+// 2026-11-26, `tmm_bench --suite bench/shapes.txt --math all` at 62e8d46
+// (docs/benchmarks/runs/suite-h100-2026-11-26-62e8d46.txt): AUTO in strict FP32 took
+// 0.053, 0.054, 0.217, 0.295 and 1.946 ms at 200 x 100 x 16384, 96 x 96 x 32768, 256 x
+// 256 x 65536, 64 x 64 x 2^20 and 2^23, FP32_ACCURATE 0.065, 0.077, 0.290, 1.005 and 7.731;
+// at 1000 x 1000 x 32768 (C of 10^6) and 31 x 33 x 8191 (k under 16384) FP32_ACCURATE was
+// the faster (0.867 against 1.634 ms, 0.040 against 0.056).
+constexpr double kAccurateStrictMaxOutputs = 65536;
+constexpr int64_t kAccurateStrictMinDepth = 16384;
 
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such

@@ -196,6 +196,11 @@ bool tf32x3_pays(const DeviceProfile& d) {
   return cc == 80 || cc >= 90;
 }
 
+bool fp32_accurate_takes_strict(const GemmProblem& p) {
+  return double(p.m) * double(p.n) <= double(kAccurateStrictMaxOutputs) &&
+         p.k >= kAccurateStrictMinDepth;
+}
+
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                 bool wide_splits_deep_k) {
   if (!tf32x3_pays(d)) return 0;

@@ -70,6 +70,15 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                 bool wide_splits_deep_k = false);
 
+// Whether FP32_ACCURATE, a permission, takes strict FP32 (plan_blocked) instead of its
+// 3xTF32 rows for `p` under AUTO and BLOCKED with tile 0: where C is small (at most
+// kAccurateStrictMaxOutputs elements) and k deep (at least kAccurateStrictMinDepth), so
+// that the 3xTF32 rows' splitting of both operands into big and small parts costs more
+// than the product, and BLOCKED's split of k over every SM is faster (1.23x-3.97x on the
+// five such shapes of the suite on the H100: docs/benchmarks/tensor-cores.md, "Strict
+// FP32 where it is faster"). Its error is then strict FP32's.
+bool fp32_accurate_takes_strict(const GemmProblem& p);
+
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
 // 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of
 // such tiles, or k is deep (is_deep_k: plan_f64_tail splits it) and C holds at least

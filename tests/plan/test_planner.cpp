@@ -233,6 +233,20 @@ TEST(PlanThin, ThinPaysOnlyForAShortSideAndALargeOperand) {
   EXPECT_TRUE(thin_pays(dp));
 }
 
+// FP32_ACCURATE takes strict FP32 where C is at most 65536 elements and k at least
+// 16384: the five such shapes of the suite, not 1000 x 1000 x 32768 (C of 10^6) nor
+// 31 x 33 x 8191 (k under 16384), where the 3xTF32 rows were the faster.
+TEST(PlanFp32Accurate, StrictWhereCIsSmallAndKDeep) {
+  EXPECT_TRUE(fp32_accurate_takes_strict(shape(200, 100, 16384)));
+  EXPECT_TRUE(fp32_accurate_takes_strict(shape(96, 96, 32768)));
+  EXPECT_TRUE(fp32_accurate_takes_strict(shape(256, 256, 65536)));
+  EXPECT_TRUE(fp32_accurate_takes_strict(shape(64, 64, int64_t(1) << 23)));
+  EXPECT_FALSE(fp32_accurate_takes_strict(shape(1000, 1000, 32768)));
+  EXPECT_FALSE(fp32_accurate_takes_strict(shape(31, 33, 8191)));
+  EXPECT_FALSE(fp32_accurate_takes_strict(shape(257, 256, 65536)));
+  for (const GemmProblem& p : extreme_problems()) fp32_accurate_takes_strict(p);
+}
+
 // ---- The TF32 planner (host logic) ------------------------------------------------
 
 TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {

@@ -10,8 +10,9 @@
 // The math mode is a permission, as cuBLAS's is: with TF32 allowed, AUTO and
 // BLOCKED (tile 0, or a tile a TF32 row has) run a TF32 tensor-core row where the
 // device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
-// row (plan_tf32x3(): tiles 128 and 64); everything else runs the strict FP32 rows,
-// always an allowed answer.
+// row (plan_tf32x3(): tiles 128 and 64), but strict FP32 with tile 0 where C is small
+// and k deep (fp32_accurate_takes_strict(): faster there); everything else runs the
+// strict FP32 rows, always an allowed answer.
 //
 // A double problem meets only double rows (the registry's precision field), never a
 // TF32 row: the math mode is a permission about FP32 inputs, so it changes nothing in a
@@ -171,6 +172,9 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
                                    const DeviceProfile& device, bool with_workspace) {
   // The tensor-core rows take floats; the math mode does not apply to double.
   if (p.precision != Precision::F32 || s.math_mode == MathMode::Fp32) return nullptr;
+  // FP32_ACCURATE, a permission: strict FP32 where it is the faster (small C, deep k).
+  if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && fp32_accurate_takes_strict(p))
+    return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
   const int chosen =
       s.math_mode == MathMode::Tf32

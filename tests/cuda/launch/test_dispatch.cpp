@@ -240,6 +240,31 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
   EXPECT_EQ(thin, 1);
 }
 
+// FP32_ACCURATE with tile 0 runs strict FP32 where fp32_accurate_takes_strict (small C,
+// deep k): BLOCKED's plan, reported as strict; a tile asked for keeps its 3xTF32 row, and
+// larger products keep the 3xTF32 rows.
+TEST(MathMode, Fp32AccurateTakesStrictFp32WhereItIsFaster) {
+  Settings s;
+  s.math_mode = MathMode::Fp32Accurate;
+  for (const Profile& prof : profiles()) {
+    const GemmProblem deep = shape(64, 64, int64_t(1) << 20);
+    const KernelChoice c = choose_kernel(deep, s, prof.device);
+    const BlockedPlan plan = plan_blocked(deep, prof.device, 0);
+    EXPECT_EQ(c.kernel->tile, plan.tile) << prof.name;
+    EXPECT_EQ(c.plan.splits, plan.splits) << prof.name;
+    EXPECT_EQ(math_mode_of(c, deep), MathMode::Fp32) << prof.name;
+    if (plan_tf32x3(shape(4096, 4096, 4096), prof.device, 0) == 0) continue;  // no 3xTF32
+    EXPECT_EQ(choose_kernel(shape(1000, 1000, 32768), s, prof.device).kernel->math_mode,
+              MathMode::Fp32Accurate)
+        << prof.name;
+    Settings forced = s;
+    forced.algorithm = Algorithm::Blocked;
+    forced.tile_size = 64;
+    EXPECT_EQ(choose_kernel(deep, forced, prof.device).kernel->math_mode, MathMode::Fp32Accurate)
+        << prof.name;
+  }
+}
+
 // ---- Thin products (thin_kernel.cu) -----------------------------------------------
 
 // AUTO and BLOCKED (tile 0) run the thin row of the call's precision exactly where
