@@ -135,8 +135,8 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
               int max_splits) {
   if (Choice thin; thin_choice(p, d, tile, max_splits, thin)) return thin;
   const int cc = d.compute_capability();
-  const bool strict_faster =
-      mode == MathMode::Fp32Accurate && tile == 0 && fp32_accurate_takes_strict(p);
+  const bool strict_faster = mode == MathMode::Fp32Accurate && tile == 0 && max_splits != 1 &&
+                             fp32_accurate_takes_strict(p);
   if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc && !strict_faster) {
     const bool tf32 = mode == MathMode::Tf32;
     const HopperRow& hopper = tf32 ? kHopperTf32 : kHopperTf32x3;

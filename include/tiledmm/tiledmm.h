@@ -200,8 +200,9 @@ typedef enum tmm_math_mode {
                                 measured; not 8.6/8.9, whose TF32 runs at the
                                 FP32 rate: strict FP32 there; AUTO
                                 or BLOCKED with tile 0, 64 or 128; with tile 0,
-                                strict FP32 where C has at most 65536 elements
-                                and k is 16384 or more, where it is the faster):
+                                strict FP32 where C has at most 65536 elements,
+                                k is 16384 or more and k may be split over the
+                                SMs, where it is the faster):
                                 each input is
                                 split into two TF32 values, x = big + small (small
                                 scaled by 2^11 on the way), the three products

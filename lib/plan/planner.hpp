@@ -71,7 +71,8 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_ti
                 bool wide_splits_deep_k = false);
 
 // Whether FP32_ACCURATE, a permission, takes strict FP32 (plan_blocked) instead of its
-// 3xTF32 rows for `p` under AUTO and BLOCKED with tile 0: where C is small (at most
+// 3xTF32 rows for `p` under AUTO and BLOCKED with tile 0 where k may be split (dispatch
+// asks only with a workspace and max_splits other than 1): where C is small (at most
 // kAccurateStrictMaxOutputs elements) and k deep (at least kAccurateStrictMinDepth), so
 // that the 3xTF32 rows' splitting of both operands into big and small parts costs more
 // than the product, and BLOCKED's split of k over every SM is faster (1.23x-3.97x on the

@@ -6,7 +6,7 @@
 // other operand, "W" (L x K, L the long side of C), once, and is bound by memory
 // bandwidth, not arithmetic. The small operand "X" (S x K) and C (S x L) are small
 // beside W. W is read along whichever direction it is contiguous in:
-//   - along K: a warp owns 1, 2 or 4 rows of W (thin_rows_per_warp), its lanes read each
+//   - along K: a warp owns 2 or 4 rows of W (thin_rows_per_warp), its lanes read each
 //     row 16 bytes apart, and a block of kThinWarpsAlongK warps sums one slice of k for
 //     its rows;
 //   - along L: a thread owns one 16-byte vector of a row of W, a block of

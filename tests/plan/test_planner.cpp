@@ -231,6 +231,14 @@ TEST(PlanThin, ThinPaysOnlyForAShortSideAndALargeOperand) {
   dp = shape(9000, 4, 300);
   dp.precision = Precision::F64;
   EXPECT_TRUE(thin_pays(dp));
+  // Tiles of L in double: along K 8 columns take 2 rows a warp (16 a block), along L a
+  // block owns 128 vectors of 2 doubles.
+  dp = shape(9000, 8, 300);
+  dp.precision = Precision::F64;
+  EXPECT_EQ(thin_tiles(dp), 563);
+  dp = shape(8, 9000, 300);
+  dp.precision = Precision::F64;
+  EXPECT_EQ(thin_tiles(dp), 36);
 }
 
 // FP32_ACCURATE takes strict FP32 where C is at most 65536 elements and k at least
@@ -244,6 +252,8 @@ TEST(PlanFp32Accurate, StrictWhereCIsSmallAndKDeep) {
   EXPECT_FALSE(fp32_accurate_takes_strict(shape(1000, 1000, 32768)));
   EXPECT_FALSE(fp32_accurate_takes_strict(shape(31, 33, 8191)));
   EXPECT_FALSE(fp32_accurate_takes_strict(shape(257, 256, 65536)));
+  EXPECT_TRUE(fp32_accurate_takes_strict(shape(64, 64, 16384)));
+  EXPECT_FALSE(fp32_accurate_takes_strict(shape(64, 64, 16383)));
   for (const GemmProblem& p : extreme_problems()) fp32_accurate_takes_strict(p);
 }
 

@@ -158,7 +158,8 @@ __global__ void __launch_bounds__(AlongK<T, SB>::THREADS)
     __syncthreads();  // xs is rewritten by the next chunk
   }
 
-  // The lanes' sums, added in a fixed butterfly: every lane ends with the warp's.
+  // The lanes' sums, added in a fixed butterfly: every lane ends with the warp's; then
+  // lane (r SB + s) % 32 stores output (r, s).
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -166,7 +167,6 @@ __global__ void __launch_bounds__(AlongK<T, SB>::THREADS)
 #pragma unroll
       for (int off = 16; off > 0; off /= 2)
         acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], off);
-        // Lane (r SB + s) % 32 stores output (r, s).
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
@@ -327,6 +327,12 @@ void launch_typed(const GemmProblem& p, const KernelPlan& plan, T* workspace, cu
   const ThinForm form = thin_form(p);
   const int slices = thin_launched_slices(p, plan.splits);
   const int64_t depth = slices > 1 ? thin_slice_depth(p, plan.splits) : p.k;
+  // A plan the launcher was not sized for (the planner makes neither): split slices
+  // without their workspace would each write C, and grid.y holds 65535 slices.
+  require(slices == 1 || workspace != nullptr, Status::Internal,
+          "thin kernel: a split of k needs its workspace (thin_workspace)");
+  require(slices <= 65535, Status::NotSupported, "thin kernel: ", slices,
+          " slices of k are more than one launch holds");
   const bool vec = rows_16_byte_aligned(whole.w, whole.ldw);
   // Passes of 16 columns of X, one after another on the stream (they share the
   // workspace): a forced tile 16 on a product whose short side is wider.
@@ -353,6 +359,24 @@ void launch_typed(const GemmProblem& p, const KernelPlan& plan, T* workspace, cu
   }
 }
 
+// The blocks are the planner's (thin_shapes.hpp: thin_tiles, thin_chunk), for every
+// bucket of X's columns and both element types.
+template <class T, int SB>
+constexpr bool matches_planner() {
+  constexpr int bytes = int(sizeof(T));
+  return AlongK<T, SB>::CHUNK == 32 * kThinVectorsPerLane * thin_vector(bytes) &&
+         AlongK<T, SB>::ROWS == kThinWarpsAlongK * thin_rows_per_warp(bytes, SB) &&
+         AlongK<T, SB>::THREADS == 32 * kThinWarpsAlongK &&
+         AlongL<T, SB>::COLS == kThinThreadsAlongL * thin_vector(bytes) &&
+         AlongL<T, SB>::CHUNK == kThinChunkAlongL && AlongL<T, SB>::THREADS == kThinThreadsAlongL;
+}
+template <class T>
+constexpr bool matches_planner_every_bucket() {
+  return matches_planner<T, 1>() && matches_planner<T, 2>() && matches_planner<T, 4>() &&
+         matches_planner<T, 8>() && matches_planner<T, 16>();
+}
+static_assert(matches_planner_every_bucket<float>() && matches_planner_every_bucket<double>(),
+              "the thin kernel's blocks are the planner's");
 static_assert(AlongK<float, 16>::ROWS == kThinWarpsAlongK * 4, "along K: 32 rows of W a block");
 static_assert(AlongK<double, 8>::ROWS == kThinWarpsAlongK * 2, "8 doubles of X: 16 rows");
 

@@ -172,8 +172,11 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
                                    const DeviceProfile& device, bool with_workspace) {
   // The tensor-core rows take floats; the math mode does not apply to double.
   if (p.precision != Precision::F32 || s.math_mode == MathMode::Fp32) return nullptr;
-  // FP32_ACCURATE, a permission: strict FP32 where it is the faster (small C, deep k).
-  if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && fp32_accurate_takes_strict(p))
+  // FP32_ACCURATE, a permission: strict FP32 where it is the faster (small C, deep k),
+  // which it is by splitting k over every SM: not where k cannot be split (no workspace,
+  // or max_splits 1: the streamed path's chunks).
+  if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && with_workspace && s.max_splits != 1 &&
+      fp32_accurate_takes_strict(p))
     return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
   const int chosen =

@@ -241,8 +241,8 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
 }
 
 // FP32_ACCURATE with tile 0 runs strict FP32 where fp32_accurate_takes_strict (small C,
-// deep k): BLOCKED's plan, reported as strict; a tile asked for keeps its 3xTF32 row, and
-// larger products keep the 3xTF32 rows.
+// deep k) and k may be split: BLOCKED's plan, reported as strict; a tile asked for keeps
+// its 3xTF32 row, as do larger products and calls that cannot split k.
 TEST(MathMode, Fp32AccurateTakesStrictFp32WhereItIsFaster) {
   Settings s;
   s.math_mode = MathMode::Fp32Accurate;
@@ -261,6 +261,17 @@ TEST(MathMode, Fp32AccurateTakesStrictFp32WhereItIsFaster) {
     forced.algorithm = Algorithm::Blocked;
     forced.tile_size = 64;
     EXPECT_EQ(choose_kernel(deep, forced, prof.device).kernel->math_mode, MathMode::Fp32Accurate)
+        << prof.name;
+    forced.tile_size = 0;  // BLOCKED with tile 0 is AUTO's choice
+    EXPECT_EQ(choose_kernel(deep, forced, prof.device).kernel->math_mode, MathMode::Fp32)
+        << prof.name;
+    // Where k cannot be split (no workspace; max_splits 1, the streamed path's chunks) the
+    // rule's reason is gone: the 3xTF32 rows.
+    EXPECT_EQ(choose_kernel(deep, s, prof.device, false).kernel->math_mode, MathMode::Fp32Accurate)
+        << prof.name;
+    Settings one = s;
+    one.max_splits = 1;
+    EXPECT_EQ(choose_kernel(deep, one, prof.device).kernel->math_mode, MathMode::Fp32Accurate)
         << prof.name;
   }
 }
