@@ -207,10 +207,14 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
   const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
   KernelChoice choice{nullptr, KernelPlan{}};
-  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked
+  // Thin products first, in every mode and precision: the tensor-core planners are then
+  // not asked at all.
+  const bool thin =
+      algorithm == Algorithm::Blocked && (tile == kThinTile || (tile == 0 && thin_pays(p)));
+  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked && !thin
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (algorithm == Algorithm::Blocked && (tile == kThinTile || (tile == 0 && thin_pays(p)))) {
+  if (thin) {
     // Thin products, in every mode and precision: strict, and bound by memory.
     choice.kernel = thin_row(p.precision);
     choice.plan.splits = with_workspace ? plan_thin(p, device, s.max_splits) : 1;
