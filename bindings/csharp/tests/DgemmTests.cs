@@ -147,6 +147,9 @@ static partial class EngineTests
                 var rounded = (double[])g.C.Clone();  // its m x n part rounded to float
                 for (int i = 0; i < g.M; i++)
                     for (int j = 0; j < g.N; j++) rounded[g.At(i, j, g.Ldc)] = (float)rounded[g.At(i, j, g.Ldc)];
+                int changed = 0;
+                for (int x = 0; x < rounded.Length; x++) changed += rounded[x] != g.C[x] ? 1 : 0;
+                Assert(changed > 0, fill + ": rounding to float changed no element (are the inputs random?)");
                 Throws<Exception>(() => g.Verify(rounded), fill + ", rounded to float");
             }
             // The library's own Sgemm of the integer case (its inputs are floats exactly).

@@ -13,7 +13,13 @@ using TiledMM;
 
 static partial class EngineTests
 {
-    static readonly Random Rng = new Random();
+    // One generator per thread: System.Random is not thread-safe, and the threaded tests
+    // fill their cases at once (a shared one, used concurrently, can fall into returning
+    // 0 for good: "random" inputs of -1 that float holds exactly, which once let
+    // DgemmFloatResultsFailTheCheck's float-rounded result pass).
+    [ThreadStatic] static Random rng;
+    static int seeds = Environment.TickCount;
+    static Random Rng => rng ?? (rng = new Random(Interlocked.Increment(ref seeds)));
     static int passed, failed;
 
     static void Assert(bool condition, string what)
