@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
 
 namespace {
 
@@ -277,6 +278,95 @@ TEST_F(CudaBackend, OneTileOverDeepKSplitsPastThirtyTwoSlicesExactly) {
     ASSERT_GE(run.wrong, 0);
     EXPECT_GT(run.report.splits, 32) << run.report.kernel;
     EXPECT_EQ(run.wrong, 0) << "splits " << run.report.splits << " kernel " << run.report.kernel;
+  }
+}
+
+// The thin kernel end to end: AUTO on device pointers takes the thin row where
+// thin_pays, with plan_thin's split of k through the backend's workspace (the report
+// says so), in every math mode (strict FP32 is an allowed answer of each, and the
+// report says it ran); the result is within strict FP32's bound (FP64's in double) and
+// a second call gives the same bits. Float 1 x 8192 x 8192 (W along the long side) and
+// 8192 x 2 x 8192 col-major TN; double 3 x 2048 x 4099 row-major NT (W along k).
+TEST_F(CudaBackend, AutoThinCallsSplitKThroughTheWorkspace) {
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t big = tmm_test::under_sanitizer() ? 2048 : 8192;
+  struct Thin {
+    int64_t m, n;
+    tmm_layout layout;
+    tmm_transpose ta, tb;
+  };
+  for (const Thin t : {Thin{1, big, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS},
+                       Thin{big, 2, TMM_COL_MAJOR, TMM_TRANS, TMM_NO_TRANS}}) {
+    for (tmm_math_mode mode : {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE}) {
+      ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS);
+      GemmCase g = random_case(t.m, t.n, big, t.layout, t.ta, t.tb, -1.5f);
+      g.pad = 0;
+      tmm_test::fill_case(g, seed + uint32_t(mode));
+      SCOPED_TRACE(tmm_test::describe(g) + " math mode " + std::to_string(mode));
+      DeviceCase d(g);
+      std::vector<float> first(g.c.size());
+      for (int run = 0; run < 2; ++run) {
+        ASSERT_EQ(cudaMemcpy(d.c, g.c0.data(), g.c0.size() * sizeof(float), cudaMemcpyDefault),
+                  cudaSuccess);
+        ASSERT_EQ(run_device(h_, g, d), TMM_SUCCESS) << tmm_get_error_message(h_);
+        ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+        ASSERT_EQ(cudaMemcpy(g.c.data(), d.c, g.c.size() * sizeof(float), cudaMemcpyDefault),
+                  cudaSuccess);
+        tmm_report r{};
+        r.struct_size = sizeof r;
+        ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+        EXPECT_STREQ(r.kernel, "thin");
+        EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+        EXPECT_GT(r.splits, 1) << "a thin product this deep splits k over every SM";
+        if (run == 0) {
+          EXPECT_TRUE(tmm_test::check_case(g, tmm_test::Arithmetic::Fp32));
+          first = g.c;
+        } else {
+          EXPECT_EQ(g.c, first) << "the same bits from a second call";
+        }
+      }
+    }
+  }
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
+  tmm_test::DgemmCase g;
+  g.layout = TMM_ROW_MAJOR, g.ta = TMM_NO_TRANS, g.tb = TMM_TRANS;
+  g.m = 3, g.n = tmm_test::under_sanitizer() ? 1024 : 2048, g.k = 4099;
+  g.alpha = -0.75, g.beta = 0.5;
+  tmm_test::fill_case(g, seed);
+  SCOPED_TRACE(tmm_test::describe(g));
+  double *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_EQ(cudaMalloc(&a, g.a.size() * sizeof(double)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&b, g.b.size() * sizeof(double)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&c, g.c.size() * sizeof(double)), cudaSuccess);
+  std::unique_ptr<double, decltype(&cudaFree)> free_a(a, cudaFree), free_b(b, cudaFree),
+      free_c(c, cudaFree);
+  ASSERT_EQ(cudaMemcpy(a, g.a.data(), g.a.size() * sizeof(double), cudaMemcpyDefault), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(b, g.b.data(), g.b.size() * sizeof(double), cudaMemcpyDefault), cudaSuccess);
+  std::vector<double> first;
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(cudaMemcpy(c, g.c0.data(), g.c0.size() * sizeof(double), cudaMemcpyDefault),
+              cudaSuccess);
+    ASSERT_EQ(tmm_dgemm_device(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb,
+                               g.beta, c, g.ldc),
+              TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+    ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+    ASSERT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(double), cudaMemcpyDefault),
+              cudaSuccess);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    EXPECT_STREQ(r.kernel, "f64_thin");
+    EXPECT_EQ(r.precision, TMM_PRECISION_DOUBLE);
+    EXPECT_GT(r.splits, 1) << "a thin product this deep splits k over every SM";
+    if (run == 0) {
+      EXPECT_TRUE(tmm_test::check_case(g));
+      first = g.c;
+    } else {
+      EXPECT_EQ(g.c, first) << "the same bits from a second call";
+    }
   }
 }
 

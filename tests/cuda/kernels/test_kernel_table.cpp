@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/gemm_problem.hpp"
@@ -57,18 +58,29 @@ bool f64_row_fits(const KernelEntry& row, int optin) {
   return true;  // the CUDA-core rows use 33 KiB or less
 }
 
-// g (either layout) through `row`'s own launcher with `plan`, on device copies; C comes
-// back into g. The workspace, if any, is poisoned first: a partial sum the kernel
-// failed to write would show.
-void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& plan) {
-  auto upload = [](const std::vector<float>& v) {
-    float* d = nullptr;
-    EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(float)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice),
-              cudaSuccess);
-    return d;
-  };
-  float *a = upload(g.a), *b = upload(g.b), *c = upload(g.c), *workspace = nullptr;
+// A device copy of v, `offset` elements past the start of its allocation (an offset of
+// 1 puts every operand one element past a 16-byte boundary); free with free_shifted.
+template <class T>
+T* upload_shifted(const std::vector<T>& v, int offset) {
+  T* d = nullptr;
+  EXPECT_EQ(cudaMalloc(&d, (v.size() + size_t(offset)) * sizeof(T)), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(d + offset, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  return d + offset;
+}
+
+template <class T>
+void free_shifted(T* d, int offset) {
+  if (d != nullptr) cudaFree(d - offset);
+}
+
+// g (either layout) through `row`'s own launcher with `plan`, on device copies `offset`
+// elements past their allocations' starts; C comes back into g. The workspace, if any,
+// is poisoned first: a partial sum the kernel failed to write would show.
+void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& plan,
+             int offset = 0) {
+  float *a = upload_shifted(g.a, offset), *b = upload_shifted(g.b, offset),
+        *c = upload_shifted(g.c, offset), *workspace = nullptr;
   const GemmProblem p =
       make_problem(g.row() ? Layout::RowMajor : Layout::ColMajor, g.ta == TMM_TRANS,
                    g.tb == TMM_TRANS, g.m, g.n, g.k, g.alpha, a, g.lda, b, g.ldb, g.beta, c, g.ldc);
@@ -84,20 +96,17 @@ void run_row(const KernelEntry& row, tmm_test::GemmCase& g, const KernelPlan& pl
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
             cudaSuccess);
-  for (float* d : {a, b, c, workspace}) cudaFree(d);
+  for (float* d : {a, b, c}) free_shifted(d, offset);
+  cudaFree(workspace);
 }
 
-// g (either layout) through `row`'s own launcher with `plan`, on device copies; C comes
-// back into g. The workspace, if any, is poisoned first.
-void run_f64_row(const KernelEntry& row, tmm_test::DgemmCase& g, const KernelPlan& plan) {
-  auto upload = [](const std::vector<double>& v) {
-    double* d = nullptr;
-    EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(double)), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice),
-              cudaSuccess);
-    return d;
-  };
-  double *a = upload(g.a), *b = upload(g.b), *c = upload(g.c);
+// g (either layout) through `row`'s own launcher with `plan`, on device copies `offset`
+// elements past their allocations' starts; C comes back into g. The workspace, if any,
+// is poisoned first.
+void run_f64_row(const KernelEntry& row, tmm_test::DgemmCase& g, const KernelPlan& plan,
+                 int offset = 0) {
+  double *a = upload_shifted(g.a, offset), *b = upload_shifted(g.b, offset),
+         *c = upload_shifted(g.c, offset);
   void* workspace = nullptr;
   const GemmProblem p =
       make_problem(Precision::F64, g.row() ? Layout::RowMajor : Layout::ColMajor, g.ta == TMM_TRANS,
@@ -111,8 +120,8 @@ void run_f64_row(const KernelEntry& row, tmm_test::DgemmCase& g, const KernelPla
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(g.c.data(), c, g.c.size() * sizeof(double), cudaMemcpyDeviceToHost),
             cudaSuccess);
-  for (void* d : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), workspace})
-    cudaFree(d);
+  for (double* d : {a, b, c}) free_shifted(d, offset);
+  cudaFree(workspace);
 }
 
 tmm_test::Arithmetic arithmetic_of(const KernelEntry& row) {
@@ -228,13 +237,63 @@ TEST(Fp64Rows, EachBlockedRowThatRunsHereMatchesTheReference) {
   }
 }
 
+// One case of a thin row: g through `row`'s launcher with `plan` and operands `offset`
+// elements past their allocations, checked against the reference (float: strict FP32's
+// bound against FP64; double: FP64's against double-double); a split run twice gives
+// the same bits.
+template <class Case>
+void check_thin_case(const KernelEntry& row, Case& g, const KernelPlan& plan, int offset) {
+  Case again = g;
+  if constexpr (std::is_same_v<Case, tmm_test::DgemmCase>) {
+    run_f64_row(row, g, plan, offset);
+    EXPECT_TRUE(tmm_test::check_case(g));
+    if (plan.splits > 1) run_f64_row(row, again, plan, offset);
+  } else {
+    run_row(row, g, plan, offset);
+    EXPECT_TRUE(tmm_test::check_case(g, tmm_test::Arithmetic::Fp32));
+    if (plan.splits > 1) run_row(row, again, plan, offset);
+  }
+  if (plan.splits > 1) {
+    EXPECT_EQ(again.c, g.c) << "split-K gives the same bits run to run";
+  }
+}
+
+// Every form of (m, n, k) on a thin row: both layouts, every transpose pair, k split
+// into splits_of[variant % 3] slices, beta 0 (NaN in C) every other case, pads 0, 1
+// and 3 in turn (or `pad`, where it is not negative), operands `offset` elements past
+// their allocations.
+template <class Case>
+void check_thin_forms(const KernelEntry& row, int64_t m, int64_t n, int64_t k,
+                      const int (&splits_of)[3], int pad, int offset, uint32_t seed, int& variant) {
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        const KernelPlan plan{row.tile, 0, splits_of[variant % 3], 0};
+        Case g;
+        g.layout = layout, g.ta = ta, g.tb = tb;
+        g.m = m, g.n = n, g.k = k;
+        g.alpha = 0.75f;
+        g.beta = variant % 2 ? 0.0f : -1.5f;
+        g.pad = pad >= 0 ? pad : (variant / 2) % 3 == 2 ? 3 : (variant / 2) % 3;
+        tmm_test::fill_case(g, seed + uint32_t(variant));
+        SCOPED_TRACE(std::string(row.name) + " " + tmm_test::describe(g) + " splits " +
+                     std::to_string(plan.splits) + " offset " + std::to_string(offset));
+        check_thin_case(row, g, plan, offset);
+        ++variant;
+      }
+    }
+  }
+}
+
 // The thin rows (thin_kernel.cu, tile 16), through their own launcher: every form (both
 // layouts, every transpose pair, the short side m or n, so W read along K or along L),
-// W's rows aligned for 16-byte loads or not (pads 0, 1, 3), edges of L and of k, short
-// sides 1 to 16 (each bucket of X's columns) and 20 (passes of 16), k split in 1, 3 or 7
-// slices (the last ones short or not launched; the workspace poisoned), beta 0 (NaN in
-// C) and not. Float against FP64 with strict FP32's bound, double against double-double
-// with FP64's; a split run twice gives the same bits.
+// W's rows aligned for 16-byte loads or not (pads 0, 1, 3; and every operand one element
+// past a 16-byte boundary with a leading dimension the vector divides), edges of L and
+// of k, short sides 1 to 16 (each bucket of X's columns: 1, 2, 4, 8, 16) and 20 and 37
+// (passes of 16, with k under a chunk and over one), shallow k (1, 3, 50), k split in 1,
+// 3 or 7 slices (the last ones short or not launched; the workspace poisoned), beta 0
+// (NaN in C) and not. Float against FP64 with strict FP32's bound, double against
+// double-double with FP64's; a split run twice gives the same bits.
 TEST(ThinRows, EveryFormSplitAndEdgeMatchesTheReference) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   const int cc = current_cc();
@@ -244,59 +303,31 @@ TEST(ThinRows, EveryFormSplitAndEdgeMatchesTheReference) {
   struct Shape {
     int64_t m, n, k;
   };
-  const Shape shapes[] = {{1, 777, 1029},  {777, 1, 1029}, {5, 1000, 333}, {1000, 13, 333},
-                          {16, 640, 2051}, {3, 1, 4099},   {20, 300, 100}, {9, 2000, 700}};
+  const Shape shapes[] = {{1, 777, 1029},  {777, 1, 1029}, {5, 1000, 333},  {1000, 13, 333},
+                          {16, 640, 2051}, {3, 1, 4099},   {20, 300, 100},  {9, 2000, 700},
+                          {2, 1500, 900},  {1500, 2, 900}, {20, 300, 1100}, {37, 300, 1100},
+                          {7, 900, 1},     {900, 7, 3},    {1, 800, 50}};
+  // Aligned leading dimensions (pad 0 where the vector divides the long side), every
+  // base pointer one element past a 16-byte boundary: the element-by-element loads.
+  const Shape shifted[] = {{1, 1024, 1024}, {1024, 1, 1024}, {8, 512, 640}, {512, 4, 640}};
   const int splits_of[] = {1, 3, 7};
+  const int shifted_splits[] = {3, 1, 7};
   int rows = 0, variant = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
     if (row.algorithm != Algorithm::Blocked || row.tile != 16 || !runs_here(row, cc)) continue;
     ++rows;
-    for (const Shape& shape : shapes) {
-      for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
-        for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
-          for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
-            const int splits = splits_of[variant % 3];
-            const KernelPlan plan{row.tile, 0, splits, 0};
-            const std::string what = std::string(row.name) + " " + std::to_string(shape.m) + "x" +
-                                     std::to_string(shape.n) + "x" + std::to_string(shape.k) +
-                                     " splits " + std::to_string(splits);
-            if (row.precision == Precision::F64) {
-              tmm_test::DgemmCase g;
-              g.layout = layout, g.ta = ta, g.tb = tb;
-              g.m = shape.m, g.n = shape.n, g.k = shape.k;
-              g.alpha = 0.75;
-              g.beta = variant % 2 ? 0.0 : -1.5;
-              g.pad = (variant / 2) % 3 == 2 ? 3 : (variant / 2) % 3;
-              tmm_test::fill_case(g, seed + uint32_t(variant));
-              SCOPED_TRACE(what + " " + tmm_test::describe(g));
-              tmm_test::DgemmCase again = g;
-              run_f64_row(row, g, plan);
-              EXPECT_TRUE(tmm_test::check_case(g));
-              if (splits > 1) {
-                run_f64_row(row, again, plan);
-                EXPECT_EQ(again.c, g.c) << "split-K gives the same bits run to run";
-              }
-            } else {
-              tmm_test::GemmCase g;
-              g.layout = layout, g.ta = ta, g.tb = tb;
-              g.m = shape.m, g.n = shape.n, g.k = shape.k;
-              g.alpha = 0.75f;
-              g.beta = variant % 2 ? 0.0f : -1.5f;
-              g.pad = (variant / 2) % 3 == 2 ? 3 : (variant / 2) % 3;
-              tmm_test::fill_case(g, seed + uint32_t(variant));
-              SCOPED_TRACE(what + " " + tmm_test::describe(g));
-              tmm_test::GemmCase again = g;
-              run_row(row, g, plan);
-              EXPECT_TRUE(tmm_test::check_case(g, tmm_test::Arithmetic::Fp32));
-              if (splits > 1) {
-                run_row(row, again, plan);
-                EXPECT_EQ(again.c, g.c) << "split-K gives the same bits run to run";
-              }
-            }
-            ++variant;
-          }
-        }
-      }
+    const bool f64 = row.precision == Precision::F64;
+    for (const Shape& s : shapes) {
+      f64 ? check_thin_forms<tmm_test::DgemmCase>(row, s.m, s.n, s.k, splits_of, -1, 0, seed,
+                                                  variant)
+          : check_thin_forms<tmm_test::GemmCase>(row, s.m, s.n, s.k, splits_of, -1, 0, seed,
+                                                 variant);
+    }
+    for (const Shape& s : shifted) {
+      f64 ? check_thin_forms<tmm_test::DgemmCase>(row, s.m, s.n, s.k, shifted_splits, 0, 1, seed,
+                                                  variant)
+          : check_thin_forms<tmm_test::GemmCase>(row, s.m, s.n, s.k, shifted_splits, 0, 1, seed,
+                                                 variant);
     }
   }
   EXPECT_EQ(rows, 2) << "thin and f64_thin run on every device";

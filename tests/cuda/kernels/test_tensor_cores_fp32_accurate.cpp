@@ -30,11 +30,11 @@ using tmm_test::fill_exponents;
 // takes). Tensor cores truncate as they add, so 3xTF32 summed over the whole of k in
 // one mma accumulator is about 12 times worse there (measured with cuBLAS on the
 // H100); these kernels add each tile's sum (mma.sync) or each fold's (wgmma, 96 in k)
-// in FP32 and keep the rounding errors. Both
-// kernels (the planner's 64 x 64 here, and 128 x 64), uniform [-1, 1] inputs and
-// inputs whose exponents spread over 2^-16..2^16 (on Hopper, tile 128 is the wgmma
-// kernel). AUTO itself runs strict FP32 at this shape (small C, k deep: faster), which
-// must then be the strict call itself; under the sanitizer (k = 1024) the 3xTF32 rows.
+// in FP32 and keep the rounding errors. Both tiles, forced (64: the 64 x 64 row; 128:
+// the 128 x 64 row, on Hopper the wgmma kernel), on uniform [-1, 1] inputs and on
+// inputs whose exponents spread over 2^-16..2^16. AUTO itself runs strict FP32 at this
+// shape (small C, k deep: faster), which must then be the strict call itself; under
+// the sanitizer (k = 1024) AUTO runs the 3xTF32 rows too.
 TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
   if (!x3_)
     GTEST_SKIP()
@@ -60,7 +60,7 @@ TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
     ASSERT_EQ(tmm_set_tile_size(h_, 0), TMM_SUCCESS);
     const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
     const double e_strict = error_against(strict, x, false);
-    for (int tile : {0, 128}) {
+    for (int tile : {0, 64, 128}) {
       ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
       ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
       GemmCase r = g;
@@ -74,10 +74,14 @@ TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
         continue;
       }
       // On Hopper at k = 16384 (deep) the four 128 x 128 tiles split along k to fill
-      // the SMs: 32 slices of 16 steps (plan_tail_split).
+      // the SMs: 32 slices of 16 steps (plan_tail_split); the 64 x 64 row's sixteen tiles
+      // may split too, into no more slices than there are SMs.
       const bool split = hopper_ && deep_k(g);
-      expect_x3_ran(report, x3_kernel(g, tile), split ? multiprocessors_ / 4 : 1);
-      if (split) {
+      expect_x3_ran(report, x3_kernel(g, tile),
+                    !split       ? 1
+                    : tile == 64 ? multiprocessors_
+                                 : multiprocessors_ / 4);
+      if (split && tile == 128) {
         EXPECT_GT(report.splits, 1) << "a wave of 4 tiles over deep k splits them";
       }
       const double e = error_against(r, x, false);
