@@ -82,39 +82,79 @@ struct StreamChunk {
   int64_t b_row;
 };
 
-// Walks `plan` over an m x n x k product in the engine's order, calling on `steps`:
+// A piece of the product an engine takes at a time: row tiles [t0, t1) of column tile
+// `column` of a StreamPlan. A walk asks its source for the next unit when it has
+// enqueued the last one's work (walk_stream_units), so that a source shared by several
+// engines (plan/tile_queue.hpp) hands work out as each engine gets to it.
+struct StreamUnit {
+  int64_t column = 0, t0 = 0, t1 = 0;
+};
+
+// The source of one engine that runs the whole product: every column tile whole, in
+// order.
+class WholePlanSource {
+ public:
+  explicit WholePlanSource(const StreamPlan& plan) : plan_(plan) {}
+  bool next(StreamUnit& unit) {
+    if (column_ >= plan_.tiles_n) return false;
+    unit = StreamUnit{column_++, 0, plan_.tiles_m};
+    return true;
+  }
+
+ private:
+  const StreamPlan& plan_;
+  int64_t column_ = 0;
+};
+
+// Walks `plan` over an m x n x k product in the engine's order, over the units
+// `source.next(unit)` hands out (until it returns false), calling on `steps`:
 //
-//   for each column tile:  begin_column(column)
+//   for each column tile:  begin_column(column)       (a unit of another column than the last)
 //     for each group:      begin_group(column, group)      (its tiles' C slots taken)
 //       for each chunk:    begin_chunk(column, group, chunk)
 //         for each tile:   product(column, group, chunk, tile, a_slot)
 //                          end_chunk(column, group, chunk)
 //                          end_group(column, group)
-//                          end_column(column)
+//                          end_column(column)         (before the next column, and at the end)
 //
-// C slots, B's staging slots (each chunk that goes up) and A's (each product) are
-// taken in turn; returns the C slots' ring as it ends, whose oldest() order is the
-// order the last tiles finished in. Needs plan.c_slots() <= kMaxCSlots (stream_layout
-// checks it). A step that throws ends the walk.
-template <class Steps>
-SlotRing walk_stream_plan(const StreamPlan& plan, int64_t m, int64_t n, int64_t k, Steps& steps) {
-  SlotRing a_slots(kASlots), b_slots(2), c_slots(int(plan.c_slots()));
-  for (int64_t tj = 0; tj < plan.tiles_n; ++tj) {
-    const int64_t n0 = tj * plan.tile_n;
-    const StreamColumn column{tj, n0, std::min(plan.tile_n, n - n0), int(tj % plan.panels())};
-    steps.begin_column(column);
-    for (int64_t t0 = 0; t0 < plan.tiles_m;) {
+// Units of the column the walk is in continue it: the panel of op(B) is already up.
+// Within a column the first group has plan.group row tiles (the unit's, if fewer), the
+// later ones one (streaming B: group after group), never past the unit's end; B resident,
+// the first group of the column uploads the panel chunk by chunk and the later ones read
+// it; streaming B, every group uploads its chunks. Panels are taken in turn, one per
+// column begun. C slots, B's staging slots (each chunk that goes up) and A's (each
+// product) are taken in turn across units; returns the C slots' ring as it ends, whose
+// oldest() order is the order the last tiles finished in. Needs plan.c_slots() <=
+// kMaxCSlots (stream_layout checks it) and units inside the plan's tiles. A step or a
+// source that throws ends the walk.
+template <class Source, class Steps>
+SlotRing walk_stream_units(const StreamPlan& plan, int64_t m, int64_t n, int64_t k, Source& source,
+                           Steps& steps) {
+  SlotRing a_slots(kASlots), b_slots(2), c_slots(int(plan.c_slots())), panels(int(plan.panels()));
+  StreamColumn column{-1, 0, 0, 0};
+  bool first_group = false;  // the next group is the column's first (it uploads the panel)
+  StreamUnit unit;
+  while (source.next(unit)) {
+    if (unit.column != column.index) {
+      if (column.index >= 0) steps.end_column(column);
+      const int64_t n0 = unit.column * plan.tile_n;
+      column = StreamColumn{unit.column, n0, std::min(plan.tile_n, n - n0), panels.take()};
+      first_group = true;
+      steps.begin_column(column);
+    }
+    for (int64_t t0 = unit.t0; t0 < unit.t1;) {
       StreamGroup group{};
       group.first = t0;
-      group.end = plan.next_row_tile(t0);
+      group.end = std::min(t0 + (first_group || !plan.b_resident ? plan.group : 1), unit.t1);
       for (int64_t ti = t0; ti < group.end; ++ti) {
         const int64_t m0 = ti * plan.tile_m;
         group.tiles[ti - t0] = StreamRowTile{ti, m0, std::min(plan.tile_m, m - m0), c_slots.take()};
       }
       steps.begin_group(column, group);
-      // B resident, the first group uploads the panel chunk by chunk; streaming B,
-      // every group uploads its chunks.
-      const bool uploads_b = t0 == 0 || !plan.b_resident;
+      // B resident, the column's first group uploads the panel chunk by chunk;
+      // streaming B, every group uploads its chunks.
+      const bool uploads_b = first_group || !plan.b_resident;
+      first_group = false;
       for (int64_t ci = 0; ci < plan.chunks; ++ci) {
         StreamChunk chunk{};
         chunk.index = ci;
@@ -132,9 +172,17 @@ SlotRing walk_stream_plan(const StreamPlan& plan, int64_t m, int64_t n, int64_t 
       steps.end_group(column, group);
       t0 = group.end;
     }
-    steps.end_column(column);
   }
+  if (column.index >= 0) steps.end_column(column);
   return c_slots;
+}
+
+// walk_stream_units over the whole plan (WholePlanSource): column tiles in order, each
+// whole.
+template <class Steps>
+SlotRing walk_stream_plan(const StreamPlan& plan, int64_t m, int64_t n, int64_t k, Steps& steps) {
+  WholePlanSource source(plan);
+  return walk_stream_units(plan, m, n, k, source, steps);
 }
 
 }  // namespace tiledmm

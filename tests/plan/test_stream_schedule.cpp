@@ -1,7 +1,7 @@
 // How the streamed engine lays out its buffers and walks a plan
 // (lib/plan/stream_schedule.hpp), host C++: the layout is what the plan's budgets count,
 // and the walk visits every product once, in the engine's order, with its slots taken
-// in turn.
+// in turn, over the whole plan or over the units a shared queue hands one engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -401,6 +401,159 @@ TEST(WalkStreamPlan, PiecesCoverTheProduct) {
     EXPECT_EQ(edges.n, p.n);
     EXPECT_EQ(edges.m, p.m);
     EXPECT_EQ(edges.k, p.k);
+  }
+}
+
+// ---- The walk over units --------------------------------------------------------
+
+// Hands out a list of units, in order.
+struct ListSource {
+  std::vector<StreamUnit> units;
+  size_t next_unit = 0;
+  bool next(StreamUnit& unit) {
+    if (next_unit == units.size()) return false;
+    unit = units[next_unit++];
+    return true;
+  }
+};
+
+Recorder walk_units(const StreamPlan& plan, const GemmProblem& p, ListSource source,
+                    SlotRing* ring = nullptr) {
+  Recorder r;
+  r.plan = &plan;
+  const SlotRing end = walk_stream_units(plan, p.m, p.n, p.k, source, r);
+  if (ring != nullptr) *ring = end;
+  return r;
+}
+
+// Whole columns in order, cut into units as a queue cuts them (B resident, the column's
+// first unit at least plan.group row tiles and the later ones any size, here 1, 2, 3
+// row tiles in turn or one each; streaming B, whole groups), walk as the whole plan does,
+// step for step: a unit of the column the walk is in continues it (no new panel, the
+// same grouping). So the engine's order for one device is unchanged by the units.
+TEST(WalkStreamUnits, ColumnsInOrderCutIntoUnitsWalkAsTheWholePlan) {
+  for (const auto& [p, plan] : plans()) {
+    if (plan.tiles() > 4096) continue;  // a trace small enough to compare
+    SCOPED_TRACE("m " + std::to_string(p.m) + " n " + std::to_string(p.n) + " k " +
+                 std::to_string(p.k) + " group " + std::to_string(plan.group) + " resident " +
+                 std::to_string(plan.b_resident));
+    SlotRing whole_ring(1);
+    const Recorder whole = walk(plan, p, &whole_ring);
+    for (int cut : {0, 1}) {
+      ListSource source;
+      int size = 0;
+      for (int64_t tj = 0; tj < plan.tiles_n; ++tj) {
+        for (int64_t t0 = 0; t0 < plan.tiles_m;) {
+          const int64_t step = !plan.b_resident ? plan.group * (1 + (cut == 0 ? size++ % 2 : 0))
+                               : t0 == 0        ? plan.group + (cut == 0 ? size++ % 3 : 0)
+                               : cut == 0       ? 1 + size++ % 3
+                                                : 1;
+          const int64_t t1 = std::min(plan.tiles_m, t0 + step);
+          source.units.push_back(StreamUnit{tj, t0, t1});
+          t0 = t1;
+        }
+      }
+      SlotRing ring(1);
+      const Recorder units = walk_units(plan, p, source, &ring);
+      EXPECT_EQ(units.trace, whole.trace);
+      EXPECT_EQ(ring.oldest(0), whole_ring.oldest(0));
+    }
+  }
+}
+
+// A lane of several: columns out of order, a column left and come back to, a unit from
+// the middle of a column. Each change of column ends the last one and begins the new one
+// on the next panel in turn; the column's first group (the first plan.group row tiles of
+// the unit, fewer if the unit has fewer) uploads the panel, the later ones read it one
+// tile at a time; a unit of the same column continues it without an upload.
+TEST(WalkStreamUnits, AColumnBegunAnywhereUploadsItsPanelWithItsFirstGroup) {
+  const GemmProblem p = shape(9, 6, 5);  // 2-row, 2-column tiles: 5 x 3 tiles, 2 chunks
+  const StreamPlan plan = hand_plan(p, 2, 2, 3, 2, true);
+  ListSource source;
+  source.units = {{2, 1, 4}, {2, 4, 5}, {0, 3, 4}, {2, 0, 1}};
+  const std::vector<std::string> expected = {
+      "col 2 n4+2 panel 0",
+      "group [1,3) c 0 1",
+      "chunk 0 k0+3 b 0 -> 0@0",
+      "  tile 1 m2+2 a 0",
+      "  tile 2 m4+2 a 1",
+      "end chunk",
+      "chunk 1 k3+2 b 1 -> 0@3",
+      "  tile 1 m2+2 a 2",
+      "  tile 2 m4+2 a 3",
+      "end chunk",
+      "end group",
+      "group [3,4) c 2",
+      "chunk 0 k0+3 b -1 -> 0@0",
+      "  tile 3 m6+2 a 0",
+      "end chunk",
+      "chunk 1 k3+2 b -1 -> 0@3",
+      "  tile 3 m6+2 a 1",
+      "end chunk",
+      "end group",
+      "group [4,5) c 0",
+      "chunk 0 k0+3 b -1 -> 0@0",
+      "  tile 4 m8+1 a 2",
+      "end chunk",
+      "chunk 1 k3+2 b -1 -> 0@3",
+      "  tile 4 m8+1 a 3",
+      "end chunk",
+      "end group",
+      "end col",
+      "col 0 n0+2 panel 1",
+      "group [3,4) c 1",
+      "chunk 0 k0+3 b 0 -> 1@0",
+      "  tile 3 m6+2 a 0",
+      "end chunk",
+      "chunk 1 k3+2 b 1 -> 1@3",
+      "  tile 3 m6+2 a 1",
+      "end chunk",
+      "end group",
+      "end col",
+      "col 2 n4+2 panel 0",
+      "group [0,1) c 2",
+      "chunk 0 k0+3 b 0 -> 0@0",
+      "  tile 0 m0+2 a 2",
+      "end chunk",
+      "chunk 1 k3+2 b 1 -> 0@3",
+      "  tile 0 m0+2 a 3",
+      "end chunk",
+      "end group",
+      "end col",
+  };
+  EXPECT_EQ(walk_units(plan, p, source).trace, expected);
+}
+
+// Scattered units of every plan (each column's row tiles in two ranges, the back one
+// first, the columns from the last): every product once, each tile's chunks in order,
+// every chunk of B up before a product reads it (Recorder::product), and A's, B's and
+// C's slots in turn across units and columns.
+TEST(WalkStreamUnits, SlotsRunOnAcrossUnits) {
+  for (const auto& [p, plan] : plans()) {
+    SCOPED_TRACE("m " + std::to_string(p.m) + " n " + std::to_string(p.n) + " k " +
+                 std::to_string(p.k) + " group " + std::to_string(plan.group) + " resident " +
+                 std::to_string(plan.b_resident));
+    ListSource source;
+    for (int64_t tj = plan.tiles_n - 1; tj >= 0; --tj) {
+      const int64_t mid = plan.tiles_m / 2;
+      source.units.push_back(StreamUnit{tj, mid, plan.tiles_m});
+      if (mid > 0) source.units.push_back(StreamUnit{tj, 0, mid});
+    }
+    const Recorder r = walk_units(plan, p, source);
+    ASSERT_EQ(int64_t(r.products.size()), plan.tiles() * plan.chunks);
+    std::map<std::pair<int64_t, int64_t>, int64_t> next_chunk;
+    for (size_t i = 0; i < r.products.size(); ++i) {
+      const Recorder::Product& x = r.products[i];
+      EXPECT_EQ(x.ci, next_chunk[std::make_pair(x.tj, x.ti)]++) << "a tile's chunks in order";
+      EXPECT_EQ(x.a_slot, int(i % kASlots)) << "A's slots in turn";
+    }
+    for (size_t i = 0; i < r.b_uploads.size(); ++i) {
+      EXPECT_EQ(r.b_uploads[i].b_slot, int(i % 2)) << "B's slots in turn";
+    }
+    ASSERT_EQ(int64_t(r.c_slot_order.size()), plan.tiles());
+    for (size_t i = 0; i < r.c_slot_order.size(); ++i) {
+      EXPECT_EQ(r.c_slot_order[i], int(i % size_t(plan.c_slots()))) << "C's slots in turn";
+    }
   }
 }
 

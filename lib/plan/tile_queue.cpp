@@ -1,0 +1,95 @@
+#include "plan/tile_queue.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace tiledmm {
+
+TileQueue::TileQueue(const StreamPlan& plan, int lanes) : plan_(plan) {
+  require(lanes >= 1, Status::InvalidValue, "tile queue: ", lanes, " lanes (at least 1)");
+  require(plan.tiles_m >= 0 && plan.tiles_n >= 0 && plan.group >= 1, Status::InvalidValue,
+          "tile queue: a plan of ", plan.tiles_m, " x ", plan.tiles_n, " tiles, groups of ",
+          plan.group);
+  ranges_.reserve(size_t(plan.tiles_n) + size_t(lanes) * 8);
+  for (int64_t c = 0; c < plan.tiles_n; ++c) ranges_.push_back(Range{c, 0, plan.tiles_m, -1});
+  unbegun_ = plan.tiles_m > 0 ? plan.tiles_n : 0;
+  lanes_.resize(size_t(lanes));
+  for (int i = 0; i < lanes; ++i) lanes_[size_t(i)].home = i;
+}
+
+int64_t TileQueue::claim(int lane) {
+  Lane& l = lanes_[size_t(lane)];
+  const int64_t d = lanes();
+  auto begin = [&](int64_t r) {
+    ranges_[size_t(r)].owner = lane;
+    --unbegun_;
+    return r;
+  };
+  // 1. Its home columns.
+  while (l.home < plan_.tiles_n) {
+    const int64_t c = l.home;
+    l.home += d;
+    if (ranges_[size_t(c)].owner < 0 && ranges_[size_t(c)].front < ranges_[size_t(c)].back)
+      return begin(c);
+  }
+  // 2. A column no lane has begun, from the last one down.
+  for (int64_t c = plan_.tiles_n - 1; unbegun_ > 0 && c >= 0; --c) {
+    if (ranges_[size_t(c)].owner < 0 && ranges_[size_t(c)].front < ranges_[size_t(c)].back)
+      return begin(c);
+  }
+  // 3. The back half of the range with the most row tiles left, of at least two.
+  int64_t best = -1, most = 1;
+  for (size_t r = 0; r < ranges_.size(); ++r) {
+    const int64_t left = ranges_[r].back - ranges_[r].front;
+    if (left > most) best = int64_t(r), most = left;
+  }
+  if (best < 0) return -1;
+  Range& victim = ranges_[size_t(best)];
+  const int64_t middle = victim.front + (most + 1) / 2;  // its lane keeps the front half
+  const Range stolen{victim.column, middle, victim.back, lane};
+  victim.back = middle;
+  ranges_.push_back(stolen);
+  ++l.count.steals;
+  return int64_t(ranges_.size()) - 1;
+}
+
+bool TileQueue::next(int lane, StreamUnit& unit) {
+  require(lane >= 0 && lane < lanes(), Status::Internal, "tile queue: no lane ", lane);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (cancelled_) return false;
+  Lane& l = lanes_[size_t(lane)];
+  if (l.range < 0 || ranges_[size_t(l.range)].front >= ranges_[size_t(l.range)].back) {
+    l.range = claim(lane);
+    if (l.range < 0) return false;
+    l.fresh = ranges_[size_t(l.range)].column != l.last_column;
+  }
+  Range& r = ranges_[size_t(l.range)];
+  const int64_t size = l.fresh || !plan_.b_resident ? plan_.group : 1;
+  unit = StreamUnit{r.column, r.front, std::min(r.front + size, r.back)};
+  r.front = unit.t1;
+  l.count.columns += l.fresh;
+  l.count.tiles += unit.t1 - unit.t0;
+  ++l.count.units;
+  l.fresh = false;
+  l.last_column = unit.column;
+  return true;
+}
+
+void TileQueue::cancel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_ = true;
+}
+
+bool TileQueue::cancelled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cancelled_;
+}
+
+TileQueue::LaneCount TileQueue::count(int lane) const {
+  require(lane >= 0 && lane < lanes(), Status::Internal, "tile queue: no lane ", lane);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lanes_[size_t(lane)].count;
+}
+
+}  // namespace tiledmm
