@@ -39,6 +39,13 @@ class WorkerPool {
         count, [](void* t, int i) { (*static_cast<Task*>(t))(i); }, &task);
   }
 
+  // Starts threads until there are `helpers` (run(helpers + 1, ...) then runs every task
+  // on a thread of its own); whether there are. Never throws. Not during a run().
+  bool reserve(int helpers) noexcept {
+    grow(helpers);
+    return int(threads_.size()) >= helpers;
+  }
+
   // Threads started so far (for tests and the timing report).
   int threads() const { return int(threads_.size()); }
 
