@@ -1,6 +1,7 @@
 #include "plan/stream_plan.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -128,32 +129,38 @@ int edges(int64_t full, int64_t cap, int64_t* out) {
 }  // namespace
 
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
-                       double flops_per_s, int threads, const HostRates& rates) {
+                       double flops_per_s, int threads, const HostRates& rates, int lanes) {
   int64_t ms[64], ns[64], ks[64];
   const int nm = edges(p.m, int64_t(1) << 20, ms), nn = edges(p.n, int64_t(1) << 20, ns);
   const int nk = edges(std::max<int64_t>(p.k, 1), 4096, ks);
-  StreamPlan best;
-  double best_time = 1e300;
-  // A panel of all of k where one fits (B uploaded once); streaming B's chunks only
-  // where none does.
-  for (bool resident : {true, false}) {
-    for (int a = 0; a < nm; ++a) {
-      for (int b = 0; b < nn; ++b) {
-        for (int c = 0; c < nk; ++c) {
-          for (int64_t g = 1; g <= 8; g *= 2) {
-            const StreamPlan s = make(p, ms[a], ns[b], ks[c], g, resident);
-            if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
-            // Ties go to the smaller group and the cut found first (less memory).
-            const double t = streamed_seconds(p, s, flops_per_s, threads, rates);
-            if (t < best_time * (1 - 1e-9)) {
-              best_time = t;
-              best = s;
+  // Several lanes: cuts of at least 4 tiles a lane first, for the queue to balance.
+  const int64_t balanced = lanes > 1 ? 4 * int64_t(lanes) : 0;
+  for (int64_t min_tiles : {balanced, int64_t(0)}) {
+    StreamPlan best;
+    double best_time = 1e300;
+    // A panel of all of k where one fits (B uploaded once); streaming B's chunks only
+    // where none does.
+    for (bool resident : {true, false}) {
+      for (int a = 0; a < nm; ++a) {
+        for (int b = 0; b < nn; ++b) {
+          for (int c = 0; c < nk; ++c) {
+            for (int64_t g = 1; g <= 8; g *= 2) {
+              const StreamPlan s = make(p, ms[a], ns[b], ks[c], g, resident);
+              if (s.group < g || !fits(p, s, device_bytes, staging_bytes)) break;
+              if (s.tiles() < min_tiles) continue;
+              // Ties go to the smaller group and the cut found first (less memory).
+              const double t = shared_streamed_seconds(p, s, flops_per_s, lanes, threads, rates);
+              if (t < best_time * (1 - 1e-9)) {
+                best_time = t;
+                best = s;
+              }
             }
           }
         }
       }
+      if (best.tile_m > 0) return best;
     }
-    if (best.tile_m > 0) return best;
+    if (min_tiles == 0) break;
   }
   const StreamPlan s = make(p, 16, 16, 16, 1, false);
   fail(Status::OutOfMemory, "the streamed host path needs at least ",
@@ -173,23 +180,34 @@ double direct_seconds(const GemmProblem& p, double flops_per_s, const HostRates&
 
 double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s, int threads,
                         const HostRates& r) {
+  return shared_streamed_seconds(p, s, flops_per_s, 1, threads, r);
+}
+
+double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s,
+                               int lanes, int threads, const HostRates& r) {
   const double size = element_bytes(p.precision);
+  const double d = std::max(1, lanes);
   const double a = size * double(p.m) * double(p.k), b = size * double(p.k) * double(p.n);
   const double c = size * double(p.m) * double(p.n);
   const double c_moves = p.beta != 0.0 ? 2.0 : 1.0;
-  const double moved =
-      a * double(s.tiles_n) + b * double(s.b_uploads()) + c * c_moves;  // each way once
+  // Several lanes: besides its columns, each lane but one uploads about one more panel
+  // (the back half of another's range it takes at the end, TileQueue's rule 3).
+  const double panels = double(s.b_uploads()) +
+                        (s.b_resident ? (d - 1.0) / double(std::max<int64_t>(1, s.tiles_n)) : 0.0);
+  const double moved = a * double(s.tiles_n) + b * panels + c * c_moves;  // each way once
+  // The packing threads (all the lanes') share the host; each device has its link.
   const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
   const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
-  const double steady = std::max({moved / r.pinned_link, moved / pack, kernel});
+  const double steady = std::max({moved / (d * r.pinned_link), moved / pack, kernel});
   // Fill: the first chunks packed and uploaded before the first kernel; drain: the
-  // last tile of C downloaded and unpacked after the last kernel.
+  // last tile of C downloaded and unpacked after the last kernel (each lane's at once).
   const double first = size * double(s.chunk_k) * double(s.tile_m + s.tile_n);
   const double last = size * double(s.tile_m) * double(s.tile_n);
   const double fill = first / pack + first / r.pinned_link;
   const double drain = last / r.pinned_link + last / pack;
   // Each panel: the host packs it and the group's chunks of A while the device
   // multiplies the group; what the device cannot cover is lost, once per panel.
+  const double lane_flops = flops_per_s / d;
   const double panel = size * double(p.k) * double(s.tile_n);
   const double group_a = size * double(s.group) * double(s.tile_m) * double(p.k);
   const double group_flops =
@@ -197,17 +215,52 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   const double panel_wait =
       s.b_resident
           ? std::max(0.0, std::max((panel + group_a) / pack, (panel + group_a) / r.pinned_link) -
-                              group_flops / flops_per_s)
+                              group_flops / lane_flops)
           : 0.0;
   // And the group's tiles finish together: the host unpacks them while the device
   // multiplies the later row tiles of the panel; what those cannot cover is lost too.
   const double tile_flops = 2.0 * double(s.tile_m) * double(s.tile_n) * double(p.k);
   const double bunch = std::max(0.0, double(s.group - 1) * last / pack -
-                                         double(s.tiles_m - s.group) * tile_flops / flops_per_s);
+                                         double(s.tiles_m - s.group) * tile_flops / lane_flops);
   const double steps = double(s.tiles()) * double(s.chunks) +
                        double(s.tiles_n) * double(s.b_uploads()) * double(s.chunks);
-  return steady + fill + drain + double(s.tiles_n) * (panel_wait + bunch) +
-         steps * r.step_overhead_s;
+  // Several lanes end about half a tile apart (the queue hands out a tile at a time).
+  const double tail = lanes > 1 ? 0.5 * tile_flops / lane_flops : 0.0;
+  // The lanes lose their panels' waits, and do their steps, side by side.
+  return steady + fill + drain + tail + double(s.tiles_n) * (panel_wait + bunch) / d +
+         steps * r.step_overhead_s / d;
+}
+
+SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<StreamLane>& lanes,
+                                    int threads, const HostRates& r) {
+  require(!lanes.empty(), Status::Internal, "plan_shared_stream: no lanes");
+  const int d = int(lanes.size());
+  SharedStreamPlan out;
+  const StreamLane& first = lanes.front();
+  out.plan = plan_stream(p, first.device_bytes, first.staging_bytes, first.flops_per_s, threads, r);
+  out.one_seconds = streamed_seconds(p, out.plan, first.flops_per_s, threads, r);
+  out.shared_seconds = out.one_seconds;
+  if (d == 1) return out;
+  // One cut for all: what the smallest budgets hold, planned as if every lane ran at the
+  // slowest one's rate; timed at their rates together.
+  int64_t device = first.device_bytes, staging = first.staging_bytes;
+  double slowest = first.flops_per_s, total = 0;
+  for (const StreamLane& l : lanes) {
+    device = std::min(device, l.device_bytes);
+    staging = std::min(staging, l.staging_bytes);
+    slowest = std::min(slowest, l.flops_per_s);
+    total += l.flops_per_s;
+  }
+  const StreamPlan shared = plan_stream(p, device, staging, slowest * d, threads, r, d);
+  const double seconds = shared_streamed_seconds(p, shared, total, d, threads, r);
+  // All the lanes where the model says they beat the first alone by a tenth (threads
+  // and a shared queue cost something the model does not count).
+  if (seconds < 0.9 * out.one_seconds) {
+    out.plan = shared;
+    out.lanes = d;
+    out.shared_seconds = seconds;
+  }
+  return out;
 }
 
 }  // namespace tiledmm

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/gemm_problem.hpp"
 #include "plan/measured_rates.hpp"
@@ -120,7 +121,45 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& plan, double flo
 // tests/plan/test_stream_plan.cpp checks extreme shapes at this budget).
 constexpr int64_t kMinStreamBudget = int64_t(1) << 20;
 
+//
+// lanes > 1: the cut for a product shared by that many devices (plan_shared_stream):
+// flops_per_s is theirs together, the model shared_streamed_seconds, and cuts of at
+// least 4 tiles a lane come first (for the queue to balance), where the shape has any.
 StreamPlan plan_stream(const GemmProblem& p, int64_t device_bytes, int64_t staging_bytes,
-                       double flops_per_s, int threads, const HostRates& rates = HostRates());
+                       double flops_per_s, int threads, const HostRates& rates = HostRates(),
+                       int lanes = 1);
+
+// ---- One product over several devices (a handle of several) -----------------------
+//
+// Each device (a lane) walks the same cut over the tiles a shared TileQueue
+// (plan/tile_queue.hpp) hands it: its own streams, staging and budget; the host's
+// packing threads are split between the lanes.
+
+// What a lane brings: its budgets (device memory, pinned staging) and its kernels' rate.
+struct StreamLane {
+  int64_t device_bytes = 0, staging_bytes = 0;
+  double flops_per_s = 0;
+};
+
+struct SharedStreamPlan {
+  StreamPlan plan;  // the cut every lane used walks
+  int lanes = 1;    // the lanes to use: all of them, or the first alone where sharing does not pay
+  double one_seconds = 0;     // the model's time for the first lane alone (plan_stream's cut)
+  double shared_seconds = 0;  // and for the lanes used, on `plan`
+};
+
+// Modeled seconds of `plan` shared by `lanes` devices whose kernels run at `flops_per_s`
+// together, each over a link of its own, with `threads` packing threads in all (the
+// host's copies shared). lanes 1: streamed_seconds.
+double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& plan, double flops_per_s,
+                               int lanes, int threads, const HostRates& rates = HostRates());
+
+// The cut for `lanes` (at least one): plan_stream's for all of them, under the smallest
+// budgets of any lane (every lane's allocations fit) as if each ran at the slowest one's
+// rate, with at least 4 tiles a lane where the shape has such cuts; used where the model
+// says all the lanes beat the first alone by a tenth, else the first lane's own
+// plan_stream cut and lanes = 1. Throws as plan_stream.
+SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<StreamLane>& lanes,
+                                    int threads, const HostRates& rates = HostRates());
 
 }  // namespace tiledmm

@@ -1,12 +1,14 @@
 // The streamed path's cut and its model (lib/plan/stream_plan.hpp), host C++: every
 // plan fits its budgets and covers the product, down to the minimum budget and up to
-// the extreme sizes, and the model keeps small products direct.
+// the extreme sizes, and the model keeps small products direct; shared by several
+// devices, the cut fits every one's budgets and has tiles enough to balance.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
@@ -190,6 +192,105 @@ TEST(StreamPlan, DeepDoubleCutFitsTheDefaultStaging) {
 // The streamed path plans every product it may be given (A and B used): a cut that
 // fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
 // candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".
+// ---- One product over several devices ------------------------------------------
+
+std::vector<StreamLane> h100_lanes(int count, int64_t device = int64_t(8) << 30,
+                                   int64_t staging = int64_t(512) << 20) {
+  return std::vector<StreamLane>(size_t(count),
+                                 StreamLane{device, staging, 0.74 * h100().fp32_peak()});
+}
+
+// One lane is plan_stream's cut, its model streamed_seconds.
+TEST(SharedStreamPlan, OneLaneIsPlanStream) {
+  for (const GemmProblem& p : {shape(4096, 4096, 4096), shape(16384, 16384, 16384),
+                               shape(333, 20000, 700), shape(64, 64, 1 << 20)}) {
+    const std::vector<StreamLane> one = h100_lanes(1);
+    const SharedStreamPlan s = plan_shared_stream(p, one, 16);
+    const StreamPlan alone =
+        plan_stream(p, one[0].device_bytes, one[0].staging_bytes, one[0].flops_per_s, 16);
+    EXPECT_EQ(s.lanes, 1);
+    EXPECT_EQ(s.plan.tile_m, alone.tile_m);
+    EXPECT_EQ(s.plan.tile_n, alone.tile_n);
+    EXPECT_EQ(s.plan.chunk_k, alone.chunk_k);
+    EXPECT_EQ(s.plan.group, alone.group);
+    EXPECT_EQ(s.one_seconds, streamed_seconds(p, alone, one[0].flops_per_s, 16, HostRates()));
+    EXPECT_EQ(shared_streamed_seconds(p, alone, one[0].flops_per_s, 1, 16),
+              streamed_seconds(p, alone, one[0].flops_per_s, 16, HostRates()));
+  }
+}
+
+// Shared, the cut fits the smallest budgets of the lanes (here the second lane's) and
+// has at least 4 tiles a lane (these shapes have such cuts); plan_shared_stream uses it
+// where the model says all the lanes beat the first alone by a tenth, and the first
+// lane's own cut otherwise.
+TEST(SharedStreamPlan, FitsTheSmallestBudgetWithTilesToBalance) {
+  for (const GemmProblem& base : {shape(16384, 16384, 16384), shape(32768, 32768, 16384),
+                                  shape(8192, 2048, 65536), shape(100, 40000, 4096)}) {
+    for (int lanes : {2, 4, 8}) {
+      for (bool double_precision : {false, true}) {
+        GemmProblem p = base;
+        if (double_precision) p.precision = Precision::F64;
+        std::vector<StreamLane> all = h100_lanes(lanes);
+        all[1].device_bytes = int64_t(1) << 30;
+        all[1].staging_bytes = int64_t(128) << 20;
+        SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                     " lanes " + std::to_string(lanes));
+        const double rate = all[0].flops_per_s;
+        const StreamPlan cut = plan_stream(p, all[1].device_bytes, all[1].staging_bytes,
+                                           rate * lanes, 48, HostRates(), lanes);
+        EXPECT_LE(stream_device_bytes(p, cut), all[1].device_bytes);
+        EXPECT_LE(stream_staging_bytes(p, cut), all[1].staging_bytes);
+        EXPECT_GE(cut.tiles(), 4 * lanes)
+            << cut.tiles_m << " x " << cut.tiles_n << " tiles of " << cut.tile_m;
+        const SharedStreamPlan s = plan_shared_stream(p, all, 48);
+        const double shared = shared_streamed_seconds(p, cut, rate * lanes, lanes, 48);
+        EXPECT_EQ(s.lanes, shared < 0.9 * s.one_seconds ? lanes : 1);
+        const StreamPlan expected =
+            s.lanes > 1 ? cut : plan_stream(p, all[0].device_bytes, all[0].staging_bytes, rate, 48);
+        EXPECT_EQ(s.plan.tile_m, expected.tile_m);
+        EXPECT_EQ(s.plan.tile_n, expected.tile_n);
+        EXPECT_EQ(s.plan.chunk_k, expected.chunk_k);
+        EXPECT_EQ(s.plan.group, expected.group);
+      }
+    }
+  }
+}
+
+// The model: small products stay on one lane (the others' panels, fills and tails cost
+// more than their share of the flops saves); large ones share, but no faster than the
+// host's packing threads move A, B and C. Each lane packs its own panels of op(B): with
+// the default HostRates (30 GB/s of packing), 16384^3 in single precision gains 1.2x on
+// two lanes and nothing on four, which the multi-device benchmark must measure first;
+// with a host that packs at 200 GB/s, 3.7x on four.
+TEST(SharedStreamPlan, ModelPicksOneDeviceForSmallProductsAndAllForLargeOnes) {
+  for (const GemmProblem& p :
+       {shape(256, 256, 256), shape(1024, 1024, 1024), shape(64, 64, 4096)}) {
+    EXPECT_EQ(plan_shared_stream(p, h100_lanes(4), 48).lanes, 1) << p.m << "x" << p.n << "x" << p.k;
+  }
+  const GemmProblem big = shape(16384, 16384, 16384);
+  const double bytes = 4.0 * 3 * 16384.0 * 16384.0;  // A, B and C once each at least
+  HostRates fast;
+  fast.pack_per_thread = 10e9;
+  fast.pack_max = 200e9;
+  for (const HostRates& r : {HostRates(), fast}) {
+    for (int lanes : {2, 4, 8}) {
+      const SharedStreamPlan s = plan_shared_stream(big, h100_lanes(lanes), 48, r);
+      std::printf("16384^3, %.0f GB/s of packing, %d lanes: %s, %.1f ms (one lane %.1f ms)\n",
+                  r.pack_max / 1e9, lanes, s.lanes > 1 ? "shared" : "one lane",
+                  1e3 * s.shared_seconds, 1e3 * s.one_seconds);
+      EXPECT_GE(s.shared_seconds, bytes / r.pack_max) << "the host's copies bound it";
+      if (lanes == 2) {
+        EXPECT_EQ(s.lanes, 2);
+        EXPECT_LT(s.shared_seconds, 0.9 * s.one_seconds);
+      }
+      if (r.pack_max == fast.pack_max && lanes == 4) {
+        EXPECT_EQ(s.lanes, 4);
+        EXPECT_LT(s.shared_seconds, 0.3 * s.one_seconds);
+      }
+    }
+  }
+}
+
 TEST(ExtremeSizes, StreamPlanFitsOrSaysOutOfMemory) {
   const double rate = 0.74 * h100().fp32_peak();
   for (const GemmProblem& p : extreme_problems()) {
