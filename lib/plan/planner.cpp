@@ -61,9 +61,21 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
     const int64_t slots = int64_t(d.multiprocessors) * resident;
     const double per_block_rate = s.efficiency * peak_per_sm / resident;
     const int most_splits = blocked_split_cap(p, max_splits);
+    // No split beats the perfect spread of the whole product over every slot, and each
+    // slice adds a reduction pass: once that floor plus the passes comes within 5% of
+    // the best so far, no larger split can be taken (the loop stops; the plan is the
+    // one the whole loop would choose, and deep k over a small C weighs tens of splits,
+    // not a thousand). The floor errs low by a hair, so that rounding never stops it early.
+    const double floor_time = (1.0 - 1e-9) * double(blocks) * 2.0 * s.rows * s.cols * double(p.k) /
+                              (double(slots) * per_block_rate);
+    const double pass_time =
+        double(element_bytes(p.precision)) * double(p.m) * double(p.n) / split_bandwidth;
     for (int splits = 1; splits <= most_splits; ++splits) {
       const int64_t depth = ceil_div(p.k, splits);
       if (splits > 1 && depth < kMinDepthPerSplit) break;
+      if (splits > 1 &&
+          floor_time + kLaunchSeconds + double(splits + 2) * pass_time >= best_time * 0.95)
+        break;
       const int64_t waves = ceil_div(blocks * splits, slots);
       double t = double(waves) * 2.0 * s.rows * s.cols * double(depth) / per_block_rate;
       if (splits > 1)
