@@ -253,7 +253,7 @@ class CudaBackend final : public Backend {
     // stands for the aligned buffers, reserved after the choice.
     d.a = d.b = nullptr;
     d.c = nullptr;
-    KernelChoice config = choose_kernel(d, settings, profile_);
+    KernelChoice config = choices_.get(d, settings, profile_);
     d.a = uses_ab ? state_->a.reserve<std::byte>(size_t(a_rows * d.lda) * bytes) : nullptr;
     d.b = uses_ab ? state_->b.reserve<std::byte>(size_t(b_rows * d.ldb) * bytes) : nullptr;
     if (settings.device_budget > 0) {  // the budget bounds what this call may hold
@@ -314,7 +314,7 @@ class CudaBackend final : public Backend {
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
-    KernelChoice config = choose_kernel(p, settings, profile_);
+    KernelChoice config = choices_.get(p, settings, profile_);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -476,6 +476,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<DeviceState> state_;
   cudaStream_t stream_ = nullptr;           // the own stream, or one the caller set
   DeviceProfile profile_;                   // read once, for the planner
+  KernelChoiceCache choices_;               // its last choices (under the handle's lock)
   std::shared_ptr<StreamedGemm> streamed_;  // the device's streamed engine, on first use
   int current_ = -1;                        // event set of the last successful call
   bool pending_ = false;                    // its compute time is not read yet

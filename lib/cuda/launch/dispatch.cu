@@ -24,6 +24,7 @@
 // kinds of row share tile settings, so the row is the first of its kind whose code runs
 // on the device (f64_blocked_row), never find_kernel's first.
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "core/error.hpp"
@@ -248,6 +249,45 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
   choice.plan.tile = choice.kernel->tile;
   choice.plan.coarsening = choice.kernel->coarsening;
   return choice;
+}
+
+bool KernelChoiceCache::Key::operator==(const Key& o) const {
+  return device == o.device && m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
+         ldc == o.ldc && a_low == o.a_low && b_low == o.b_low && c_low == o.c_low &&
+         precision == o.precision && trans_a == o.trans_a && trans_b == o.trans_b &&
+         with_workspace == o.with_workspace && algorithm == o.algorithm &&
+         tile_size == o.tile_size && coarsening == o.coarsening && max_splits == o.max_splits &&
+         math_mode == o.math_mode;
+}
+
+KernelChoice KernelChoiceCache::get(const GemmProblem& p, const Settings& s,
+                                    const DeviceProfile& device, bool with_workspace) {
+  const auto low = [](const void* x) { return reinterpret_cast<uintptr_t>(x) & 0xff; };
+  const Key key{
+      &device,     p.m,         p.n,          p.k,          p.lda,      p.ldb,     p.ldc,
+      low(p.a),    low(p.b),    low(p.c),     p.precision,  p.trans_a,  p.trans_b, with_workspace,
+      s.algorithm, s.tile_size, s.coarsening, s.max_splits, s.math_mode};
+  for (int i = 0; i < size_; ++i) {
+    if (!(keys_[i] == key)) continue;
+    const KernelChoice hit = choices_[i];
+    for (int j = i; j > 0; --j) {  // most recent first
+      keys_[j] = keys_[j - 1];
+      choices_[j] = choices_[j - 1];
+    }
+    keys_[0] = key;
+    choices_[0] = hit;
+    ++hits_;
+    return hit;
+  }
+  const KernelChoice fresh = choose_kernel(p, s, device, with_workspace);  // may throw
+  size_ = std::min(size_ + 1, kEntries);
+  for (int j = size_ - 1; j > 0; --j) {
+    keys_[j] = keys_[j - 1];
+    choices_[j] = choices_[j - 1];
+  }
+  keys_[0] = key;
+  choices_[0] = fresh;
+  return fresh;
 }
 
 KernelChoice without_splits(KernelChoice choice) {

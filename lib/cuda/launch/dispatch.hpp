@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/device_profile.hpp"
 #include "core/gemm_problem.hpp"
@@ -25,9 +26,43 @@ struct KernelChoice {
 // registry and, for BLOCKED, the planner. Throws NotSupported for a tile size the
 // algorithm lacks or a kernel the device cannot run.
 // With with_workspace false (the streamed path's chunks, which get none), rows that
-// would need a workspace for p are passed over.
+// would need a workspace for p are passed over. Every input it reads is in
+// KernelChoiceCache's key (below): a new one must be added there.
 KernelChoice choose_kernel(const GemmProblem& p, const Settings& settings,
                            const DeviceProfile& device, bool with_workspace = true);
+
+// choose_kernel's answers for the last few calls of one handle, most recent first, so
+// that a call like a recent one (a loop of small products, deep k over a small C, where
+// the planner weighs many splits) skips the planner. A hit is exact: the key holds every
+// input choose_kernel reads (keep it so when the planner reads more): the shape,
+// transposes, precision and leading dimensions, each pointer's low 8 bits (the
+// alignment the rows' rules read), the algorithm settings, the math mode, max_splits,
+// the workspace flag and which device profile. A choice that throws is not kept. Not
+// thread-safe: one per handle, used under its lock. Allocates nothing.
+class KernelChoiceCache {
+ public:
+  KernelChoice get(const GemmProblem& p, const Settings& settings, const DeviceProfile& device,
+                   bool with_workspace = true);
+  int64_t hits() const { return hits_; }
+
+ private:
+  struct Key {
+    const DeviceProfile* device;
+    int64_t m, n, k, lda, ldb, ldc;
+    uintptr_t a_low, b_low, c_low;
+    Precision precision;
+    bool trans_a, trans_b, with_workspace;
+    Algorithm algorithm;
+    int tile_size, coarsening, max_splits;
+    MathMode math_mode;
+    bool operator==(const Key& o) const;
+  };
+  static constexpr int kEntries = 4;
+  Key keys_[kEntries] = {};
+  KernelChoice choices_[kEntries] = {};
+  int size_ = 0;
+  int64_t hits_ = 0;
+};
 
 // The same kernel with k not split (BLOCKED's split-K, a row's last-wave split): what
 // runs where the partial sums do not fit.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -581,6 +582,145 @@ TEST(Double, LadderSettingsChooseDoubleRows) {
       const std::string what = e.what();
       EXPECT_NE(what.find("only on the FP64 tensor cores"), std::string::npos) << what;
       EXPECT_NE(what.find("7.5"), std::string::npos) << what;
+    }
+  }
+}
+
+// ---- The per-handle cache of choices -------------------------------------------------
+
+// Calls drawn at random, each half the time a recent one with one input changed (the
+// shape, a transpose, the precision, a leading dimension, a pointer's alignment, the
+// algorithm, tile, coarsening, math mode, max_splits, the workspace flag, the profile):
+// the cache's answer equals choose_kernel's, field by field, or both throw the same
+// status; and it does hit.
+TEST(ChoiceCache, HitsEqualFreshChoices) {
+  std::vector<Profile> all = profiles();
+  all.push_back({"T4", t4()});
+  std::mt19937 rng(20261126);
+  auto pick = [&](auto const& options) { return options[rng() % options.size()]; };
+  const std::vector<int64_t> sizes = {1, 2, 16, 64, 100, 300, 1000, 4096, 8192, 65536, 1 << 20};
+  const std::vector<Algorithm> algorithms = {Algorithm::Auto, Algorithm::Blocked, Algorithm::Naive,
+                                             Algorithm::Tiled, Algorithm::Coarsened};
+  const std::vector<int> tiles = {0, 16, 32, 64, 128, 256};
+  const std::vector<MathMode> modes = {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate};
+  const std::vector<uintptr_t> lows = {0, 4, 8, 16, 0x80};
+  struct Call {
+    GemmProblem p;
+    Settings s;
+    size_t profile;
+    bool with_workspace;
+  };
+  auto fresh_call = [&] {
+    Call c{shape(pick(sizes), pick(sizes), pick(sizes)), Settings{}, rng() % all.size(), true};
+    c.p.precision = rng() % 2 ? Precision::F64 : Precision::F32;
+    c.p.a = reinterpret_cast<const void*>(uintptr_t(0x7f0000000000) + pick(lows));
+    c.p.b = reinterpret_cast<const void*>(uintptr_t(0x7f1000000000) + pick(lows));
+    c.p.c = reinterpret_cast<void*>(uintptr_t(0x7f2000000000) + pick(lows));
+    c.s.algorithm = pick(algorithms);
+    c.s.tile_size = pick(tiles);
+    c.s.math_mode = pick(modes);
+    return c;
+  };
+  auto change_one = [&](Call c) {
+    switch (rng() % 14) {
+      case 0:
+        c.p.m = pick(sizes);
+        break;
+      case 1:
+        c.p.k = pick(sizes);
+        break;
+      case 2:
+        c.p.trans_a = !c.p.trans_a;
+        break;
+      case 3:
+        c.p.precision = c.p.precision == Precision::F64 ? Precision::F32 : Precision::F64;
+        break;
+      case 4:
+        c.p.lda += 1 + rng() % 4;
+        break;
+      case 5:
+        c.p.a = static_cast<const char*>(c.p.a) + pick(lows) + 4;
+        break;
+      case 6:
+        c.p.b = static_cast<const char*>(c.p.b) + pick(lows) + 4;
+        break;
+      case 7:
+        c.s.algorithm = pick(algorithms);
+        break;
+      case 8:
+        c.s.tile_size = pick(tiles);
+        break;
+      case 9:
+        c.s.math_mode = pick(modes);
+        break;
+      case 10:
+        c.s.max_splits = int(rng() % 3);
+        break;
+      case 11:
+        c.with_workspace = !c.with_workspace;
+        break;
+      case 12:
+        c.profile = rng() % all.size();
+        break;
+      default:
+        c.s.coarsening = int(rng() % 3) * 2;
+        break;
+    }
+    return c;
+  };
+  KernelChoiceCache cache;
+  std::vector<Call> recent;
+  int compared = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Call c = recent.empty() || rng() % 2 ? fresh_call() : recent[rng() % recent.size()];
+    if (!recent.empty() && rng() % 2) c = change_one(c);
+    recent.push_back(c);
+    if (recent.size() > 6) recent.erase(recent.begin());
+    const DeviceProfile& device = all[c.profile].device;
+    KernelChoice want{}, got{};
+    int want_status = -1, got_status = -1;
+    try {
+      want = choose_kernel(c.p, c.s, device, c.with_workspace);
+    } catch (const Error& e) {
+      want_status = int(e.status());
+    }
+    try {
+      got = cache.get(c.p, c.s, device, c.with_workspace);
+    } catch (const Error& e) {
+      got_status = int(e.status());
+    }
+    SCOPED_TRACE("call " + std::to_string(i));
+    ASSERT_EQ(got_status, want_status);
+    if (want_status >= 0) continue;
+    ++compared;
+    ASSERT_EQ(got.kernel, want.kernel) << got.kernel->name << " for " << want.kernel->name;
+    ASSERT_EQ(got.plan.tile, want.plan.tile);
+    ASSERT_EQ(got.plan.coarsening, want.plan.coarsening);
+    ASSERT_EQ(got.plan.splits, want.plan.splits);
+    ASSERT_EQ(got.plan.tail_tiles, want.plan.tail_tiles);
+  }
+  EXPECT_GT(compared, 5000);
+  EXPECT_GT(cache.hits(), 2000) << "the cache must be used for the test to mean anything";
+  // Alignment: on a machine whose GPU runs the Hopper rows (an H100), their operand rule
+  // reads A's and B's alignment (a misaligned A is packed, in a workspace): the same shape
+  // with A one float off, or lda one more, alternately, on the tensor cores.
+  for (MathMode mode : {MathMode::Tf32, MathMode::Fp32Accurate}) {
+    for (int64_t n : {1000, 2048, 4096, 8192}) {
+      for (bool with_workspace : {true, false}) {
+        for (int turn = 0; turn < 8; ++turn) {
+          GemmProblem p = shape(n, n, n);
+          p.a = reinterpret_cast<const void*>(uintptr_t(0x7f0000000000) + (turn % 2 ? 4 : 0));
+          p.b = reinterpret_cast<const void*>(uintptr_t(0x7f1000000000));
+          p.lda = n + (turn / 2 % 2);
+          Settings s;
+          s.math_mode = mode;
+          const KernelChoice want = choose_kernel(p, s, h100(), with_workspace);
+          const KernelChoice got = cache.get(p, s, h100(), with_workspace);
+          ASSERT_EQ(got.kernel, want.kernel) << n << " turn " << turn;
+          ASSERT_EQ(got.plan.splits, want.plan.splits) << n << " turn " << turn;
+          ASSERT_EQ(got.plan.tail_tiles, want.plan.tail_tiles) << n << " turn " << turn;
+        }
+      }
     }
   }
 }
