@@ -14,19 +14,25 @@
 namespace tiledmm {
 
 // Makes `device` current for the lifetime of the guard, so that handles on
-// different devices can be used from one thread.
+// different devices can be used from one thread. Where it was current already, the
+// guard sets nothing, then or after (a runtime call saved on every entry point, and a
+// caller's own context, made current with the driver API, is left as it was).
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device) {
     check_cuda(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    changed_ = previous_ != device;
+    if (changed_) check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
+  ~DeviceGuard() {
+    if (changed_) cudaSetDevice(previous_);
+  }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
   int previous_ = 0;
+  bool changed_ = false;
 };
 
 class Stream {
