@@ -1,6 +1,9 @@
 // The CUDA error rules (cuda_check.hpp): a failed call becomes an Error, and the first
 // sticky error of each device is remembered for check_context().
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <vector>
 
 #include "core/error.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -55,6 +58,38 @@ void check_cuda(cudaError_t err, const char* what) {
   }
   const Status status = err == cudaErrorMemoryAllocation ? Status::OutOfMemory : Status::Cuda;
   fail(status, what, ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+}
+
+void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, const char* what) {
+  struct Done {
+    const void* kernel;
+    int device, bytes;
+    bool carveout;
+  };
+  // Never destroyed (a static destructor would run after the CUDA runtime's); a few
+  // dozen kernels at most, each per device.
+  static std::mutex* mutex = new std::mutex;
+  static auto* done = new std::vector<Done>;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(*mutex);
+  Done* entry = nullptr;
+  for (Done& d : *done)
+    if (d.kernel == kernel && d.device == device) entry = &d;
+  if (entry != nullptr && entry->bytes >= bytes && (entry->carveout || !max_carveout)) return;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+             what);
+  if (max_carveout) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared),
+               what);
+  }
+  if (entry == nullptr) {
+    done->push_back(Done{kernel, device, bytes, max_carveout});
+  } else {
+    entry->bytes = std::max(entry->bytes, bytes);
+    entry->carveout = entry->carveout || max_carveout;
+  }
 }
 
 }  // namespace tiledmm

@@ -35,4 +35,13 @@ class LastErrorScope {
 // process: every call on that device would fail anyway, with less clear messages.
 void check_context(int device);
 
+// Lets `kernel` (a __global__ function) use `bytes` of dynamic shared memory on the
+// current device (cudaFuncAttributeMaxDynamicSharedMemorySize), and with max_carveout
+// the largest shared memory carveout, once per kernel and device: a later call for the
+// same kernel, device and no more bytes makes no runtime call but cudaGetDevice. A
+// kernel's attributes belong to its device's context: after a cudaDeviceReset they are
+// gone, and the launch that needed them fails with a CUDA error (as a handle used across
+// a reset does). Throws Error(Cuda) naming `what` where the runtime refuses.
+void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, const char* what);
+
 }  // namespace tiledmm

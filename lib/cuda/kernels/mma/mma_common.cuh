@@ -382,11 +382,7 @@ __device__ __forceinline__ void store_tile(const GemmView<T>& p, TileOrigin tile
 template <class S, class Kernel, class... Args>
 void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, int64_t k, cudaStream_t stream,
                        const char* name, const Args&... args) {
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
-             name);
-  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared),
-             name);
+  opt_in_shared_memory(reinterpret_cast<const void*>(kernel), bytes, true, name);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
           ": too many tiles for one launch");
   require(ceil_div(k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported, name,

@@ -275,9 +275,8 @@ template <bool kRegisterA, bool kTransposed>
 void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmProblem& p,
                     const KernelPlan& plan, float* partials, cudaStream_t stream) {
   const auto kernel = tf32_wgmma_kernel<kRegisterA, kTransposed>;
-  check_cuda(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
-      "tf32 wgmma kernel: cudaFuncSetAttribute (shared memory)");
+  opt_in_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes, false,
+                       "tf32 wgmma kernel: cudaFuncSetAttribute (shared memory)");
   const int64_t rows = kTransposed ? p.n : p.m, cols = kTransposed ? p.m : p.n;  // of D
   const TailSplit split =
       make_tail_split(tiles_of(p, kTransposed), int(ceil_div(p.k, kBK)), plan, partials);

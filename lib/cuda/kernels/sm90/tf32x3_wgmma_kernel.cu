@@ -275,9 +275,8 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, void* wor
   launch_pack(p.b_as<float>(), p.ldb, !p.trans_b, p.n, p.k, b_big, kp, stream, b_small);
 
   const auto kernel = tf32x3_wgmma_kernel;
-  check_cuda(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
-      "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
+  opt_in_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes, false,
+                       "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
   const TailSplit split =
       make_tail_split(tiles_of(p), int(ceil_div(p.k, kBK)), plan, b_small + p.n * kp);
   const int64_t blocks = tail_split_blocks(split);
