@@ -60,13 +60,16 @@ class LaneBarrier {
 }  // namespace detail
 
 // Runs lanes 0..lanes-1 on threads of `pool` (lane 0 on the calling thread): each calls
-// prepare(lane); when every lane has prepared without throwing, each calls work(lane).
-// On the first throw, from any lane and either phase, stop() is called once (it must
-// not throw: a shared queue's cancel()). Returns when every lane has returned, with
-// results.errors resized to `lanes`. Where the pool cannot start a thread for every lane
-// no lane runs, and every lane's error is Error(OutOfMemory).
-template <class Prepare, class Work, class Stop>
-void run_lanes(WorkerPool& pool, int lanes, Prepare& prepare, Work& work, Stop& stop,
+// prepare(lane); when every lane has prepared without throwing, each calls work(lane);
+// last, whatever happened, each calls end(lane) on the same thread as its prepare (an
+// engine taken in prepare is released there: a mutex is the locking thread's to unlock).
+// On the first throw, from any lane and either phase, stop() is called once. end() and
+// stop() must not throw (a shared queue's cancel(), an engine's release). Returns when
+// every lane has returned, with results.errors resized to `lanes`. Where the pool cannot
+// start a thread for every lane no lane runs (no prepare, no end), and every lane's
+// error is Error(OutOfMemory).
+template <class Prepare, class Work, class End, class Stop>
+void run_lanes(WorkerPool& pool, int lanes, Prepare& prepare, Work& work, End& end, Stop& stop,
                LaneResults& results) {
   results.errors.assign(size_t(lanes > 0 ? lanes : 0), nullptr);
   results.first_failed = -1;
@@ -99,13 +102,15 @@ void run_lanes(WorkerPool& pool, int lanes, Prepare& prepare, Work& work, Stop& 
       ok = false;
       failed(lane);
     }
-    if (!barrier.arrive(ok)) return;
-    worked.store(true);
-    try {
-      work(lane);
-    } catch (...) {
-      failed(lane);
+    if (barrier.arrive(ok)) {
+      worked.store(true);
+      try {
+        work(lane);
+      } catch (...) {
+        failed(lane);
+      }
     }
+    end(lane);
   };
   pool.run(lanes, lane_task);  // the tasks catch everything: run() cannot fail
   results.first_failed = first.load();

@@ -2,8 +2,8 @@
 // simulated engines: every lane on its own thread and all of them ended before
 // run_lanes returns; a lane failing mid-call is the error reported, the queue stops
 // handing out, the others finish what they hold, and the same pool runs the next call
-// whole; a failed prepare (allocation) stops every lane before any works; the packing
-// threads split evenly.
+// whole; a failed prepare (allocation) stops every lane before any works; each lane ends
+// on its own thread whatever happened; the packing threads split evenly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,9 +72,10 @@ TEST(Lanes, EveryLaneOnItsOwnThreadAndAllEndedOnReturn) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2 * lane));
       ended.fetch_add(1);
     };
+    auto end = [](int) {};
     auto stop = [] {};
     LaneResults r;
-    run_lanes(pool, lanes, prepare, work, stop, r);
+    run_lanes(pool, lanes, prepare, work, end, stop, r);
     EXPECT_EQ(ended.load(), lanes) << "every lane ended before run_lanes returned";
     EXPECT_EQ(started.load(), lanes);
     EXPECT_TRUE(r.worked);
@@ -107,9 +108,10 @@ TEST(Lanes, ALaneFailingMidCallStopsTheOthersAndIsReported) {
         done.add(lane, u);
       }
     };
+    auto end = [](int) {};
     auto stop = [&] { queue.cancel(); };
     LaneResults r;
-    run_lanes(pool, lanes, prepare, work, stop, r);
+    run_lanes(pool, lanes, prepare, work, end, stop, r);
     EXPECT_TRUE(r.worked);
     ASSERT_EQ(r.first_failed, 1);
     EXPECT_NE(what(r.errors[1]).find("simulated"), std::string::npos);
@@ -138,7 +140,7 @@ TEST(Lanes, ALaneFailingMidCallStopsTheOthersAndIsReported) {
     };
     auto stop2 = [&] { again.cancel(); };
     LaneResults r2;
-    run_lanes(pool, lanes, prepare, work2, stop2, r2);
+    run_lanes(pool, lanes, prepare, work2, end, stop2, r2);
     EXPECT_EQ(r2.first_failed, -1);
     std::set<std::pair<int64_t, int64_t>> every;
     for (const auto& lane : whole.tiles) every.insert(lane.begin(), lane.end());
@@ -157,9 +159,10 @@ TEST(Lanes, AFailedPrepareStopsEveryLaneBeforeAnyWorks) {
       if (lane == failing) fail(Status::OutOfMemory, "lane ", lane, ": no device memory");
     };
     auto work = [&](int) { worked.fetch_add(1); };
+    auto end = [](int) {};
     auto stop = [&] { stops.fetch_add(1); };
     LaneResults r;
-    run_lanes(pool, 4, prepare, work, stop, r);
+    run_lanes(pool, 4, prepare, work, end, stop, r);
     EXPECT_EQ(prepared.load(), 4);
     EXPECT_EQ(worked.load(), 0) << "a lane worked after lane " << failing << " failed to prepare";
     EXPECT_FALSE(r.worked);
@@ -185,13 +188,52 @@ TEST(Lanes, TwoFailuresStopOnceAndKeepBoth) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     throw std::runtime_error("lane " + std::to_string(lane));
   };
+  auto end = [](int) {};
   auto stop = [&] { stops.fetch_add(1); };
   LaneResults r;
-  run_lanes(pool, 2, prepare, work, stop, r);
+  run_lanes(pool, 2, prepare, work, end, stop, r);
   EXPECT_EQ(stops.load(), 1);
   EXPECT_EQ(r.first_failed, 0);
   EXPECT_EQ(what(r.errors[0]), "lane 0");
   EXPECT_EQ(what(r.errors[1]), "lane 1");
+}
+
+// end(lane) runs exactly once per lane, on the thread that ran its prepare, whether
+// every lane succeeded, a prepare failed (no work) or a work failed: so an engine taken
+// in prepare (its mutex) is released by the thread that took it.
+TEST(Lanes, EndRunsOnceOnEachLanesOwnThread) {
+  WorkerPool pool;
+  for (int failing_phase : {0, 1, 2}) {  // none, lane 2's prepare, lane 1's work
+    const int lanes = 4;
+    std::vector<std::thread::id> prepared(static_cast<size_t>(lanes)),
+        ended(static_cast<size_t>(lanes));
+    std::vector<std::atomic<int>> ends(static_cast<size_t>(lanes));
+    std::vector<std::mutex> engines(static_cast<size_t>(lanes));
+    auto prepare = [&](int lane) {
+      engines[size_t(lane)].lock();  // an engine taken: only this thread may unlock it
+      prepared[size_t(lane)] = std::this_thread::get_id();
+      if (failing_phase == 1 && lane == 2) throw std::runtime_error("prepare");
+    };
+    auto work = [&](int lane) {
+      if (failing_phase == 2 && lane == 1) throw std::runtime_error("work");
+    };
+    auto end = [&](int lane) {
+      ended[size_t(lane)] = std::this_thread::get_id();
+      ends[size_t(lane)].fetch_add(1);
+      engines[size_t(lane)].unlock();
+    };
+    auto stop = [] {};
+    LaneResults r;
+    run_lanes(pool, lanes, prepare, work, end, stop, r);
+    for (int lane = 0; lane < lanes; ++lane) {
+      EXPECT_EQ(ends[size_t(lane)].load(), 1) << "phase " << failing_phase << " lane " << lane;
+      EXPECT_EQ(ended[size_t(lane)], prepared[size_t(lane)]) << "lane " << lane;
+      EXPECT_TRUE(engines[size_t(lane)].try_lock()) << "lane " << lane << "'s engine released";
+      engines[size_t(lane)].unlock();
+    }
+    EXPECT_EQ(r.worked, failing_phase != 1);
+    EXPECT_EQ(r.first_failed, failing_phase == 0 ? -1 : failing_phase == 1 ? 2 : 1);
+  }
 }
 
 TEST(Lanes, PackingThreadsSplitEvenly) {
