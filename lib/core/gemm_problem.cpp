@@ -15,21 +15,40 @@ void check_size(int64_t value, const char* name) {
   require(value >= 0, Status::InvalidValue, name, " must be >= 0 (got ", value, ")");
 }
 
-// A stored matrix of `rows` x `cols` with leading dimension `ld` (row-major view).
+// A stored matrix of `rows` x `cols` with leading dimension `ld` (row-major view), in
+// `batch` products `stride` elements apart.
 void check_matrix(const char* name, const char* ld_name, const void* ptr, int64_t rows,
-                  int64_t cols, int64_t ld, int element_size, bool needed) {
+                  int64_t cols, int64_t ld, int element_size, bool needed, int64_t batch = 1,
+                  int64_t stride = 0) {
   const int64_t min_ld = cols > 1 ? cols : 1;
   require(ld >= min_ld, Status::InvalidValue, ld_name, " must be >= ", min_ld, " (got ", ld, ")");
   if (!needed) return;
   require(ptr != nullptr, Status::InvalidValue, name, " is NULL");
-  // The last element touched is (rows - 1) * ld + cols - 1; its byte offset must
-  // fit in 64 bits so that every address computation in the library is exact.
-  int64_t elements = 0;
+  // The last element touched is (batch - 1) * stride + (rows - 1) * ld + cols - 1; its
+  // byte offset must fit in 64 bits so that every address computation in the library
+  // is exact.
+  int64_t elements = 0, last = 0;
   int64_t bytes = 0;
   const bool overflow = __builtin_mul_overflow(rows - 1, ld, &elements) ||
                         __builtin_add_overflow(elements, cols, &elements) ||
                         __builtin_mul_overflow(elements, int64_t(element_size), &bytes);
   require(!overflow, Status::InvalidValue, name, " is too large: its byte size overflows 64 bits");
+  const bool batch_overflow =
+      batch > 1 && (__builtin_mul_overflow(batch - 1, stride, &last) ||
+                    __builtin_add_overflow(last, elements, &last) ||
+                    __builtin_mul_overflow(last, int64_t(element_size), &bytes));
+  require(!batch_overflow, Status::InvalidValue, name,
+          " is too large: its last product's byte offset overflows 64 bits");
+}
+
+// Whether products d apart of a matrix (rows x cols, leading dimension ld, products
+// stride elements apart) share an element: a shift of x = d * stride elements, x = q ld
+// + r with 0 <= r < ld, lays row i of one on row q + i of the other from column r on,
+// into row q + i + 1 where r + cols > ld.
+bool products_overlap(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t d) {
+  __int128 x = __int128(d) * stride;
+  const __int128 q = x / ld, r = x % ld;
+  return (q < rows && r < cols) || (q + 1 < rows && ld - r < cols);
 }
 
 // Aliasing is decided in 128-bit arithmetic, which is exact for every matrix that
@@ -85,16 +104,35 @@ bool share_an_element(const Rows& x, const Rows& y) {
 GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool trans_b, int64_t m,
                          int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
                          const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
+  return make_batched_problem(precision, layout, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b,
+                              ldb, 0, beta, c, ldc, 0, 1);
+}
+
+GemmProblem make_batched_problem(Precision precision, Layout layout, bool trans_a, bool trans_b,
+                                 int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+                                 int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                                 int64_t stride_b, double beta, void* c, int64_t ldc,
+                                 int64_t stride_c, int64_t batch) {
   check_size(m, "m");
   check_size(n, "n");
   check_size(k, "k");
+  check_size(batch, "batch");
+  check_size(stride_a, "stride_a");
+  check_size(stride_b, "stride_b");
+  check_size(stride_c, "stride_c");
 
   GemmProblem p{};
   if (layout == Layout::RowMajor) {
     p = GemmProblem{trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
+    p.stride_a = stride_a;
+    p.stride_b = stride_b;
   } else {
     p = GemmProblem{trans_b, trans_a, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
+    p.stride_a = stride_b;
+    p.stride_b = stride_a;
   }
+  p.stride_c = stride_c;
+  p.batch = batch;
 
   // Names refer to the caller's arguments, whatever the layout did to them.
   const bool col = layout == Layout::ColMajor;
@@ -102,26 +140,106 @@ GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool 
   const bool uses_ab = !empty && !is_scale_only(p);
   const int size = element_bytes(precision);
   check_matrix(col ? "B" : "A", col ? "ldb" : "lda", p.a, stored_rows_a(p), stored_cols_a(p), p.lda,
-               size, uses_ab);
+               size, uses_ab, batch, p.stride_a);
   check_matrix(col ? "A" : "B", col ? "lda" : "ldb", p.b, stored_rows_b(p), stored_cols_b(p), p.ldb,
-               size, uses_ab);
-  check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, size, !empty);
+               size, uses_ab, batch, p.stride_b);
+  check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, size, !empty, batch, p.stride_c);
+  // C's products may not overlap: products d apart overlap alike, and from
+  // d * stride_c >= m * ldc on they are apart (q >= m).
+  if (!empty && batch > 1) {
+    require(p.stride_c > 0, Status::InvalidValue,
+            "stride_c must be > 0 when batch > 1 (the products would write one C)");
+    const __int128 span = __int128(p.m) * p.ldc;
+    for (int64_t d = 1; d < batch && __int128(d) * p.stride_c < span; ++d) {
+      require(!products_overlap(p.m, p.n, p.ldc, p.stride_c, d), Status::InvalidValue,
+              "C's products 0 and ", d, " share elements (stride_c ", p.stride_c, ", ldc ", p.ldc,
+              ")");
+    }
+  }
   p.col_major = col;
   p.precision = precision;
   return p;
 }
 
+GemmProblem products_of(const GemmProblem& p, int64_t first, int64_t count) {
+  GemmProblem q = p;
+  const int64_t bytes = element_bytes(p.precision);
+  const auto advance = [&](const void* x, int64_t stride) -> const void* {
+    return x == nullptr ? nullptr : static_cast<const char*>(x) + first * stride * bytes;
+  };
+  q.a = advance(p.a, p.stride_a);
+  q.b = advance(p.b, p.stride_b);
+  q.c = const_cast<void*>(advance(p.c, p.stride_c));
+  q.batch = count;
+  return q;
+}
+
+GemmProblem product_of(const GemmProblem& p, int64_t b) {
+  GemmProblem q = products_of(p, b, 1);
+  q.stride_a = q.stride_b = q.stride_c = 0;
+  return q;
+}
+
+namespace {
+
+// The products of an input (x, `stride_bytes` apart, each its Rows from x's first) that
+// some product of C (c, likewise) shares an element with: -1 where none does, else a
+// pair's C product. O(1) where the two batches' address ranges are apart.
+int64_t input_product_meeting_c(const Rows& c, int64_t c_stride, const Rows& x, int64_t x_stride,
+                                int64_t batch) {
+  if (c.rows == 0 || x.rows == 0 || c.row_bytes == 0 || x.row_bytes == 0) return -1;
+  const i128 c_span = (c.rows - 1) * c.pitch + c.row_bytes;
+  const i128 x_span = (x.rows - 1) * x.pitch + x.row_bytes;
+  const i128 c_end = c.base + i128(batch - 1) * c_stride + c_span;
+  const i128 x_end = x.base + i128(batch - 1) * x_stride + x_span;
+  if (c_end <= x.base || x_end <= c.base) return -1;
+  for (int64_t i = 0; i < batch; ++i) {
+    Rows ci = c;
+    ci.base += i128(i) * c_stride;
+    // The products j of x whose byte range meets ci's: x.base + j s < ci_end and
+    // x.base + j s + x_span > ci.base.
+    int64_t j0 = 0, j1 = batch - 1;
+    if (x_stride > 0) {
+      const i128 lo = floor_div(ci.base - x_span - x.base, x_stride) + 1;
+      const i128 hi = floor_div(ci.base + c_span - 1 - x.base, x_stride);
+      j0 = int64_t(std::max<i128>(0, lo));
+      j1 = int64_t(std::min<i128>(batch - 1, hi));
+    } else {
+      j1 = 0;  // one matrix for every product
+    }
+    for (int64_t j = j0; j <= j1; ++j) {
+      Rows xj = x;
+      xj.base += i128(j) * x_stride;
+      if (share_an_element(ci, xj)) return i;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 void check_no_alias(const GemmProblem& p) {
   if (is_empty(p) || is_scale_only(p)) return;
+  const i128 size = element_bytes(p.precision);
   const Rows c = rows_of(p.c, p.m, p.n, p.ldc, p.precision);
-  require(
-      !share_an_element(c, rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision)),
-      Status::InvalidValue, "C shares elements with ", p.col_major ? "B" : "A",
-      " (BLAS does not allow C to alias an input)");
-  require(
-      !share_an_element(c, rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb, p.precision)),
-      Status::InvalidValue, "C shares elements with ", p.col_major ? "A" : "B",
-      " (BLAS does not allow C to alias an input)");
+  const Rows a = rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision);
+  const Rows b = rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb, p.precision);
+  if (p.batch <= 1) {
+    require(!share_an_element(c, a), Status::InvalidValue, "C shares elements with ",
+            p.col_major ? "B" : "A", " (BLAS does not allow C to alias an input)");
+    require(!share_an_element(c, b), Status::InvalidValue, "C shares elements with ",
+            p.col_major ? "A" : "B", " (BLAS does not allow C to alias an input)");
+    return;
+  }
+  const int64_t c_stride = int64_t(p.stride_c * size);
+  const int64_t with_a =
+      input_product_meeting_c(c, c_stride, a, int64_t(p.stride_a * size), p.batch);
+  require(with_a < 0, Status::InvalidValue, "C's product ", with_a, " shares elements with ",
+          p.col_major ? "B" : "A", " (BLAS does not allow C to alias an input)");
+  const int64_t with_b =
+      input_product_meeting_c(c, c_stride, b, int64_t(p.stride_b * size), p.batch);
+  require(with_b < 0, Status::InvalidValue, "C's product ", with_b, " shares elements with ",
+          p.col_major ? "A" : "B", " (BLAS does not allow C to alias an input)");
 }
 
 }  // namespace tiledmm

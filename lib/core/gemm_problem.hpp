@@ -43,6 +43,10 @@ struct GemmProblem {
   const HostIo* b_io = nullptr;
   const HostIo* c_io = nullptr;
   Precision precision = Precision::F32;  // the element type of a, b and c
+  // A strided batch (make_batched_problem): `batch` products, the b-th on the matrices
+  // b * stride_x elements past a, b and c. A single call: 1 and strides 0.
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 
   // The matrices as elements of T, which must be the problem's precision.
   template <class T>
@@ -97,6 +101,25 @@ GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool 
                          int64_t n, int64_t k, double alpha, const void* a, int64_t lda,
                          const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
 
+// The same for a strided batch of `batch` products, X_b = X + b * stride_x elements
+// (tmm_?gemm_strided_batched): also batch and strides >= 0; every matrix's last product
+// (its byte offset from the first element) within 64 bits; C's products sharing no
+// element (stride_c 0 with more than one product, or products that overlap: rejected,
+// in O(batch) at most). Inputs may overlap one another (stride 0: one matrix for every
+// product). A column-major call swaps the strides with their operands. batch 1 is
+// make_problem's problem, whatever the strides (>= 0).
+GemmProblem make_batched_problem(Precision precision, Layout layout, bool trans_a, bool trans_b,
+                                 int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+                                 int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                                 int64_t stride_b, double beta, void* c, int64_t ldc,
+                                 int64_t stride_c, int64_t batch);
+
+// Products [first, first + count) of a batch, as a batch of their own: the pointers
+// advanced by first * stride elements. No check: first + count <= p.batch.
+GemmProblem products_of(const GemmProblem& p, int64_t first, int64_t count);
+// Product b alone, a single problem (batch 1, strides 0).
+GemmProblem product_of(const GemmProblem& p, int64_t b);
+
 // The same for a float call (tmm_sgemm's).
 inline GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64_t m, int64_t n,
                                 int64_t k, float alpha, const float* a, int64_t lda, const float* b,
@@ -107,7 +130,10 @@ inline GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64
 
 // Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
 // that reads them. Interleaved submatrices of one array that share no element pass.
-// `p` comes from make_problem, whose checks keep the arithmetic exact.
+// `p` comes from make_problem (or make_batched_problem: then no product's C may share
+// an element with any product's A or B; O(1) where their address ranges are apart,
+// else O(batch x the products of A or B whose range meets a C's x rows)), whose checks
+// keep the arithmetic exact.
 void check_no_alias(const GemmProblem& p);
 
 // Rows and columns of a matrix as stored (row-major canonical form).
@@ -128,8 +154,8 @@ bool rows_16_byte_aligned(const T* ptr, int64_t ld) {
   return rows_16_byte_aligned(ptr, ld, int(sizeof(T)));
 }
 
-// True when the call changes nothing: an empty C.
-inline bool is_empty(const GemmProblem& p) { return p.m == 0 || p.n == 0; }
+// True when the call changes nothing: an empty C (or no product).
+inline bool is_empty(const GemmProblem& p) { return p.m == 0 || p.n == 0 || p.batch == 0; }
 
 // True when A and B take no part: C = beta * C.
 inline bool is_scale_only(const GemmProblem& p) { return p.k == 0 || p.alpha == 0.0; }

@@ -1,12 +1,16 @@
 // The problem's canonical form and its checks (lib/core/gemm_problem.hpp): the
 // aliasing test against a brute-force comparison of addresses, the column-major
-// call turned into the row-major one, and the element type's tag
+// call turned into the row-major one, strided batches (their checks, and their outputs'
+// and inputs' overlaps against counting elements), and the element type's tag
 // (lib/core/precision.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -71,6 +75,197 @@ TEST(Problem, ColumnMajorSwapsOperandsAndRemembersTheLayout) {
   EXPECT_EQ(p.b, &a);
   EXPECT_FALSE(p.trans_a);
   EXPECT_TRUE(p.trans_b);
+}
+
+// ---- Strided batches ------------------------------------------------------------
+
+GemmProblem batch_of(Layout layout, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                     int64_t sa, const float* b, int64_t ldb, int64_t sb, float* c, int64_t ldc,
+                     int64_t sc, int64_t batch, double alpha = 1.0) {
+  return make_batched_problem(Precision::F32, layout, false, false, m, n, k, alpha, a, lda, sa, b,
+                              ldb, sb, 0.0, c, ldc, sc, batch);
+}
+
+// The column-major call swaps the strides with their operands; batch 1 is make_problem's
+// problem whatever the (non-negative) strides.
+TEST(BatchedProblem, ColumnMajorSwapsStridesAndBatchOneIsTheSingleProblem) {
+  std::vector<float> a(100), b(100), c(100);
+  const GemmProblem p =
+      batch_of(Layout::ColMajor, 2, 3, 4, a.data(), 2, 8, b.data(), 4, 12, c.data(), 2, 6, 5);
+  EXPECT_EQ(p.a, b.data());
+  EXPECT_EQ(p.stride_a, 12);
+  EXPECT_EQ(p.b, a.data());
+  EXPECT_EQ(p.stride_b, 8);
+  EXPECT_EQ(p.stride_c, 6);
+  EXPECT_EQ(p.batch, 5);
+  const GemmProblem one =
+      batch_of(Layout::RowMajor, 3, 3, 3, a.data(), 3, 0, b.data(), 3, 0, c.data(), 3, 0, 1);
+  EXPECT_EQ(one.batch, 1);
+  EXPECT_NO_THROW(check_no_alias(one));
+  EXPECT_THROW(
+      batch_of(Layout::RowMajor, 3, 3, 3, a.data(), 3, 0, b.data(), 3, 0, c.data(), 3, -1, 1),
+      Error);
+}
+
+TEST(BatchedProblem, NegativeBatchOrStrideIsInvalid) {
+  std::vector<float> x(64);
+  for (const auto& [sa, sb, sc, batch] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{-1, 0, 4, 2},
+        {0, -4, 4, 2},
+        {0, 0, -4, 2},
+        {0, 0, 4, -1}}) {
+    try {
+      batch_of(Layout::RowMajor, 2, 2, 2, x.data(), 2, sa, x.data(), 2, sb, x.data() + 32, 2, sc,
+               batch);
+      ADD_FAILURE() << "accepted " << sa << " " << sb << " " << sc << " " << batch;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.status(), Status::InvalidValue);
+      EXPECT_NE(std::string(e.what()).find("must be >= 0"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Every matrix's last product must end within 64 bits of bytes from its first element;
+// matrices the call does not read are not counted (alpha 0: A and B).
+TEST(BatchedProblem, TheLastProductsByteOffsetMustFit64Bits) {
+  float x[4] = {};
+  const int64_t huge = int64_t(1) << 61;  // 2^61 elements: 2^63 bytes of float
+  EXPECT_THROW(batch_of(Layout::RowMajor, 1, 1, 1, x, 1, huge, x, 1, 0, x + 2, 1, 1, 2), Error);
+  EXPECT_THROW(batch_of(Layout::RowMajor, 1, 1, 1, x, 1, 0, x, 1, 0, x + 2, 1, 1, INT64_MAX),
+               Error);
+  EXPECT_THROW(batch_of(Layout::RowMajor, 1, 1, 1, x, 1, INT64_MAX, x, 1, 0, x + 2, 1, 1, 2),
+               Error);
+  EXPECT_NO_THROW(
+      batch_of(Layout::RowMajor, 1, 1, 1, x, 1, huge / 2, x, 1, 0, x + 2, 1, 1, 2));  // 2^62 bytes
+  EXPECT_NO_THROW(
+      batch_of(Layout::RowMajor, 1, 1, 1, x, 1, INT64_MAX, x, 1, 0, x + 2, 1, 1, 2, 0.0));
+  EXPECT_THROW(make_batched_problem(Precision::F64, Layout::RowMajor, false, false, 1, 1, 1, 1.0, x,
+                                    1, huge / 2, x, 1, 0, 0.0, x + 2, 1, 1, 2),
+               Error)
+      << "2^62 doubles are 2^65 bytes";
+}
+
+// No product, or an empty C: nothing is read or written, no pointer is needed, strides
+// are only checked for sign.
+TEST(BatchedProblem, AnEmptyBatchNeedsNoPointers) {
+  const GemmProblem none =
+      make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 5, 5, 5, 1.0, nullptr, 5,
+                           25, nullptr, 5, 25, 1.0, nullptr, 5, 0, 0);
+  EXPECT_TRUE(is_empty(none));
+  EXPECT_NO_THROW(check_no_alias(none));
+  EXPECT_TRUE(
+      is_empty(make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 0, 5, 5, 1.0,
+                                    nullptr, 5, 25, nullptr, 5, 25, 1.0, nullptr, 5, 0, 1000)));
+}
+
+TEST(BatchedProblem, ProductsOfAdvanceEachPointerByItsStride) {
+  std::vector<double> a(1000), b(1000), c(1000);
+  const GemmProblem p =
+      make_batched_problem(Precision::F64, Layout::RowMajor, false, false, 2, 3, 4, 1.0, a.data(),
+                           4, 8, b.data(), 3, 0, 0.0, c.data(), 3, 6, 10);
+  const GemmProblem q = products_of(p, 3, 4);
+  EXPECT_EQ(q.a, a.data() + 24);
+  EXPECT_EQ(q.b, b.data());
+  EXPECT_EQ(q.c, c.data() + 18);
+  EXPECT_EQ(q.batch, 4);
+  EXPECT_EQ(q.stride_a, 8);
+  const GemmProblem one = product_of(p, 9);
+  EXPECT_EQ(one.c, c.data() + 54);
+  EXPECT_EQ(one.batch, 1);
+  EXPECT_EQ(one.stride_c, 0);
+}
+
+// The elements of a batch of matrices (rows x cols, ld, products stride apart).
+std::set<const float*> elements_of(const float* x, int64_t rows, int64_t cols, int64_t ld,
+                                   int64_t stride, int64_t batch) {
+  std::set<const float*> all;
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) all.insert(x + i * stride + r * ld + c);
+  return all;
+}
+
+// C's products share no element: make_batched_problem rejects exactly the batches whose
+// products overlap (stride 0 included), against counting every element, over random
+// small lattices (interleaved products that share nothing among them).
+TEST(BatchedAliasing, OverlappingOutputsAreRejectedExactly) {
+  std::vector<float> buf(8192);
+  std::mt19937 rng(4321);
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  int overlapping = 0, apart = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int64_t m = pick(1, 6), n = pick(1, 6), batch = pick(2, 7);
+    const int64_t ldc = n + pick(0, 10);
+    const int64_t sc = pick(0, 3) == 0 ? pick(0, 4) : pick(0, m * ldc + 3);
+    float* c = buf.data() + pick(0, 100);
+    size_t total = 0;
+    for (int64_t i = 0; i < batch; ++i) total += elements_of(c + i * sc, m, n, ldc, 0, 1).size();
+    const bool want = elements_of(c, m, n, ldc, sc, batch).size() < total;
+    bool got = false;
+    try {
+      batch_of(Layout::RowMajor, m, n, 1, buf.data() + 4000, 1, 1, buf.data() + 6000, n, 0, c, ldc,
+               sc, batch);
+    } catch (const Error& e) {
+      got = true;
+      EXPECT_EQ(e.status(), Status::InvalidValue);
+    }
+    ASSERT_EQ(got, want) << "m " << m << " n " << n << " ldc " << ldc << " stride_c " << sc
+                         << " batch " << batch;
+    (want ? overlapping : apart)++;
+  }
+  EXPECT_GT(overlapping, 400);
+  EXPECT_GT(apart, 400);
+}
+
+// No product of C may share an element with any product of A (or B): check_no_alias
+// against counting elements, over random batches in one array (stride 0 for A
+// included, inputs overlapping one another allowed), C's products apart from one
+// another.
+TEST(BatchedAliasing, InputsMeetingAnyOutputAreRejectedExactly) {
+  std::vector<float> buf(16384);
+  std::vector<float> other(64);
+  std::mt19937 rng(98765);
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  int shared = 0, apart = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t m = pick(1, 5), n = pick(1, 5), k = pick(1, 5), batch = pick(1, 6);
+    const int64_t lda = k + pick(0, 8), ldc = n + pick(0, 8);
+    const int64_t sa = pick(0, 2) == 0 ? 0 : pick(1, m * lda + 6);
+    // C's products apart: a stride past a whole product, or interleaved in wide rows.
+    const int64_t sc = pick(0, 1) ? m * ldc + pick(0, 5) : n + pick(0, 2);
+    const int64_t ldc_used = sc < m * ldc ? std::max(ldc, sc * batch) : ldc;
+    const float* a = buf.data() + pick(0, 600);
+    float* c = buf.data() + pick(0, 600);
+    GemmProblem p;
+    try {
+      p = batch_of(Layout::RowMajor, m, n, k, a, lda, sa, other.data(), n, 0, c, ldc_used, sc,
+                   batch);
+    } catch (const Error&) {
+      continue;  // C's products overlap (the test above): not this test's case
+    }
+    const std::set<const float*> as = elements_of(a, m, k, lda, sa, batch);
+    bool want = false;
+    for (const float* x : elements_of(c, m, n, ldc_used, sc, batch)) want = want || as.count(x);
+    bool got = false;
+    try {
+      check_no_alias(p);
+    } catch (const Error& e) {
+      got = true;
+      EXPECT_EQ(e.status(), Status::InvalidValue);
+      EXPECT_NE(std::string(e.what()).find("shares elements with A"), std::string::npos)
+          << e.what();
+    }
+    ASSERT_EQ(got, want) << "m " << m << " n " << n << " k " << k << " lda " << lda << " stride_a "
+                         << sa << " ldc " << ldc_used << " stride_c " << sc << " batch " << batch
+                         << " a+" << (a - buf.data()) << " c+" << (c - buf.data());
+    (want ? shared : apart)++;
+  }
+  EXPECT_GT(shared, 300);
+  EXPECT_GT(apart, 300);
 }
 
 // ---- The element type's tag ---------------------------------------------------
