@@ -253,7 +253,8 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const Device
 
 bool KernelChoiceCache::Key::operator==(const Key& o) const {
   return device == o.device && m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
-         ldc == o.ldc && a_low == o.a_low && b_low == o.b_low && c_low == o.c_low &&
+         ldc == o.ldc && batch == o.batch && stride_a == o.stride_a && stride_b == o.stride_b &&
+         stride_c == o.stride_c && a_low == o.a_low && b_low == o.b_low && c_low == o.c_low &&
          precision == o.precision && trans_a == o.trans_a && trans_b == o.trans_b &&
          with_workspace == o.with_workspace && algorithm == o.algorithm &&
          tile_size == o.tile_size && coarsening == o.coarsening && max_splits == o.max_splits &&
@@ -263,10 +264,10 @@ bool KernelChoiceCache::Key::operator==(const Key& o) const {
 KernelChoice KernelChoiceCache::get(const GemmProblem& p, const Settings& s,
                                     const DeviceProfile& device, bool with_workspace) {
   const auto low = [](const void* x) { return reinterpret_cast<uintptr_t>(x) & 0xff; };
-  const Key key{
-      &device,     p.m,         p.n,          p.k,          p.lda,      p.ldb,     p.ldc,
-      low(p.a),    low(p.b),    low(p.c),     p.precision,  p.trans_a,  p.trans_b, with_workspace,
-      s.algorithm, s.tile_size, s.coarsening, s.max_splits, s.math_mode};
+  const Key key{&device,     p.m,         p.n,          p.k,          p.lda,      p.ldb,
+                p.ldc,       p.batch,     p.stride_a,   p.stride_b,   p.stride_c, low(p.a),
+                low(p.b),    low(p.c),    p.precision,  p.trans_a,    p.trans_b,  with_workspace,
+                s.algorithm, s.tile_size, s.coarsening, s.max_splits, s.math_mode};
   for (int i = 0; i < size_; ++i) {
     if (!(keys_[i] == key)) continue;
     const KernelChoice hit = choices_[i];

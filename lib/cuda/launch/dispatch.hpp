@@ -35,7 +35,7 @@ KernelChoice choose_kernel(const GemmProblem& p, const Settings& settings,
 // that a call like a recent one (a loop of small products, deep k over a small C, where
 // the planner weighs many splits) skips the planner. A hit is exact: the key holds every
 // input choose_kernel reads (keep it so when the planner reads more): the shape,
-// transposes, precision and leading dimensions, each pointer's low 8 bits (the
+// transposes, precision, leading dimensions, batch and strides, each pointer's low 8 bits (the
 // alignment the rows' rules read), the algorithm settings, the math mode, max_splits,
 // the workspace flag and which device profile. A choice that throws is not kept. Not
 // thread-safe: one per handle, used under its lock. Allocates nothing.
@@ -48,7 +48,7 @@ class KernelChoiceCache {
  private:
   struct Key {
     const DeviceProfile* device;
-    int64_t m, n, k, lda, ldb, ldc;
+    int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
     uintptr_t a_low, b_low, c_low;
     Precision precision;
     bool trans_a, trans_b, with_workspace;

@@ -622,7 +622,7 @@ TEST(ChoiceCache, HitsEqualFreshChoices) {
     return c;
   };
   auto change_one = [&](Call c) {
-    switch (rng() % 14) {
+    switch (rng() % 15) {
       case 0:
         c.p.m = pick(sizes);
         break;
@@ -662,8 +662,12 @@ TEST(ChoiceCache, HitsEqualFreshChoices) {
       case 12:
         c.profile = rng() % all.size();
         break;
-      default:
+      case 13:
         c.s.coarsening = int(rng() % 3) * 2;
+        break;
+      default:  // a batch (choose_kernel does not read it yet; the key holds it anyway)
+        c.p.batch = 1 + int64_t(rng() % 3);
+        c.p.stride_c = c.p.batch > 1 ? c.p.m * c.p.ldc : 0;
         break;
     }
     return c;
