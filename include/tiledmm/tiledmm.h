@@ -277,6 +277,10 @@ typedef struct tmm_report {
                               every dgemm: strict in the product's precision) */
   int64_t precision;       /* since 1.2 (a tmm_precision): TMM_PRECISION_DOUBLE
                               after a dgemm, else TMM_PRECISION_SINGLE */
+  int64_t batch;           /* since 1.2: the products of the call (a strided batch's
+                              `batch`, 0 for an empty one; 1 for every other call);
+                              the times are the whole call's, the other fields its
+                              products' (each the same shape, run the same way) */
 } tmm_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
@@ -580,6 +584,56 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
                                     tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
                                     double alpha, const double* A, int64_t lda, const double* B,
                                     int64_t ldb, double beta, double* C, int64_t ldc);
+
+/* ---- Strided batched products (since 1.2) ----------------------------------------
+ *
+ * `batch` products of one shape in one call: product b (0 <= b < batch) is
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b,  X_b = X + b * stride_x elements,
+ * each with the arguments, rules, arithmetic and math modes of tmm_sgemm (tmm_dgemm):
+ * layouts, transposes, leading dimensions, beta = 0 never reading C, quick returns.
+ * Strides count elements of the call (floats, doubles) and may be 0 for A or B (one
+ * matrix for every product); inputs may overlap one another. batch = 0 changes nothing
+ * and needs no pointer; batch = 1 is the single call, whatever the strides.
+ * TMM_ERROR_INVALID_VALUE, before anything is read or written: whatever the single call
+ * rejects; batch < 0 or a stride < 0; a matrix whose last product's byte offset (from
+ * its first element) does not fit 64 bits; products of C that share an element (stride_c
+ * = 0 with batch > 1, or interleaved products that overlap; interleaved products that
+ * share none are fine); a product of C sharing an element with any product of A or B
+ * (host pointers: the library checks it; device pointers: as tmm_sgemm_device says).
+ * The CPU backend runs the products one after another (each as tmm_sgemm would);
+ * the CUDA backend does not run strided batches yet: batch > 1 is
+ * TMM_ERROR_NOT_SUPPORTED there (batch 0 and 1 run), until its batched kernels land.
+ * After a failure past the checks, each element of every C_b's m x n part holds its old
+ * value or its final one. The report's `batch` says how many products the call had. */
+TMM_API tmm_status tmm_sgemm_strided_batched(tmm_handle handle, tmm_layout layout,
+                                             tmm_transpose trans_a, tmm_transpose trans_b,
+                                             int64_t m, int64_t n, int64_t k, float alpha,
+                                             const float* A, int64_t lda, int64_t stride_a,
+                                             const float* B, int64_t ldb, int64_t stride_b,
+                                             float beta, float* C, int64_t ldc, int64_t stride_c,
+                                             int64_t batch);
+TMM_API tmm_status tmm_dgemm_strided_batched(tmm_handle handle, tmm_layout layout,
+                                             tmm_transpose trans_a, tmm_transpose trans_b,
+                                             int64_t m, int64_t n, int64_t k, double alpha,
+                                             const double* A, int64_t lda, int64_t stride_a,
+                                             const double* B, int64_t ldb, int64_t stride_b,
+                                             double beta, double* C, int64_t ldc, int64_t stride_c,
+                                             int64_t batch);
+/* The same on device pointers (CUDA backend; the CPU backend: TMM_ERROR_NOT_SUPPORTED). */
+TMM_API tmm_status tmm_sgemm_strided_batched_device(tmm_handle handle, tmm_layout layout,
+                                                    tmm_transpose trans_a, tmm_transpose trans_b,
+                                                    int64_t m, int64_t n, int64_t k, float alpha,
+                                                    const float* A, int64_t lda, int64_t stride_a,
+                                                    const float* B, int64_t ldb, int64_t stride_b,
+                                                    float beta, float* C, int64_t ldc,
+                                                    int64_t stride_c, int64_t batch);
+TMM_API tmm_status tmm_dgemm_strided_batched_device(tmm_handle handle, tmm_layout layout,
+                                                    tmm_transpose trans_a, tmm_transpose trans_b,
+                                                    int64_t m, int64_t n, int64_t k, double alpha,
+                                                    const double* A, int64_t lda, int64_t stride_a,
+                                                    const double* B, int64_t ldb, int64_t stride_b,
+                                                    double beta, double* C, int64_t ldc,
+                                                    int64_t stride_c, int64_t batch);
 
 /* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the
  * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED.

@@ -208,6 +208,17 @@ tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, i
                                ldc);
 }
 
+// The same for a strided batch (tmm_?gemm_strided_batched*).
+template <class T>
+tiledmm::GemmProblem batched_problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                     T alpha, const T* A, int64_t lda, int64_t stride_a, const T* B,
+                                     int64_t ldb, int64_t stride_b, T beta, T* C, int64_t ldc,
+                                     int64_t stride_c, int64_t batch) {
+  return tiledmm::make_batched_problem(
+      tiledmm::precision_of<T>, to_layout(layout), to_trans(ta, "trans_a"), to_trans(tb, "trans_b"),
+      m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
 // The options table: every option the library knows, with its name, bounds and
 // default. tmm_get_option_bounds and tmm_option_name read it; set_option() below
 // applies a value. A new option is one row here and one case there.
@@ -342,8 +353,9 @@ constexpr size_t kReportSize11 = offsetof(tmm_report, math_mode) + sizeof(tmm_ma
 constexpr size_t kKernelInfoSize11 = offsetof(tmm_kernel_info, math_mode) + sizeof(tmm_math_mode);
 // 1.2's precision fields start past 1.1's whole structs (their tail padding included):
 // a 1.1 caller's struct_size never covers part of them (docs/ABI.md).
-static_assert(sizeof(void*) != 8 || (offsetof(tmm_report, precision) == 128 &&
-                                     offsetof(tmm_kernel_info, precision) == 64),
+static_assert(sizeof(void*) != 8 ||
+                  (offsetof(tmm_report, precision) == 128 && offsetof(tmm_report, batch) == 136 &&
+                   offsetof(tmm_kernel_info, precision) == 64),
               "tmm_report and tmm_kernel_info grew past 1.1's sizes");
 
 int64_t from_precision(tiledmm::Precision p) {
@@ -372,6 +384,23 @@ tmm_status gemm_device(tmm_handle h, int layout, int trans_a, int trans_b, int64
   return on_handle(h, [&](tmm_context_s& c) {
     const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
+  });
+}
+
+template <class T>
+tmm_status gemm_batched(tmm_handle h, bool device, int layout, int trans_a, int trans_b, int64_t m,
+                        int64_t n, int64_t k, T alpha, const T* A, int64_t lda, int64_t stride_a,
+                        const T* B, int64_t ldb, int64_t stride_b, T beta, T* C, int64_t ldc,
+                        int64_t stride_c, int64_t batch) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    const auto p = batched_problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, stride_a, B,
+                                   ldb, stride_b, beta, C, ldc, stride_c, batch);
+    if (device) {
+      c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
+    } else {
+      tiledmm::check_no_alias(p);
+      c.backend->gemm_host(p, c.settings);
+    }
   });
 }
 
@@ -584,6 +613,44 @@ tmm_status tmm_dgemm_device(tmm_handle h, tmm_layout layout, tmm_transpose trans
                      beta, C, ldc);
 }
 
+tmm_status tmm_sgemm_strided_batched(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                     tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                     float alpha, const float* A, int64_t lda, int64_t stride_a,
+                                     const float* B, int64_t ldb, int64_t stride_b, float beta,
+                                     float* C, int64_t ldc, int64_t stride_c, int64_t batch) {
+  return gemm_batched(h, false, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda,
+                      stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
+tmm_status tmm_dgemm_strided_batched(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                     tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                     double alpha, const double* A, int64_t lda, int64_t stride_a,
+                                     const double* B, int64_t ldb, int64_t stride_b, double beta,
+                                     double* C, int64_t ldc, int64_t stride_c, int64_t batch) {
+  return gemm_batched(h, false, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda,
+                      stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
+tmm_status tmm_sgemm_strided_batched_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                            tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                            float alpha, const float* A, int64_t lda,
+                                            int64_t stride_a, const float* B, int64_t ldb,
+                                            int64_t stride_b, float beta, float* C, int64_t ldc,
+                                            int64_t stride_c, int64_t batch) {
+  return gemm_batched(h, true, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda,
+                      stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
+tmm_status tmm_dgemm_strided_batched_device(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                            tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                            double alpha, const double* A, int64_t lda,
+                                            int64_t stride_a, const double* B, int64_t ldb,
+                                            int64_t stride_b, double beta, double* C, int64_t ldc,
+                                            int64_t stride_c, int64_t batch) {
+  return gemm_batched(h, true, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda,
+                      stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
 tmm_status tmm_set_stream(tmm_handle h, void* stream) {
   return on_handle(h, [&](tmm_context_s& c) { c.backend->set_stream(stream); });
 }
@@ -657,6 +724,7 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.link_ms = t.link_ms;
     r.math_mode = from_math_mode(t.math_mode);
     r.precision = from_precision(t.precision);
+    r.batch = t.batch;
     std::memcpy(out, &r, r.struct_size);
   });
 }

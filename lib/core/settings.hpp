@@ -67,6 +67,7 @@ struct Timing {
   int64_t tiles = 0, k_chunks = 0;       // the streamed path's cut of the product
   double pack_ms = 0;                    // host time packing into and out of staging
   double link_ms = 0;                    // time copies kept the link busy
+  int64_t batch = 1;                     // products of the call (a strided batch's count)
 };
 
 struct DeviceInfo {

@@ -80,6 +80,27 @@ const SystemBlas* auto_system_blas(const GemmView<T>& p, const Settings& setting
 template <class T>
 void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
   const auto start = std::chrono::steady_clock::now();
+  // A strided batch: its products one after another, each as a single call (the same
+  // path: they are one shape); none for a batch of 0.
+  Timing t;
+  t.precision = problem.precision;
+  t.algorithm = settings.algorithm == Algorithm::Naive ? Algorithm::Naive : Algorithm::Blocked;
+  for (int64_t b = 0; b < problem.batch; ++b) {
+    const Timing one =
+        product_as<T>(problem.batch == 1 ? problem : product_of(problem, b), settings);
+    if (b == 0) t = one;
+  }
+  t.batch = problem.batch;
+  const std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  t.compute_ms = elapsed.count();
+  t.total_ms = elapsed.count();
+  timing_ = t;
+  has_timing_ = true;
+}
+
+template <class T>
+Timing CpuBackend::product_as(const GemmProblem& problem, const Settings& settings) {
   const GemmView<T> p = view_of<T>(problem);
   // BLOCKED (and an optimized BLAS) adds alpha * (partial sums over slices of k) into
   // C; with alpha = +-Inf or NaN the slices would give NaN where the whole sum gives
@@ -107,12 +128,7 @@ void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
     t.host_threads = cpu_blocked_gemm(p, settings.host_threads, workspaces<T>(), pool_);
     t.kernel = kBlockedName<T>;
   }
-  const std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start;
-  t.compute_ms = elapsed.count();
-  t.total_ms = elapsed.count();
-  timing_ = t;
-  has_timing_ = true;
+  return t;
 }
 
 void CpuBackend::gemm_device(const GemmProblem&, const Settings&) {

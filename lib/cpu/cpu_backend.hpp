@@ -28,6 +28,9 @@ class CpuBackend final : public Backend {
  private:
   template <class T>
   void gemm_as(const GemmProblem& problem, const Settings& settings);
+  // One product (batch 1): what ran, without the times.
+  template <class T>
+  Timing product_as(const GemmProblem& problem, const Settings& settings);
   // BLOCKED's packing buffers of each precision, kept across calls.
   template <class T>
   std::vector<BlockedWorkspace<T>>& workspaces() {
