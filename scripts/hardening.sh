@@ -6,7 +6,8 @@
 #      libFuzzer target for TMM_FUZZ_SECONDS (default 60) from the committed corpus
 #      tests/fuzz/corpus; inputs that fail land in build-asan/fuzz-artifacts/ (add
 #      one to the corpus once fixed, so that the regression test keeps it fixed);
-#   2. TSan: the concurrency tests (test_threads, and libtiledmm_blas's blas_threads
+#   2. TSan: the concurrency tests (test_threads, the lanes of a multi-device call and
+#      their tile queue, and libtiledmm_blas's blas_threads
 #      and blas_fork_during_config_load: TSan's pthread_once, unlike glibc's, leaves a
 #      child of fork() waiting for an initialisation its parent was making);
 #   3. valgrind: leaks and invalid accesses on the CPU path, without sanitizers.
@@ -37,13 +38,18 @@ rm -rf "$fuzz_dir"
 
 echo "=== TSan"
 cmake -S . -B build-tsan "${common[@]}" -DTILEDMM_SANITIZE=thread >/dev/null
-cmake --build build-tsan --target test_threads test_blas_threads test_system_blas
+cmake --build build-tsan --target test_threads test_blas_threads test_system_blas test_lanes \
+  test_tile_queue
 # The CPU backend's AUTO calls the system BLAS (OpenBLAS here), which is not
 # instrumented: TSan sees its worker threads' memset and free but not the spin-waits
 # that order them, and reports races that are not there. One OpenBLAS thread keeps
 # the library's side of that path (its calls, the fork guard) under TSan.
 export OPENBLAS_NUM_THREADS=1
 check tsan_threads env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/test_threads
+# The lanes of a multi-device call and the tile queue they share (host code, own threads).
+check tsan_lanes env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/test_lanes
+check tsan_tile_queue env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  build-tsan/tests/test_tile_queue
 # Threads calling BLAS at once through libtiledmm_blas (its settings come from ctest),
 # and a fork while one of them reads the settings; AUTO on the system BLAS with threads
 # and forks, preloaded under libtiledmm_blas too.
