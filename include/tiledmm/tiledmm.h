@@ -593,11 +593,13 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * layouts, transposes, leading dimensions, beta = 0 never reading C, quick returns.
  * Strides count elements of the call (floats, doubles) and may be 0 for A or B (one
  * matrix for every product); inputs may overlap one another. batch = 0 changes nothing
- * and needs no pointer; batch = 1 is the single call, whatever the strides.
+ * and needs no pointer; batch = 1 is the single call, whatever the (non-negative)
+ * strides.
  * TMM_ERROR_INVALID_VALUE, before anything is read or written: whatever the single call
- * rejects; batch < 0 or a stride < 0; a matrix whose last product's byte offset (from
- * its first element) does not fit 64 bits; products of C that share an element (stride_c
- * = 0 with batch > 1, or interleaved products that overlap; interleaved products that
+ * rejects; batch < 0 or a stride < 0; a matrix the call reads or writes whose last
+ * product's byte offset (from its first element) does not fit 64 bits (as in the single
+ * call, A and B are not looked at where k = 0 or alpha = 0); products of C that share an element
+ * (stride_c = 0 with batch > 1, or interleaved products that overlap; interleaved products that
  * share none are fine); a product of C sharing an element with any product of A or B
  * (host pointers: the library checks it; device pointers: as tmm_sgemm_device says).
  * The CPU backend runs the products one after another (each as tmm_sgemm would);

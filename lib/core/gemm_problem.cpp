@@ -145,11 +145,11 @@ GemmProblem make_batched_problem(Precision precision, Layout layout, bool trans_
                size, uses_ab, batch, p.stride_b);
   check_matrix("C", "ldc", p.c, p.m, p.n, p.ldc, size, !empty, batch, p.stride_c);
   // C's products may not overlap: products d apart overlap alike, and from
-  // d * stride_c >= m * ldc on they are apart (q >= m).
+  // d * stride_c >= (m - 1) * ldc + n (a product's extent) on they are apart.
   if (!empty && batch > 1) {
     require(p.stride_c > 0, Status::InvalidValue,
             "stride_c must be > 0 when batch > 1 (the products would write one C)");
-    const __int128 span = __int128(p.m) * p.ldc;
+    const __int128 span = __int128(p.m - 1) * p.ldc + p.n;
     for (int64_t d = 1; d < batch && __int128(d) * p.stride_c < span; ++d) {
       require(!products_overlap(p.m, p.n, p.ldc, p.stride_c, d), Status::InvalidValue,
               "C's products 0 and ", d, " share elements (stride_c ", p.stride_c, ", ldc ", p.ldc,
@@ -164,12 +164,15 @@ GemmProblem make_batched_problem(Precision precision, Layout layout, bool trans_
 GemmProblem products_of(const GemmProblem& p, int64_t first, int64_t count) {
   GemmProblem q = p;
   const int64_t bytes = element_bytes(p.precision);
-  const auto advance = [&](const void* x, int64_t stride) -> const void* {
-    return x == nullptr ? nullptr : static_cast<const char*>(x) + first * stride * bytes;
+  // Only the matrices the call uses move (make_batched_problem checked their extents;
+  // an unread A or B may have any stride, as it may be any pointer).
+  const auto advance = [&](const void* x, int64_t stride, bool used) -> const void* {
+    return x == nullptr || !used ? x : static_cast<const char*>(x) + first * stride * bytes;
   };
-  q.a = advance(p.a, p.stride_a);
-  q.b = advance(p.b, p.stride_b);
-  q.c = const_cast<void*>(advance(p.c, p.stride_c));
+  const bool uses_c = !is_empty(p), uses_ab = uses_c && !is_scale_only(p);
+  q.a = advance(p.a, p.stride_a, uses_ab);
+  q.b = advance(p.b, p.stride_b, uses_ab);
+  q.c = const_cast<void*>(advance(p.c, p.stride_c, uses_c));
   q.batch = count;
   return q;
 }
@@ -193,6 +196,20 @@ int64_t input_product_meeting_c(const Rows& c, int64_t c_stride, const Rows& x, 
   const i128 c_end = c.base + i128(batch - 1) * c_stride + c_span;
   const i128 x_end = x.base + i128(batch - 1) * x_stride + x_span;
   if (c_end <= x.base || x_end <= c.base) return -1;
+  if (x_stride == c_stride) {
+    // Equal strides (heads of one packed buffer, say): product i of C meets product j of
+    // x as C's first meets x's shifted by d = j - i products, so each d once: O(batch x
+    // rows), not batch^2. The shifts whose range meets C's first product's:
+    // x.base + d s < c.base + c_span and x.base + d s + x_span > c.base.
+    const i128 lo = floor_div(c.base - x_span - x.base, c_stride) + 1;
+    const i128 hi = floor_div(c.base + c_span - 1 - x.base, c_stride);
+    for (i128 d = std::max<i128>(lo, -(batch - 1)); d <= std::min<i128>(hi, batch - 1); ++d) {
+      Rows xd = x;
+      xd.base += d * c_stride;
+      if (share_an_element(c, xd)) return int64_t(d < 0 ? -d : 0);  // C's product i, j = i + d
+    }
+    return -1;
+  }
   for (int64_t i = 0; i < batch; ++i) {
     Rows ci = c;
     ci.base += i128(i) * c_stride;

@@ -102,8 +102,9 @@ GemmProblem make_problem(Precision precision, Layout layout, bool trans_a, bool 
                          const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
 
 // The same for a strided batch of `batch` products, X_b = X + b * stride_x elements
-// (tmm_?gemm_strided_batched): also batch and strides >= 0; every matrix's last product
-// (its byte offset from the first element) within 64 bits; C's products sharing no
+// (tmm_?gemm_strided_batched): also batch and strides >= 0; the last product of every
+// matrix the call uses (its byte offset from the first element) within 64 bits; C's
+// products sharing no
 // element (stride_c 0 with more than one product, or products that overlap: rejected,
 // in O(batch) at most). Inputs may overlap one another (stride 0: one matrix for every
 // product). A column-major call swaps the strides with their operands. batch 1 is
@@ -132,7 +133,8 @@ inline GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64
 // that reads them. Interleaved submatrices of one array that share no element pass.
 // `p` comes from make_problem (or make_batched_problem: then no product's C may share
 // an element with any product's A or B; O(1) where their address ranges are apart,
-// else O(batch x the products of A or B whose range meets a C's x rows)), whose checks
+// O(batch x rows) where an input's stride is C's, else O(batch x the products of the
+// input whose range meets a C's x rows)), whose checks
 // keep the arithmetic exact.
 void check_no_alias(const GemmProblem& p);
 

@@ -175,6 +175,21 @@ TEST(BatchedProblem, ProductsOfAdvanceEachPointerByItsStride) {
   EXPECT_EQ(one.stride_c, 0);
 }
 
+// A and B are not read where alpha = 0 (or k = 0): as in the single call, their
+// pointers and strides are not looked at, and products_of leaves them where they are
+// (advancing them by an unchecked stride could overflow).
+TEST(BatchedProblem, UnreadInputsMayHaveAnyStride) {
+  float a[4] = {}, c[64] = {};
+  const GemmProblem p =
+      make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 2, 2, 2, 0.0, a, 2,
+                           INT64_MAX, a, 2, INT64_MAX, 1.0, c, 2, 8, 3);
+  const GemmProblem last = product_of(p, 2);
+  EXPECT_EQ(last.a, a);
+  EXPECT_EQ(last.b, a);
+  EXPECT_EQ(last.c, c + 16);
+  EXPECT_NO_THROW(check_no_alias(p));
+}
+
 // The elements of a batch of matrices (rows x cols, ld, products stride apart).
 std::set<const float*> elements_of(const float* x, int64_t rows, int64_t cols, int64_t ld,
                                    int64_t stride, int64_t batch) {
@@ -234,9 +249,11 @@ TEST(BatchedAliasing, InputsMeetingAnyOutputAreRejectedExactly) {
   for (int trial = 0; trial < 3000; ++trial) {
     const int64_t m = pick(1, 5), n = pick(1, 5), k = pick(1, 5), batch = pick(1, 6);
     const int64_t lda = k + pick(0, 8), ldc = n + pick(0, 8);
-    const int64_t sa = pick(0, 2) == 0 ? 0 : pick(1, m * lda + 6);
     // C's products apart: a stride past a whole product, or interleaved in wide rows.
     const int64_t sc = pick(0, 1) ? m * ldc + pick(0, 5) : n + pick(0, 2);
+    // A's stride: 0 (one A), C's (the check's O(batch) path), or any.
+    const int kind = int(pick(0, 2));
+    const int64_t sa = kind == 0 ? 0 : kind == 1 ? sc : pick(1, m * lda + 6);
     const int64_t ldc_used = sc < m * ldc ? std::max(ldc, sc * batch) : ldc;
     const float* a = buf.data() + pick(0, 600);
     float* c = buf.data() + pick(0, 600);

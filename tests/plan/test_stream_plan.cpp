@@ -189,9 +189,6 @@ TEST(StreamPlan, DeepDoubleCutFitsTheDefaultStaging) {
               (long long)planned.group);
 }
 
-// The streamed path plans every product it may be given (A and B used): a cut that
-// fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
-// candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".
 // ---- One product over several devices ------------------------------------------
 
 std::vector<StreamLane> h100_lanes(int count, int64_t device = int64_t(8) << 30,
@@ -291,6 +288,9 @@ TEST(SharedStreamPlan, ModelPicksOneDeviceForSmallProductsAndAllForLargeOnes) {
   }
 }
 
+// The streamed path plans every product it may be given (A and B used): a cut that
+// fits both budgets and covers the product, or OUT_OF_MEMORY; the byte counts of
+// candidate cuts whose panel of B passes 2^63 bytes must not wrap into "fits".
 TEST(ExtremeSizes, StreamPlanFitsOrSaysOutOfMemory) {
   const double rate = 0.74 * h100().fp32_peak();
   for (const GemmProblem& p : extreme_problems()) {

@@ -189,6 +189,8 @@ class CudaBackend final : public Backend {
     info_.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
     info_.l2_cache = uint64_t(prop.l2CacheSize);
     profile_ = read_profile(device);
+    // The device may have been reset since a handle last set its kernels' attributes.
+    forget_shared_memory_opt_ins(device);
   }
 
   ~CudaBackend() override {

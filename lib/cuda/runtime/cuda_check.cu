@@ -60,21 +60,42 @@ void check_cuda(cudaError_t err, const char* what) {
   fail(status, what, ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
 }
 
-void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, const char* what) {
-  struct Done {
-    const void* kernel;
-    int device, bytes;
-    bool carveout;
-  };
-  // Never destroyed (a static destructor would run after the CUDA runtime's); a few
-  // dozen kernels at most, each per device.
+namespace {
+
+struct OptIn {
+  const void* kernel;
+  int device, bytes;
+  bool carveout;
+};
+
+// Never destroyed (a static destructor would run after the CUDA runtime's); a few dozen
+// kernels at most, each per device.
+std::mutex& opt_in_mutex() {
   static std::mutex* mutex = new std::mutex;
-  static auto* done = new std::vector<Done>;
+  return *mutex;
+}
+std::vector<OptIn>& opt_ins() {
+  static auto* done = new std::vector<OptIn>;
+  return *done;
+}
+
+}  // namespace
+
+void forget_shared_memory_opt_ins(int device) {
+  std::lock_guard<std::mutex> lock(opt_in_mutex());
+  std::vector<OptIn>& done = opt_ins();
+  done.erase(
+      std::remove_if(done.begin(), done.end(), [&](const OptIn& d) { return d.device == device; }),
+      done.end());
+}
+
+void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, const char* what) {
+  std::vector<OptIn>* done = &opt_ins();
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  std::lock_guard<std::mutex> lock(*mutex);
-  Done* entry = nullptr;
-  for (Done& d : *done)
+  std::lock_guard<std::mutex> lock(opt_in_mutex());
+  OptIn* entry = nullptr;
+  for (OptIn& d : *done)
     if (d.kernel == kernel && d.device == device) entry = &d;
   if (entry != nullptr && entry->bytes >= bytes && (entry->carveout || !max_carveout)) return;
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
@@ -85,7 +106,7 @@ void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, cons
                what);
   }
   if (entry == nullptr) {
-    done->push_back(Done{kernel, device, bytes, max_carveout});
+    done->push_back(OptIn{kernel, device, bytes, max_carveout});
   } else {
     entry->bytes = std::max(entry->bytes, bytes);
     entry->carveout = entry->carveout || max_carveout;

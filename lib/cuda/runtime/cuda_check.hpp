@@ -39,9 +39,14 @@ void check_context(int device);
 // current device (cudaFuncAttributeMaxDynamicSharedMemorySize), and with max_carveout
 // the largest shared memory carveout, once per kernel and device: a later call for the
 // same kernel, device and no more bytes makes no runtime call but cudaGetDevice. A
-// kernel's attributes belong to its device's context: after a cudaDeviceReset they are
-// gone, and the launch that needed them fails with a CUDA error (as a handle used across
-// a reset does). Throws Error(Cuda) naming `what` where the runtime refuses.
+// kernel's attributes belong to its device's context: a handle created after a
+// cudaDeviceReset sets them again (forget_shared_memory_opt_ins); a handle used across a
+// reset fails anyway. Throws Error(Cuda) naming `what` where the runtime refuses.
 void opt_in_shared_memory(const void* kernel, int bytes, bool max_carveout, const char* what);
+
+// Forgets what opt_in_shared_memory set on `device`, so that the next launch of each
+// kernel sets it again: a new handle calls it, since its device may have been reset
+// (cudaDeviceReset, with no handle alive) since the last one set them.
+void forget_shared_memory_opt_ins(int device);
 
 }  // namespace tiledmm
