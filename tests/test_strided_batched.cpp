@@ -31,7 +31,6 @@ struct Ops<float> {
     return tmm_sgemm(h, l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   static constexpr auto batched = tmm_sgemm_strided_batched;
-  static constexpr auto batched_device = tmm_sgemm_strided_batched_device;
 };
 template <>
 struct Ops<double> {
@@ -42,7 +41,6 @@ struct Ops<double> {
     return tmm_dgemm(h, l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   static constexpr auto batched = tmm_dgemm_strided_batched;
-  static constexpr auto batched_device = tmm_dgemm_strided_batched_device;
 };
 
 // A batch laid out in three arrays, with its arguments.
