@@ -24,22 +24,12 @@ template <class T>
 struct Ops;
 template <>
 struct Ops<float> {
-  static tmm_status single(tmm_handle h, tmm_layout l, tmm_transpose ta, tmm_transpose tb,
-                           int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                           int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                           int64_t ldc) {
-    return tmm_sgemm(h, l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
+  static constexpr auto single = tmm_sgemm;
   static constexpr auto batched = tmm_sgemm_strided_batched;
 };
 template <>
 struct Ops<double> {
-  static tmm_status single(tmm_handle h, tmm_layout l, tmm_transpose ta, tmm_transpose tb,
-                           int64_t m, int64_t n, int64_t k, double alpha, const double* a,
-                           int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-                           int64_t ldc) {
-    return tmm_dgemm(h, l, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
+  static constexpr auto single = tmm_dgemm;
   static constexpr auto batched = tmm_dgemm_strided_batched;
 };
 

@@ -198,17 +198,9 @@ bool to_trans(int t, const char* name) {
   tiledmm::fail(Status::InvalidValue, "unknown ", name, " ", t);
 }
 
-// Enum arguments arrive as raw() ints (see raw()). T: float (sgemm) or double (dgemm).
-template <class T>
-tiledmm::GemmProblem problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, T alpha,
-                             const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C,
-                             int64_t ldc) {
-  return tiledmm::make_problem(tiledmm::precision_of<T>, to_layout(layout), to_trans(ta, "trans_a"),
-                               to_trans(tb, "trans_b"), m, n, k, alpha, A, lda, B, ldb, beta, C,
-                               ldc);
-}
-
-// The same for a strided batch (tmm_?gemm_strided_batched*).
+// A call's problem: a strided batch (tmm_?gemm_strided_batched*), or a single product as the
+// batch of one (strides 0, batch 1). Enum arguments arrive as raw() ints (see raw()). T:
+// float (sgemm) or double (dgemm).
 template <class T>
 tiledmm::GemmProblem batched_problem(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
                                      T alpha, const T* A, int64_t lda, int64_t stride_a, const T* B,
@@ -362,31 +354,10 @@ int64_t from_precision(tiledmm::Precision p) {
   return p == tiledmm::Precision::F64 ? TMM_PRECISION_DOUBLE : TMM_PRECISION_SINGLE;
 }
 
-// The bodies of tmm_sgemm/tmm_dgemm, _device and _io (extern "C" below), for T = float
-// and double, Io = tmm_host_io and tmm_host_io_double. The enum arguments arrive as the
-// ints raw() read: passing a C caller's out-of-range value on as the enum type would be
-// undefined (UBSan's -fsanitize=enum sees the load).
-template <class T>
-tmm_status gemm_host(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
-                     int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
-                     T* C, int64_t ldc) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    tiledmm::check_no_alias(p);
-    c.backend->gemm_host(p, c.settings);
-  });
-}
-
-template <class T>
-tmm_status gemm_device(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
-                       int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
-                       T* C, int64_t ldc) {
-  return on_handle(h, [&](tmm_context_s& c) {
-    const auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
-  });
-}
-
+// The bodies of tmm_sgemm/tmm_dgemm, _device, _io and _strided_batched (extern "C" below), for T =
+// float and double, Io = tmm_host_io and tmm_host_io_double. The enum arguments arrive as the ints
+// raw() read: passing a C caller's out-of-range value on as the enum type would be undefined
+// (UBSan's -fsanitize=enum sees the load).
 template <class T>
 tmm_status gemm_batched(tmm_handle h, bool device, int layout, int trans_a, int trans_b, int64_t m,
                         int64_t n, int64_t k, T alpha, const T* A, int64_t lda, int64_t stride_a,
@@ -404,6 +375,23 @@ tmm_status gemm_batched(tmm_handle h, bool device, int layout, int trans_a, int 
   });
 }
 
+// A single product is the batch of one (make_batched_problem's checks are make_problem's).
+template <class T>
+tmm_status gemm_host(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                     int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+                     T* C, int64_t ldc) {
+  return gemm_batched(h, false, layout, trans_a, trans_b, m, n, k, alpha, A, lda, 0, B, ldb, 0,
+                      beta, C, ldc, 0, 1);
+}
+
+template <class T>
+tmm_status gemm_device(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                       int64_t k, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb, T beta,
+                       T* C, int64_t ldc) {
+  return gemm_batched(h, true, layout, trans_a, trans_b, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta,
+                      C, ldc, 0, 1);
+}
+
 template <class T, class Io>
 tmm_status gemm_io(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
                    int64_t k, T alpha, const Io* A, int64_t lda, const Io* B, int64_t ldb, T beta,
@@ -412,8 +400,9 @@ tmm_status gemm_io(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m
     // The pointer checks of tmm_sgemm on stand-ins (never dereferenced), so that a
     // missing io is the same error, with the same words, as a missing matrix.
     static T stand_in;
-    auto p = problem(layout, trans_a, trans_b, m, n, k, alpha, A ? &stand_in : nullptr, lda,
-                     B ? &stand_in : nullptr, ldb, beta, C ? &stand_in : nullptr, ldc);
+    auto p =
+        batched_problem(layout, trans_a, trans_b, m, n, k, alpha, A ? &stand_in : nullptr, lda, 0,
+                        B ? &stand_in : nullptr, ldb, 0, beta, C ? &stand_in : nullptr, ldc, 0, 1);
     tiledmm::HostIo io[3];
     const Io* given[3] = {A, B, C};
     const char* names[3] = {"A", "B", "C"};
