@@ -1,11 +1,11 @@
 // The benchmark shape suite (bench/shapes.txt) read into a list of shapes.
 //
-// One shape a line, eight fields separated by blanks, '#' to the end of a line a
-// comment:
-//   name m n k layout transa transb group
-// name is unique (letters, digits, '_', '-', '.'); m, n and k are decimal integers from 1
-// to 2^31 - 1 (cuBLAS takes int); layout is row or col; transa and transb are N or T;
-// group is a tag (letters, digits, '-') that --groups selects by. A malformed line stops
+// One shape a line, eight fields separated by blanks (a ninth, batch=N, for a strided
+// batch of N products of the shape), '#' to the end of a line a comment:
+//   name m n k layout transa transb group [batch=N]
+// name is unique (letters, digits, '_', '-', '.'); m, n, k and N are decimal integers
+// from 1 to 2^31 - 1 (cuBLAS takes int); layout is row or col; transa and transb are N
+// or T; group is a tag (letters, digits, '-') that --groups selects by. A malformed line stops
 // the read with "FILE:LINE: what is wrong" and no shapes: a suite that is read at all
 // is read whole, so that two runs of the same file time the same problems.
 //
@@ -35,7 +35,8 @@ struct SuiteShape {
   tmm_layout layout = TMM_ROW_MAJOR;
   tmm_transpose ta = TMM_NO_TRANS, tb = TMM_NO_TRANS;
   std::string group;
-  int line = 0;  // where in the file, for messages
+  int64_t batch = 1;  // products of a strided batch (dense, one after another)
+  int line = 0;       // where in the file, for messages
 };
 
 namespace detail {
@@ -62,8 +63,8 @@ inline bool parse_extent(const std::string& s, int64_t* out) {
 
 // Parses one line's fields into *s; on a malformed field returns what is wrong.
 inline std::string parse_fields(const std::vector<std::string>& f, SuiteShape* s) {
-  if (f.size() != 8)
-    return "want 8 fields (name m n k layout transa transb group), found " +
+  if (f.size() != 8 && f.size() != 9)
+    return "want 8 fields (name m n k layout transa transb group) and maybe batch=N, found " +
            std::to_string(f.size());
   if (!all_of_chars(f[0], "_-.")) return "name '" + f[0] + "': use letters, digits, _ - .";
   s->name = f[0];
@@ -91,6 +92,8 @@ inline std::string parse_fields(const std::vector<std::string>& f, SuiteShape* s
   }
   if (!all_of_chars(f[7], "-")) return "group '" + f[7] + "': use letters, digits, -";
   s->group = f[7];
+  if (f.size() == 9 && (f[8].compare(0, 6, "batch=") != 0 || !parse_extent(f[8].substr(6), &s->batch)))
+    return "'" + f[8] + "': want batch=N, N an integer from 1 to 2147483647";
   return "";
 }
 

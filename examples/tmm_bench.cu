@@ -30,7 +30,10 @@
 //
 // --suite FILE reads the shapes from a suite file (bench/shapes.txt, the one every
 // published figure uses; its format is in bench/shape_suite.hpp), --groups g,g,... only
-// those of the groups named. A suite run times AUTO (unless --algos says otherwise) in
+// those of the groups named. A suite shape with batch=N (the batched group) is a strided
+// batch of N dense products, one after another: tmm_?gemm_strided_batched_device against
+// cublas?gemmStridedBatched (cublasGemmStridedBatchedEx for TF32), its TFLOP/s over all
+// N, its error over 8 of them (the first, the last and 6 between). A suite run times AUTO (unless --algos says otherwise) in
 // turns with cuBLAS (--alternate), with no host-memory part. --math takes a list
 // (fp32,tf32 or all) to run each mode in turn. Last, for every run, a summary per math
 // mode and algorithm (and per group of a suite): the geometric mean of tiledmm's speed
@@ -101,6 +104,7 @@ struct Shape {
   int64_t m, n, k;
   tmm_layout layout;
   tmm_transpose ta, tb;
+  int64_t batch = 1;  // a suite's strided batch: products dense, one after another
 };
 
 struct Algo {
@@ -222,7 +226,8 @@ struct Problem {
   Shape s;
   bool fp64 = false;  // doubles: tmm_dgemm_device against cublasDgemm
   int64_t lda, ldb, ldc;
-  int64_t a_elems, b_elems, c_elems;
+  int64_t a_elems, b_elems, c_elems;  // one product's; a batch's are s.batch of each
+  std::vector<int64_t> checked;       // the products whose error is measured (all up to 8)
   int sets = 1;  // rotating input sets
   std::vector<void*> a, b, c;
   double* ref = nullptr;     // the reference; in double the hi parts of double-double
@@ -230,7 +235,8 @@ struct Problem {
   Strides strides{};
 
   bool row() const { return s.layout == TMM_ROW_MAJOR; }
-  double flops() const { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
+  double flops() const { return 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch); }
+  size_t all_c_bytes() const { return size_t(c_elems * s.batch) * element_bytes(); }
   size_t element_bytes() const { return fp64 ? sizeof(double) : sizeof(float); }
 };
 
@@ -254,16 +260,17 @@ void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   p.b_elems = b_rows * b_cols;
   p.c_elems = s.m * s.n;
   p.fp64 = std::is_same<T, double>::value;
-  const double bytes = double(sizeof(T)) * double(p.a_elems + p.b_elems + p.c_elems);
+  const int64_t batch = s.batch;
+  const double bytes = double(sizeof(T)) * double(p.a_elems + p.b_elems + p.c_elems) * batch;
   p.sets =
       bytes < 2.0 * double(l2_bytes) ? int(std::min(8.0, std::ceil(3.0 * l2_bytes / bytes))) : 1;
   for (int i = 0; i < p.sets; ++i) {
     T *a, *b, *c;
-    CHECK_CUDA(cudaMalloc(&a, p.a_elems * sizeof(T)));
-    CHECK_CUDA(cudaMalloc(&b, p.b_elems * sizeof(T)));
-    CHECK_CUDA(cudaMalloc(&c, p.c_elems * sizeof(T)));
-    fill_kernel<<<1024, 256, 0, stream>>>(a, p.a_elems, 1000 * i + 1, spread);
-    fill_kernel<<<1024, 256, 0, stream>>>(b, p.b_elems, 1000 * i + 2, spread);
+    CHECK_CUDA(cudaMalloc(&a, p.a_elems * batch * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&b, p.b_elems * batch * sizeof(T)));
+    CHECK_CUDA(cudaMalloc(&c, p.c_elems * batch * sizeof(T)));
+    fill_kernel<<<1024, 256, 0, stream>>>(a, p.a_elems * batch, 1000 * i + 1, spread);
+    fill_kernel<<<1024, 256, 0, stream>>>(b, p.b_elems * batch, 1000 * i + 2, spread);
     p.a.push_back(a);
     p.b.push_back(b);
     p.c.push_back(c);
@@ -278,11 +285,22 @@ void setup(Problem& p, size_t l2_bytes, bool spread, cudaStream_t stream) {
   st(s.ta == TMM_TRANS, p.lda, p.strides.ai, p.strides.aq);
   st(s.tb == TMM_TRANS, p.ldb, p.strides.bq, p.strides.bj);
   st(false, p.ldc, p.strides.ci, p.strides.cj);
-  CHECK_CUDA(cudaMalloc(&p.ref, p.c_elems * sizeof(double)));
-  if (p.fp64) CHECK_CUDA(cudaMalloc(&p.ref_lo, p.c_elems * sizeof(double)));
+  // A batch's error is measured on up to 8 of its products, the first and the last
+  // among them, evenly spread.
+  const int64_t checked = std::min<int64_t>(batch, 8);
+  for (int64_t i = 0; i < checked; ++i)
+    p.checked.push_back(checked == 1 ? 0 : i * (batch - 1) / (checked - 1));
+  const size_t ref_elems = size_t(p.c_elems) * p.checked.size();
+  CHECK_CUDA(cudaMalloc(&p.ref, ref_elems * sizeof(double)));
+  if (p.fp64) CHECK_CUDA(cudaMalloc(&p.ref_lo, ref_elems * sizeof(double)));
   const dim3 block(16, 16), grid(unsigned((s.n + 15) / 16), unsigned((s.m + 15) / 16));
-  reference_kernel<<<grid, block, 0, stream>>>(typed<T>(p.a[0]), typed<T>(p.b[0]), p.ref, p.ref_lo,
-                                               s.m, s.n, s.k, p.strides);
+  for (size_t i = 0; i < p.checked.size(); ++i) {
+    const int64_t product = p.checked[i];
+    reference_kernel<<<grid, block, 0, stream>>>(
+        typed<T>(p.a[0]) + product * p.a_elems, typed<T>(p.b[0]) + product * p.b_elems,
+        p.ref + i * p.c_elems, p.fp64 ? p.ref_lo + i * p.c_elems : nullptr, s.m, s.n, s.k,
+        p.strides);
+  }
   CHECK_CUDA(cudaGetLastError());
 }
 
@@ -300,12 +318,16 @@ double relative_error(const Problem& p, cudaStream_t stream, double* nonfinite) 
   double* sums;
   CHECK_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
   CHECK_CUDA(cudaMemsetAsync(sums, 0, 3 * sizeof(double), stream));
-  if (p.fp64)
-    error_kernel<<<1024, 256, 0, stream>>>(typed<double>(p.c[0]), p.ref, p.ref_lo, p.s.m, p.s.n,
-                                           p.strides.ci, p.strides.cj, sums);
-  else
-    error_kernel<<<1024, 256, 0, stream>>>(typed<float>(p.c[0]), p.ref, p.ref_lo, p.s.m, p.s.n,
-                                           p.strides.ci, p.strides.cj, sums);
+  for (size_t i = 0; i < p.checked.size(); ++i) {  // over the checked products together
+    const int64_t c_at = p.checked[i] * p.c_elems, ref_at = int64_t(i) * p.c_elems;
+    if (p.fp64)
+      error_kernel<<<1024, 256, 0, stream>>>(typed<double>(p.c[0]) + c_at, p.ref + ref_at,
+                                             p.ref_lo + ref_at, p.s.m, p.s.n, p.strides.ci,
+                                             p.strides.cj, sums);
+    else
+      error_kernel<<<1024, 256, 0, stream>>>(typed<float>(p.c[0]) + c_at, p.ref + ref_at, nullptr,
+                                             p.s.m, p.s.n, p.strides.ci, p.strides.cj, sums);
+  }
   double host[3];
   CHECK_CUDA(cudaMemcpyAsync(host, sums, sizeof(host), cudaMemcpyDeviceToHost, stream));
   CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -322,7 +344,7 @@ int g_max_runs = 30;
 
 // One run on input set 0 over NaN, finished: the result that relative_error checks.
 void run_checked(Problem& p, cudaStream_t stream, const std::function<void(int)>& run) {
-  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.c_elems * p.element_bytes(), stream));
+  CHECK_CUDA(cudaMemsetAsync(p.c[0], 0xff, p.all_c_bytes(), stream));
   run(0);
   CHECK_CUDA(cudaStreamSynchronize(stream));
 }
@@ -334,7 +356,7 @@ void run_checked(Problem& p, cudaStream_t stream, const std::function<void(int)>
 std::vector<double> time_in_turns(Problem& p, cudaStream_t stream,
                                   const std::vector<std::function<void(int)>>& runs) {
   for (int i = 0; i < p.sets; ++i)
-    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.c_elems * p.element_bytes(), stream));  // NaN
+    CHECK_CUDA(cudaMemsetAsync(p.c[i], 0xff, p.all_c_bytes(), stream));  // NaN
   for (int w = 0; w < 2; ++w)
     for (const auto& run : runs) run(w % p.sets);
   cudaEvent_t e0, e1;
@@ -393,6 +415,24 @@ void cublas_gemm(cublasHandle_t cb, const Problem& p, const T* a, const T* b, T*
   const T* y = row ? a : b;
   const int ldx = int(row ? p.ldb : p.lda), ldy = int(row ? p.lda : p.ldb);
   cublasStatus_t st;
+  if (s.batch > 1) {  // a dense strided batch
+    const long long sx = row ? p.b_elems : p.a_elems, sy = row ? p.a_elems : p.b_elems;
+    const int count = int(s.batch);
+    if constexpr (fp64) {
+      st = cublasDgemmStridedBatched(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, sx, y, ldy, sy,
+                                     &beta, c, int(p.ldc), p.c_elems, count);
+    } else if (tf32) {
+      st = cublasGemmStridedBatchedEx(cb, op1, op2, m, n, int(s.k), &alpha, x, CUDA_R_32F, ldx, sx,
+                                      y, CUDA_R_32F, ldy, sy, &beta, c, CUDA_R_32F, int(p.ldc),
+                                      p.c_elems, count, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                      CUBLAS_GEMM_DEFAULT);
+    } else {
+      st = cublasSgemmStridedBatched(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, sx, y, ldy, sy,
+                                     &beta, c, int(p.ldc), p.c_elems, count);
+    }
+    check_cublas(st, "cublas?gemmStridedBatched");
+    return;
+  }
   if constexpr (fp64) {
     st = cublasDgemm(cb, op1, op2, m, n, int(s.k), &alpha, x, ldx, y, ldy, &beta, c, int(p.ldc));
   } else if (tf32) {
@@ -464,6 +504,7 @@ std::string shape_name(const Shape& s) {
   std::snprintf(buf, sizeof buf, "%lldx%lldx%lld %s %c%c", (long long)s.m, (long long)s.n,
                 (long long)s.k, s.layout == TMM_ROW_MAJOR ? "row" : "col",
                 s.ta == TMM_TRANS ? 'T' : 'N', s.tb == TMM_TRANS ? 'T' : 'N');
+  if (s.batch > 1) return std::to_string(s.batch) + " x " + buf;
   return buf;
 }
 
@@ -614,13 +655,14 @@ void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, d
                double cublas_ms, double err, double cublas_err, const MathSetting& math,
                const char* kernel, const char* csv_kernel, bool good) {
   const Shape& s = c.s;
-  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch);
   const double tf = flops / ms / 1e9, cublas_tf = flops / cublas_ms / 1e9;
   if (b.suite) std::printf("%-24s ", c.name.c_str());
   std::printf("%-26s %-11s %5d %9.3f %9.3f %8.2f %8.2f %6.3fx %9.2e %9.2e  ", shape_name(s).c_str(),
               algorithm, tile, ms, cublas_ms, tf, cublas_tf, tf / cublas_tf, err, cublas_err);
   if (b.bandwidth) {  // the larger of A and B, read once: max(m, n) x k elements
-    const double bytes = double(std::max(s.m, s.n)) * double(s.k) * (b.fp64 ? 8.0 : 4.0);
+    const double bytes =
+        double(std::max(s.m, s.n)) * double(s.k) * double(s.batch) * (b.fp64 ? 8.0 : 4.0);
     std::printf("%7.2f %7.2f  ", bytes / ms / 1e9, bytes / cublas_ms / 1e9);
   }
   std::printf("%s%s\n", kernel, good ? "" : "  <-- ERROR");
@@ -638,7 +680,19 @@ void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, d
 // tmm_sgemm_device, or tmm_dgemm_device on doubles.
 void tiledmm_side(const Bench& b, const Problem& p, int set) {
   const Shape& s = p.s;
-  if (p.fp64)
+  if (s.batch > 1 && p.fp64)
+    check_tmm(tmm_dgemm_strided_batched_device(
+                  b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0, typed<double>(p.a[set]), p.lda,
+                  p.a_elems, typed<double>(p.b[set]), p.ldb, p.b_elems, 0.0,
+                  typed<double>(p.c[set]), p.ldc, p.c_elems, s.batch),
+              b.h, "tmm_dgemm_strided_batched_device");
+  else if (s.batch > 1)
+    check_tmm(tmm_sgemm_strided_batched_device(
+                  b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, typed<float>(p.a[set]), p.lda,
+                  p.a_elems, typed<float>(p.b[set]), p.ldb, p.b_elems, 0.0f,
+                  typed<float>(p.c[set]), p.ldc, p.c_elems, s.batch),
+              b.h, "tmm_sgemm_strided_batched_device");
+  else if (p.fp64)
     check_tmm(tmm_dgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0,
                                typed<double>(p.a[set]), p.lda, typed<double>(p.b[set]), p.ldb, 0.0,
                                typed<double>(p.c[set]), p.ldc),
@@ -706,9 +760,9 @@ bool run_case(Bench& b, const MathSetting& math, const Case& c, const std::vecto
               kernel.c_str(), r.kernel, good);
     ratios->push_back({math.name, a.name, c.group, label, cublas_ms / ms});
   }
-  if (math.tmm == TMM_MATH_FP32_ACCURATE) {
+  if (math.tmm == TMM_MATH_FP32_ACCURATE && s.batch == 1) {
     // The hand-composed 3xTF32 against cuBLAS SGEMM (informational: no error check,
-    // and not in the summary).
+    // and not in the summary; not for batches).
     HandX3 x3(p);
     auto hand = [&](int set) { x3.run(b.cb, p, set, b.stream); };
     double ms = 0, cublas_ms = cublas_alone_ms;
@@ -892,7 +946,7 @@ std::vector<Case> read_suite(const std::string& path, const std::string& groups)
   }
   std::vector<Case> out;
   for (const tmm_suite::SuiteShape& s : picked)
-    out.push_back({{s.m, s.n, s.k, s.layout, s.ta, s.tb}, s.name, s.group});
+    out.push_back({{s.m, s.n, s.k, s.layout, s.ta, s.tb, s.batch}, s.name, s.group});
   return out;
 }
 

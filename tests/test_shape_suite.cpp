@@ -28,8 +28,8 @@ std::vector<SuiteShape> committed_suite() {
 TEST(ShapeSuite, HasEveryGroupLayoutAndTransposePair) {
   const std::vector<SuiteShape> shapes = committed_suite();
   EXPECT_GE(shapes.size(), 30u);
-  const std::set<std::string> groups_wanted = {"thin", "small", "mid",    "deep-k",
-                                               "odd",  "large", "extreme"};
+  const std::set<std::string> groups_wanted = {"thin", "small", "mid",     "deep-k",
+                                               "odd",  "large", "extreme", "batched"};
   std::set<std::string> groups;
   std::set<std::pair<int, int>> pairs;  // (layout, ta * 2 + tb)
   for (const SuiteShape& s : shapes) {
@@ -55,6 +55,16 @@ TEST(ShapeSuite, HasTheIssuesShapes) {
       found = found || (s.m == want[0] && s.n == want[1] && s.k == want[2]);
     EXPECT_TRUE(found) << want[0] << "x" << want[1] << "x" << want[2] << " is not in the suite";
   }
+  // The issue's strided batches: batch x n^3, only in the batched group.
+  const int64_t batches[][2] = {{100000, 16}, {50000, 32}, {10000, 64},
+                                {4000, 128},  {1000, 256}, {100, 1024}};
+  for (const auto& want : batches) {
+    bool found = false;
+    for (const SuiteShape& s : shapes)
+      found = found || (s.batch == want[0] && s.m == want[1] && s.n == want[1] && s.k == want[1]);
+    EXPECT_TRUE(found) << want[0] << " x " << want[1] << "^3 is not in the suite";
+  }
+  for (const SuiteShape& s : shapes) EXPECT_EQ(s.batch > 1, s.group == "batched") << s.name;
 }
 
 TEST(ShapeSuite, SelectsGroups) {
@@ -84,11 +94,14 @@ TEST(ShapeSuiteParser, ReadsFieldsCommentsAndBlankLines) {
       "# a comment\n"
       "\n"
       "  one  10 20 30 row N T small   # trailing comment\n"
-      "two\t1\t2\t2147483647\tcol\tT\tN\tdeep-k\n");
+      "two\t1\t2\t2147483647\tcol\tT\tN\tdeep-k\n"
+      "three 4 4 4 row N N batched batch=2147483647\n");
   std::vector<SuiteShape> shapes;
   std::string error;
   ASSERT_TRUE(tmm_suite::parse_shape_suite(in, "suite", &shapes, &error)) << error;
-  ASSERT_EQ(shapes.size(), 2u);
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].batch, 1);
+  EXPECT_EQ(shapes[2].batch, 2147483647);
   EXPECT_EQ(shapes[0].name, "one");
   EXPECT_EQ(shapes[0].m, 10);
   EXPECT_EQ(shapes[0].n, 20);
@@ -108,7 +121,10 @@ TEST(ShapeSuiteParser, RefusesMalformedLinesByNumber) {
   const std::string good = "ok 1 2 3 row N N small\n";
   const std::pair<const char*, const char*> cases[] = {
       {"short 1 2 3 row N N\n", "want 8 fields"},
-      {"long 1 2 3 row N N small extra\n", "found 9"},
+      {"long 1 2 3 row N N small extra\n", "'extra': want batch=N"},
+      {"longer 1 2 3 row N N small batch=2 x\n", "found 10"},
+      {"batch0 1 2 3 row N N small batch=0\n", "'batch=0'"},
+      {"batchless 1 2 3 row N N small batch=\n", "'batch='"},
       {"zero 0 2 3 row N N small\n", "m '0'"},
       {"neg 1 -2 3 row N N small\n", "n '-2'"},
       {"big 1 2 2147483648 row N N small\n", "k '2147483648'"},

@@ -4,10 +4,12 @@
 // dimensions, dense, padded, broadcast and interleaved strides, beta 0 over NaN, both
 // precisions), nothing outside the products' m x n parts is written, batch 0 and 1,
 // every argument error before anything is written, the report's batch; on a GPU, the
-// CUDA backend's refusal of batch > 1 (until its batched path lands).
+// same for host pointers on the CUDA backend, and device pointers against FP64 in every
+// form and math mode.
 #include <gtest/gtest.h>
 #include <tiledmm/tiledmm.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -16,7 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "gemm_reference.hpp"
+#include "gemm_reference_f64.hpp"
+
+#if TMM_TEST_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace {
 
@@ -229,24 +235,198 @@ TEST_F(StridedBatched, DeviceCallsOnTheCpuAreNotSupported) {
             TMM_ERROR_NOT_SUPPORTED);
 }
 
-// The CUDA backend runs no batch of more than one product yet: NOT_SUPPORTED, with C
-// untouched; batch 1 runs.
-TEST(StridedBatchedCuda, MoreThanOneProductIsNotSupportedYet) {
-  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  tmm_handle h = nullptr;
-  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
-  std::vector<float> a(64, 1.0f), b(64, 1.0f), c(64, 7.0f);
-  EXPECT_EQ(tmm_sgemm_strided_batched(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f,
-                                      a.data(), 4, 16, b.data(), 4, 16, 0.0f, c.data(), 4, 16, 2),
-            TMM_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(c, std::vector<float>(64, 7.0f));
-  EXPECT_EQ(tmm_sgemm_strided_batched(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f,
-                                      a.data(), 4, 16, b.data(), 4, 16, 0.0f, c.data(), 4, 16, 1),
-            TMM_SUCCESS)
-      << tmm_get_error_message(h);
-  EXPECT_EQ(c[0], 4.0f);
-  EXPECT_EQ(c[16], 7.0f);
-  tmm_destroy(h);
+// The CUDA backend, host pointers: every product equals the single host call on it bit
+// for bit (one host call per product), as on the CPU.
+class StridedBatchedCuda : public StridedBatched {
+ protected:
+  void SetUp() override {
+    TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+    ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  }
+};
+
+TEST_F(StridedBatchedCuda, HostProductsAreTheSingleCallsBitForBit) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  every_product_is_the_single_call<float>(seed);
+  every_product_is_the_single_call<double>(seed + 1);
 }
+
+#if TMM_TEST_WITH_CUDA
+template <class T>
+struct DeviceOps;
+template <>
+struct DeviceOps<float> {
+  using Case = tmm_test::GemmCase;
+  static constexpr auto batched = tmm_sgemm_strided_batched_device;
+};
+template <>
+struct DeviceOps<double> {
+  using Case = tmm_test::DgemmCase;
+  static constexpr auto batched = tmm_dgemm_strided_batched_device;
+};
+
+::testing::AssertionResult check_product(const tmm_test::GemmCase& g, tmm_math_mode mode) {
+  return tmm_test::check_case(g, tmm_test::arithmetic_of(mode));
+}
+::testing::AssertionResult check_product(const tmm_test::DgemmCase& g, tmm_math_mode) {
+  return tmm_test::check_case(g);
+}
+
+// How a device batch lies in its three arrays: products `gap` elements apart after each
+// one's span (an odd gap leaves later products less aligned than the first), A one
+// matrix for all (stride 0), or C's products side by side in wide rows.
+enum class Lay { Gapped, BroadcastA, InterleavedC };
+
+// `batch` products of one shape, each a case of fill_case (beta 0: NaN in C), run by one
+// strided batched device call; each product checked against FP64 with the bound of the
+// kernel's arithmetic (the report's math mode), every element of C outside the
+// products' m x n parts unchanged.
+template <class T>
+void device_batch_matches_the_reference(tmm_handle h, tmm_layout layout, tmm_transpose ta,
+                                        tmm_transpose tb, int64_t m, int64_t n, int64_t k,
+                                        int64_t batch, int64_t pad, int64_t gap, Lay lay,
+                                        T beta, uint32_t seed) {
+  using Case = typename DeviceOps<T>::Case;
+  std::vector<Case> cases(static_cast<size_t>(batch));
+  for (int64_t p = 0; p < batch; ++p) {
+    Case& g = cases[size_t(p)];
+    g.layout = layout, g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+    g.alpha = T(0.75), g.beta = beta, g.pad = pad;
+    tmm_test::fill_case(g, seed + uint32_t(p));
+    if (lay == Lay::BroadcastA && p > 0) g.a = cases[0].a;
+  }
+  const Case& g0 = cases[0];
+  const int64_t sa = lay == Lay::BroadcastA ? 0 : int64_t(g0.a.size()) + gap;
+  const int64_t sb = int64_t(g0.b.size()) + gap;
+  const int64_t inner = g0.row() ? n : m, outer = g0.row() ? m : n;
+  int64_t ldc = g0.ldc, sc = int64_t(g0.c.size()) + gap;
+  if (lay == Lay::InterleavedC) {
+    sc = inner + gap;
+    ldc = sc * batch + pad;
+  }
+  const T sentinel = T(tmm_test::kPadSentinel);
+  std::vector<T> a(size_t((batch - 1) * sa) + g0.a.size());
+  std::vector<T> b(size_t((batch - 1) * sb) + g0.b.size());
+  std::vector<T> c(size_t((batch - 1) * sc + (outer - 1) * ldc + inner + gap), sentinel);
+  std::vector<char> in_product(c.size(), 0);
+  const auto c_at = [&](int64_t p, int64_t i, int64_t j) {
+    return size_t(p * sc + g0.at(i, j, ldc));
+  };
+  for (int64_t p = 0; p < batch; ++p) {
+    const Case& g = cases[size_t(p)];
+    std::copy(g.a.begin(), g.a.end(), a.begin() + p * sa);
+    std::copy(g.b.begin(), g.b.end(), b.begin() + p * sb);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        c[c_at(p, i, j)] = g.c0[size_t(g.at(i, j, g.ldc))];
+        in_product[c_at(p, i, j)] = 1;
+      }
+  }
+  T *da = nullptr, *db = nullptr, *dc = nullptr;
+  ASSERT_EQ(cudaMalloc(&da, a.size() * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&db, b.size() * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dc, c.size() * sizeof(T)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(da, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(db, b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dc, c.data(), c.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  const tmm_status status =
+      DeviceOps<T>::batched(h, layout, ta, tb, m, n, k, T(0.75), da, g0.lda, sa, db, g0.ldb, sb,
+                            beta, dc, ldc, sc, batch);
+  ASSERT_EQ(tmm_synchronize(h), TMM_SUCCESS) << tmm_get_error_message(h);
+  ASSERT_EQ(cudaMemcpy(c.data(), dc, c.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  ASSERT_EQ(status, TMM_SUCCESS) << tmm_get_error_message(h);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.batch, batch);
+  SCOPED_TRACE(std::string("kernel ") + r.kernel + " splits " + std::to_string(r.splits));
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!in_product[i]) {
+      ASSERT_EQ(std::memcmp(&c[i], &sentinel, sizeof(T)), 0) << "element " << i << " outside";
+    }
+  }
+  for (int64_t p = 0; p < batch; ++p) {
+    Case& g = cases[size_t(p)];
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) g.c[size_t(g.at(i, j, g.ldc))] = c[c_at(p, i, j)];
+    EXPECT_TRUE(check_product(g, r.math_mode)) << "product " << p;
+  }
+}
+
+// Device pointers: random shapes (thin, odd, tensor-core sized, deep k that splits) in
+// both layouts, all transposes, padded leading dimensions, odd gaps between products,
+// A broadcast and C interleaved, beta 0 and not, every math mode, both precisions.
+TEST_F(StridedBatchedCuda, DeviceProductsMatchTheReferenceInEveryForm) {
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  const tmm_math_mode modes[] = {TMM_MATH_FP32, TMM_MATH_TF32, TMM_MATH_FP32_ACCURATE};
+  for (int variant = 0; variant < 72; ++variant) {
+    const tmm_layout layout = variant % 2 ? TMM_COL_MAJOR : TMM_ROW_MAJOR;
+    const tmm_transpose ta = (variant / 2) % 2 ? TMM_TRANS : TMM_NO_TRANS;
+    const tmm_transpose tb = (variant / 4) % 2 ? TMM_TRANS : TMM_NO_TRANS;
+    const Lay lay = Lay((variant / 8) % 3);
+    const tmm_math_mode mode = modes[variant % 3];
+    int64_t m = pick(1, 150), n = pick(1, 150), k = pick(1, 200);
+    switch (variant % 4) {
+      case 1:  // tensor-core tiles with ragged edges
+        m = pick(129, 300), n = pick(129, 300), k = pick(100, 300);
+        break;
+      case 2:  // small C, deep k: the planners split k (the products share the workspace)
+        m = pick(8, 48), n = pick(8, 48), k = pick(2000, 5000);
+        break;
+      case 3:  // thin
+        n = pick(1, 12);
+        break;
+      default:
+        break;
+    }
+    const int64_t batch = pick(2, 4), pad = pick(0, 3), gap = pick(0, 3);
+    ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS);
+    SCOPED_TRACE("variant " + std::to_string(variant) + " m " + std::to_string(m) + " n " +
+                 std::to_string(n) + " k " + std::to_string(k) + " batch " +
+                 std::to_string(batch) + " pad " + std::to_string(pad) + " gap " +
+                 std::to_string(gap) + " mode " + std::to_string(int(mode)));
+    const uint32_t case_seed = uint32_t(rng());
+    device_batch_matches_the_reference<float>(h_, layout, ta, tb, m, n, k, batch, pad, gap, lay,
+                                              variant % 5 == 0 ? 0.0f : -1.5f, case_seed);
+    device_batch_matches_the_reference<double>(h_, layout, ta, tb, m, n, k, batch, pad, gap, lay,
+                                               variant % 5 == 0 ? 0.0 : -1.5, case_seed + 7);
+  }
+}
+
+// The checks come before anything runs on the CUDA backend too: C's products sharing an
+// element, or C meeting A, are INVALID_VALUE with C untouched.
+TEST_F(StridedBatchedCuda, DeviceArgumentErrorsWriteNothing) {
+  std::vector<float> host(256, 7.0f);
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, host.size() * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  EXPECT_EQ(tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4,
+                                             4, 1.0f, d, 4, 16, d + 64, 4, 16, 0.0f, d + 128, 4,
+                                             15, 2),
+            TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(h_)).find("share elements"), std::string::npos)
+      << tmm_get_error_message(h_);
+  EXPECT_EQ(tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4,
+                                             4, 1.0f, d, 4, 16, d + 64, 4, 16, 0.0f, d + 32, 4, 16,
+                                             3),
+            TMM_ERROR_INVALID_VALUE);  // C_0 is A_2
+  std::vector<float> after(host.size());
+  ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+  ASSERT_EQ(cudaMemcpy(after.data(), d, after.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  cudaFree(d);
+  EXPECT_EQ(after, host);
+}
+#endif
 
 }  // namespace

@@ -216,7 +216,10 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
-    require_no_batch(p);
+    if (p.batch > 1) {
+      gemm_host_products(p, settings);
+      return;
+    }
     check_context(device_);
     DeviceGuard guard(device_);
     if (!is_empty(p) && !is_scale_only(p)) {
@@ -314,7 +317,6 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_device(const GemmProblem& p, const Settings& settings) override {
-    require_no_batch(p);
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
@@ -422,13 +424,26 @@ class CudaBackend final : public Backend {
                                        : kBlockedEfficiency128x256 * profile_.fp32_peak();
   }
 
-  // Strided batches of more than one product do not run here yet (tiledmm.h, "Strided
-  // batched products"): before anything is read or written.
-  static void require_no_batch(const GemmProblem& p) {
-    require(p.batch <= 1, Status::NotSupported,
-            "strided batches of more than one product do not run on the CUDA backend yet "
-            "(batch ",
-            p.batch, ")");
+  // A strided batch of host products: one host call per product, in order (each
+  // finished before the next starts), so that after a failure the products before it are
+  // final and the rest untouched. The report: the last product's kernel and path, the
+  // times summed over the products. (Copies of whole groups of products: step 8 of
+  // docs/design/batched.md.)
+  void gemm_host_products(const GemmProblem& p, const Settings& settings) {
+    Timing sum;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      gemm_host(product_of(p, b), settings);
+      Timing t = timing_;  // the product's, just committed
+      t.upload_ms += sum.upload_ms;
+      t.compute_ms += sum.compute_ms;
+      t.download_ms += sum.download_ms;
+      t.total_ms += sum.total_ms;
+      t.pack_ms += sum.pack_ms;
+      t.link_ms += sum.link_ms;
+      sum = t;
+    }
+    sum.batch = p.batch;
+    timing_ = sum;  // the last product's call committed it, not pending
   }
 
   static Timing describe(const KernelChoice& choice, const GemmProblem& p) {

@@ -199,10 +199,34 @@ const KernelEntry* thin_row(Precision precision) {
   return nullptr;
 }
 
+// The product a batch's kernel is chosen for: its first, with each pointer given the
+// least alignment of any product's (x + b stride is at least as aligned as the lesser of
+// x and the stride's bytes), so that the choice holds for every product. A batch runs
+// product by product with it (launch_gemm); batched launches are docs/design/batched.md's
+// step 5. The pointers are never read.
+GemmProblem chosen_for(const GemmProblem& p) {
+  if (p.batch <= 1) return p;
+  GemmProblem q = product_of(p, 0);
+  const auto least_aligned = [&](const void* x, int64_t stride) -> const void* {
+    if (x == nullptr || stride == 0) return x;
+    // (batch - 1) stride bytes fits 64 bits (make_batched_problem), so one stride does.
+    const uintptr_t step = uintptr_t(stride) * uintptr_t(element_bytes(p.precision));
+    const uintptr_t step_alignment = step & (~step + 1);  // its lowest set bit
+    const uintptr_t at = reinterpret_cast<uintptr_t>(x);
+    if ((at & (2 * step_alignment - 1)) != 0) return x;  // x is no more aligned than that
+    return reinterpret_cast<const void*>(at + step_alignment);
+  };
+  q.a = least_aligned(q.a, p.stride_a);
+  q.b = least_aligned(q.b, p.stride_b);
+  q.c = const_cast<void*>(least_aligned(q.c, p.stride_c));
+  return q;
+}
+
 }  // namespace
 
-KernelChoice choose_kernel(const GemmProblem& p, const Settings& s, const DeviceProfile& device,
+KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const DeviceProfile& device,
                            bool with_workspace) {
+  const GemmProblem p = chosen_for(call);
   // AUTO runs BLOCKED with the planner's tile; the tile and coarsening settings are
   // ignored.
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
@@ -299,16 +323,22 @@ KernelChoice without_splits(KernelChoice choice) {
 
 size_t workspace_bytes(const KernelChoice& c, const GemmProblem& p) {
   if (is_empty(p) || is_scale_only(p) || c.kernel->workspace == nullptr) return 0;
-  return c.kernel->workspace(p, c.plan);
+  // A batch's products share it: the least aligned one's (its operands may be packed).
+  return c.kernel->workspace(chosen_for(p), c.plan);
 }
 
 void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,
                  cudaStream_t stream) {
-  if (is_scale_only(p)) {
-    launch_scale(p, stream);
-    return;
+  // A batch: its products one after another on the stream (so they can share the
+  // workspace), each with the batch's choice (chosen_for).
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const GemmProblem q = p.batch == 1 ? p : product_of(p, b);
+    if (is_scale_only(q)) {
+      launch_scale(q, stream);
+    } else {
+      c.kernel->launch(q, c.plan, workspace, stream);
+    }
   }
-  c.kernel->launch(p, c.plan, workspace, stream);
 }
 
 const char* kernel_name(const KernelChoice& c, const GemmProblem& p) {

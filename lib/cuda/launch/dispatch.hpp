@@ -25,6 +25,7 @@ struct KernelChoice {
 // Resolves AUTO and the zero defaults for this shape on `device` through the kernel
 // registry and, for BLOCKED, the planner. Throws NotSupported for a tile size the
 // algorithm lacks or a kernel the device cannot run.
+// For a batch, the choice holds for every product (the least aligned one included).
 // With with_workspace false (the streamed path's chunks, which get none), rows that
 // would need a workspace for p are passed over. Every input it reads is in
 // KernelChoiceCache's key (below): a new one must be added there.
@@ -71,8 +72,9 @@ KernelChoice without_splits(KernelChoice choice);
 // Bytes of device workspace the chosen kernel needs (0 for most).
 size_t workspace_bytes(const KernelChoice& choice, const GemmProblem& p);
 
-// Runs the chosen kernel (or the scale kernel when A and B take no part).
-// `workspace` holds at least workspace_bytes() bytes.
+// Runs the chosen kernel (or the scale kernel when A and B take no part); a batch's
+// products one after another on `stream`. `workspace` holds at least workspace_bytes()
+// bytes (one product's).
 void launch_gemm(const KernelChoice& choice, const GemmProblem& p, void* workspace,
                  cudaStream_t stream);
 
