@@ -92,7 +92,8 @@ inline std::string parse_fields(const std::vector<std::string>& f, SuiteShape* s
   }
   if (!all_of_chars(f[7], "-")) return "group '" + f[7] + "': use letters, digits, -";
   s->group = f[7];
-  if (f.size() == 9 && (f[8].compare(0, 6, "batch=") != 0 || !parse_extent(f[8].substr(6), &s->batch)))
+  if (f.size() == 9 &&
+      (f[8].compare(0, 6, "batch=") != 0 || !parse_extent(f[8].substr(6), &s->batch)))
     return "'" + f[8] + "': want batch=N, N an integer from 1 to 2147483647";
   return "";
 }

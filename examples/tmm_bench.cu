@@ -33,9 +33,9 @@
 // those of the groups named. A suite shape with batch=N (the batched group) is a strided
 // batch of N dense products, one after another: tmm_?gemm_strided_batched_device against
 // cublas?gemmStridedBatched (cublasGemmStridedBatchedEx for TF32), its TFLOP/s over all
-// N, its error over 8 of them (the first, the last and 6 between). A suite run times AUTO (unless --algos says otherwise) in
-// turns with cuBLAS (--alternate), with no host-memory part. --math takes a list
-// (fp32,tf32 or all) to run each mode in turn. Last, for every run, a summary per math
+// N, its error over 8 of them (the first, the last and 6 between). A suite run times AUTO (unless
+// --algos says otherwise) in turns with cuBLAS (--alternate), with no host-memory part. --math
+// takes a list (fp32,tf32 or all) to run each mode in turn. Last, for every run, a summary per math
 // mode and algorithm (and per group of a suite): the geometric mean of tiledmm's speed
 // over cuBLAS's and the lowest, with its shape.
 //
@@ -228,7 +228,7 @@ struct Problem {
   int64_t lda, ldb, ldc;
   int64_t a_elems, b_elems, c_elems;  // one product's; a batch's are s.batch of each
   std::vector<int64_t> checked;       // the products whose error is measured (all up to 8)
-  int sets = 1;  // rotating input sets
+  int sets = 1;                       // rotating input sets
   std::vector<void*> a, b, c;
   double* ref = nullptr;     // the reference; in double the hi parts of double-double
   double* ref_lo = nullptr;  // in double its lo parts (single: none)
@@ -681,16 +681,16 @@ void print_row(const Bench& b, const Case& c, const char* algorithm, int tile, d
 void tiledmm_side(const Bench& b, const Problem& p, int set) {
   const Shape& s = p.s;
   if (s.batch > 1 && p.fp64)
-    check_tmm(tmm_dgemm_strided_batched_device(
-                  b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0, typed<double>(p.a[set]), p.lda,
-                  p.a_elems, typed<double>(p.b[set]), p.ldb, p.b_elems, 0.0,
-                  typed<double>(p.c[set]), p.ldc, p.c_elems, s.batch),
+    check_tmm(tmm_dgemm_strided_batched_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0,
+                                               typed<double>(p.a[set]), p.lda, p.a_elems,
+                                               typed<double>(p.b[set]), p.ldb, p.b_elems, 0.0,
+                                               typed<double>(p.c[set]), p.ldc, p.c_elems, s.batch),
               b.h, "tmm_dgemm_strided_batched_device");
   else if (s.batch > 1)
-    check_tmm(tmm_sgemm_strided_batched_device(
-                  b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f, typed<float>(p.a[set]), p.lda,
-                  p.a_elems, typed<float>(p.b[set]), p.ldb, p.b_elems, 0.0f,
-                  typed<float>(p.c[set]), p.ldc, p.c_elems, s.batch),
+    check_tmm(tmm_sgemm_strided_batched_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0f,
+                                               typed<float>(p.a[set]), p.lda, p.a_elems,
+                                               typed<float>(p.b[set]), p.ldb, p.b_elems, 0.0f,
+                                               typed<float>(p.c[set]), p.ldc, p.c_elems, s.batch),
               b.h, "tmm_sgemm_strided_batched_device");
   else if (p.fp64)
     check_tmm(tmm_dgemm_device(b.h, s.layout, s.ta, s.tb, s.m, s.n, s.k, 1.0,

@@ -285,8 +285,8 @@ enum class Lay { Gapped, BroadcastA, InterleavedC };
 template <class T>
 void device_batch_matches_the_reference(tmm_handle h, tmm_layout layout, tmm_transpose ta,
                                         tmm_transpose tb, int64_t m, int64_t n, int64_t k,
-                                        int64_t batch, int64_t pad, int64_t gap, Lay lay,
-                                        T beta, uint32_t seed) {
+                                        int64_t batch, int64_t pad, int64_t gap, Lay lay, T beta,
+                                        uint32_t seed) {
   using Case = typename DeviceOps<T>::Case;
   std::vector<Case> cases(static_cast<size_t>(batch));
   for (int64_t p = 0; p < batch; ++p) {
@@ -330,9 +330,8 @@ void device_batch_matches_the_reference(tmm_handle h, tmm_layout layout, tmm_tra
   ASSERT_EQ(cudaMemcpy(da, a.data(), a.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(db, b.data(), b.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dc, c.data(), c.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  const tmm_status status =
-      DeviceOps<T>::batched(h, layout, ta, tb, m, n, k, T(0.75), da, g0.lda, sa, db, g0.ldb, sb,
-                            beta, dc, ldc, sc, batch);
+  const tmm_status status = DeviceOps<T>::batched(h, layout, ta, tb, m, n, k, T(0.75), da, g0.lda,
+                                                  sa, db, g0.ldb, sb, beta, dc, ldc, sc, batch);
   ASSERT_EQ(tmm_synchronize(h), TMM_SUCCESS) << tmm_get_error_message(h);
   ASSERT_EQ(cudaMemcpy(c.data(), dc, c.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(da);
@@ -391,9 +390,9 @@ TEST_F(StridedBatchedCuda, DeviceProductsMatchTheReferenceInEveryForm) {
     const int64_t batch = pick(2, 4), pad = pick(0, 3), gap = pick(0, 3);
     ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, mode), TMM_SUCCESS);
     SCOPED_TRACE("variant " + std::to_string(variant) + " m " + std::to_string(m) + " n " +
-                 std::to_string(n) + " k " + std::to_string(k) + " batch " +
-                 std::to_string(batch) + " pad " + std::to_string(pad) + " gap " +
-                 std::to_string(gap) + " mode " + std::to_string(int(mode)));
+                 std::to_string(n) + " k " + std::to_string(k) + " batch " + std::to_string(batch) +
+                 " pad " + std::to_string(pad) + " gap " + std::to_string(gap) + " mode " +
+                 std::to_string(int(mode)));
     const uint32_t case_seed = uint32_t(rng());
     device_batch_matches_the_reference<float>(h_, layout, ta, tb, m, n, k, batch, pad, gap, lay,
                                               variant % 5 == 0 ? 0.0f : -1.5f, case_seed);
@@ -410,15 +409,14 @@ TEST_F(StridedBatchedCuda, DeviceArgumentErrorsWriteNothing) {
   ASSERT_EQ(cudaMalloc(&d, host.size() * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
             cudaSuccess);
-  EXPECT_EQ(tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4,
-                                             4, 1.0f, d, 4, 16, d + 64, 4, 16, 0.0f, d + 128, 4,
-                                             15, 2),
-            TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(
+      tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4, 1.0f,
+                                       d, 4, 16, d + 64, 4, 16, 0.0f, d + 128, 4, 15, 2),
+      TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(std::string(tmm_get_error_message(h_)).find("share elements"), std::string::npos)
       << tmm_get_error_message(h_);
-  EXPECT_EQ(tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4,
-                                             4, 1.0f, d, 4, 16, d + 64, 4, 16, 0.0f, d + 32, 4, 16,
-                                             3),
+  EXPECT_EQ(tmm_sgemm_strided_batched_device(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 4, 4, 4,
+                                             1.0f, d, 4, 16, d + 64, 4, 16, 0.0f, d + 32, 4, 16, 3),
             TMM_ERROR_INVALID_VALUE);  // C_0 is A_2
   std::vector<float> after(host.size());
   ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
