@@ -83,13 +83,15 @@ struct GemmView {
   T beta;
   T* c;
   int64_t ldc;
+  int64_t stride_a, stride_b, stride_c;  // a strided batch's, in elements (select_product)
 };
 
 // The view of p in its own precision T; the scalars are rounded to T once, here.
 template <class T>
 GemmView<T> view_of(const GemmProblem& p) {
-  return {p.trans_a, p.trans_b,   p.m,   p.n,       p.k,         T(p.alpha), p.a_as<T>(),
-          p.lda,     p.b_as<T>(), p.ldb, T(p.beta), p.c_as<T>(), p.ldc};
+  return {p.trans_a,   p.trans_b,  p.m,         p.n,       p.k,       T(p.alpha),
+          p.a_as<T>(), p.lda,      p.b_as<T>(), p.ldb,     T(p.beta), p.c_as<T>(),
+          p.ldc,       p.stride_a, p.stride_b,  p.stride_c};
 }
 
 inline bool has_io(const GemmProblem& p) { return p.a_io || p.b_io || p.c_io; }
@@ -154,6 +156,11 @@ inline bool rows_16_byte_aligned(const void* ptr, int64_t ld, int bytes) {
 template <class T>
 bool rows_16_byte_aligned(const T* ptr, int64_t ld) {
   return rows_16_byte_aligned(ptr, ld, int(sizeof(T)));
+}
+// The same for every product of a batch of `batch` products `stride` elements apart.
+inline bool rows_16_byte_aligned(const void* ptr, int64_t ld, int64_t stride, int64_t batch,
+                                 int bytes) {
+  return rows_16_byte_aligned(ptr, ld, bytes) && (batch <= 1 || stride % (16 / bytes) == 0);
 }
 
 // True when the call changes nothing: an empty C (or no product).

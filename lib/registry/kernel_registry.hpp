@@ -59,6 +59,9 @@ struct KernelEntry {
   // How it splits k in its last wave for p on the device (plan.splits, plan.tail_tiles);
   // nullptr: it never splits. Dispatch asks only where a workspace may be used.
   void (*plan_tail)(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) = nullptr;
+  // Whether its launcher runs a strided batch in one launch (product blockIdx.z, unsplit);
+  // false: dispatch launches a batch product by product.
+  bool batched = false;
 };
 
 // Named fields for a row in C++17 (designated initialisers are C++20):
@@ -102,6 +105,7 @@ class KernelRow {
   constexpr KernelRow launch(KernelLauncher v) const { return with(&KernelEntry::launch, v); }
   constexpr KernelRow workspace(WorkspaceBytes v) const { return with(&KernelEntry::workspace, v); }
   constexpr KernelRow available(bool (*v)()) const { return with(&KernelEntry::available, v); }
+  constexpr KernelRow batched() const { return with(&KernelEntry::batched, true); }
   constexpr KernelRow plan_tail(decltype(KernelEntry::plan_tail) v) const {
     return with(&KernelEntry::plan_tail, v);
   }

@@ -475,6 +475,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
                 "static shared memory is limited to 48 KiB per block");
   using Loads = OperandLoads<S, KContigA, KContigB, Vec>;
 
+  select_product(p);
   if (Split) take_k_slice<KContigA, KContigB>(p, blockIdx.y * k_per_split, k_per_split);
   const TileOrigin tile = tile_of_block<S>(p);
   const int tid = threadIdx.x;
@@ -514,11 +515,13 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 }
 
 // 16-byte vector access needs every pointer 16-byte aligned and every leading
-// dimension a multiple of V.
+// dimension a multiple of V (and, in a batch, every stride).
 template <class T>
 bool vectorizable(const GemmProblem& p) {
-  return rows_16_byte_aligned(p.a_as<T>(), p.lda) && rows_16_byte_aligned(p.b_as<T>(), p.ldb) &&
-         rows_16_byte_aligned(p.c_as<T>(), p.ldc);
+  const int bytes = int(sizeof(T));
+  return rows_16_byte_aligned(p.a, p.lda, p.stride_a, p.batch, bytes) &&
+         rows_16_byte_aligned(p.b, p.ldb, p.stride_b, p.batch, bytes) &&
+         rows_16_byte_aligned(p.c, p.ldc, p.stride_c, p.batch, bytes);
 }
 
 // Split-K: each slice's depth, ceil(k / splits) rounded up to whole tiles of k, and the
@@ -540,18 +543,25 @@ void launch(const GemmProblem& p, const KernelPlan& plan, T* workspace, cudaStre
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, E::kName,
           ": too many tiles for one launch");
   const int64_t k_per_split = slice_depth<S>(p, plan);
-  const dim3 grid(unsigned(blocks), unsigned(launched_slices<S>(p, plan)));
+  // A batch's products share no workspace: they run unsplit (choose_kernel).
+  require(plan.splits <= 1 || p.batch <= 1, Status::Internal, E::kName,
+          ": a strided batch split along k");
+  const unsigned slices = unsigned(launched_slices<S>(p, plan));
   // The kernel counts its steps of k in 32 bits (k of 2^34 and more: 64 GiB operands
   // of floats).
   require(ceil_div(plan.splits > 1 ? k_per_split : p.k, S::BK) <= int64_t(INT32_MAX),
           Status::NotSupported, E::kName, ": k = ", p.k, " is over 2^31 steps of ", S::BK,
           " for one block");
   if (plan.splits > 1) {
-    launch_kernel(E::kLaunch, blocked_kernel<S, KA, KB, Vec, true>, grid, S::THREADS, 0, stream,
-                  view_of<T>(p), k_per_split, workspace, partial_ld_of<T>(p));
+    launch_kernel(E::kLaunch, blocked_kernel<S, KA, KB, Vec, true>, dim3(unsigned(blocks), slices),
+                  S::THREADS, 0, stream, view_of<T>(p), k_per_split, workspace,
+                  partial_ld_of<T>(p));
   } else {
-    launch_kernel(E::kLaunch, blocked_kernel<S, KA, KB, Vec, false>, grid, S::THREADS, 0, stream,
-                  view_of<T>(p), p.k, nullptr, 0);
+    launch_in_product_slices(p, [&](const GemmProblem& q, unsigned products) {
+      launch_kernel(E::kLaunch, blocked_kernel<S, KA, KB, Vec, false>,
+                    dim3(unsigned(blocks), slices, products), S::THREADS, 0, stream, view_of<T>(q),
+                    q.k, nullptr, 0);
+    });
   }
 }
 

@@ -102,6 +102,32 @@ void launch_in_row_slices(int64_t block_rows, unsigned block_cols, Launch launch
   }
 }
 
+// A batched kernel's product: the matrices of product blockIdx.z of the launch's slice
+// of a strided batch (launch_in_product_slices); the one product of a single call.
+template <class T>
+__device__ __forceinline__ void select_product(GemmView<T>& p) {
+  const int64_t z = blockIdx.z;
+  p.a += z * p.stride_a;
+  p.b += z * p.stride_b;
+  p.c += z * p.stride_c;
+}
+
+// Launches `launch(slice, products)` once per slice of at most 65535 products of a strided
+// batch (gridDim.z's limit), `slice` the batch from its first product; a single call's
+// problem once, as it is.
+template <class Launch>
+void launch_in_product_slices(const GemmProblem& p, Launch launch) {
+  constexpr int64_t kMaxGridZ = 65535;
+  if (p.batch <= 1) {
+    launch(p, 1u);
+    return;
+  }
+  for (int64_t first = 0; first < p.batch; first += kMaxGridZ) {
+    const int64_t count = std::min(kMaxGridZ, p.batch - first);
+    launch(products_of(p, first, count), unsigned(count));
+  }
+}
+
 // a >= 0, b > 0; exact up to INT64_MAX (no a + b - 1).
 __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
@@ -145,12 +171,13 @@ void with_transposes(const GemmProblem& p, F&& f) {
 }
 
 // Calls f(VecA, VecB) with whether each operand's rows are all 16-byte aligned (so that
-// 16-byte copies can read them) as compile-time constants, as with_transposes does.
+// 16-byte copies can read them; in every product of a batch) as compile-time constants,
+// as with_transposes does.
 template <class F>
 void with_alignment(const GemmProblem& p, F&& f) {
   const int bytes = element_bytes(p.precision);
-  const bool vec_a = rows_16_byte_aligned(p.a, p.lda, bytes);
-  const bool vec_b = rows_16_byte_aligned(p.b, p.ldb, bytes);
+  const bool vec_a = rows_16_byte_aligned(p.a, p.lda, p.stride_a, p.batch, bytes);
+  const bool vec_b = rows_16_byte_aligned(p.b, p.ldb, p.stride_b, p.batch, bytes);
   if (vec_a) {
     vec_b ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
   } else {

@@ -130,19 +130,22 @@ constexpr KernelEntry kCudaKernels[] = {
         .algorithm(Algorithm::Blocked)
         .shape(kBlocked64x64)
         .launch(launch_blocked)
-        .workspace(blocked_workspace),
+        .workspace(blocked_workspace)
+        .batched(),
     cuda_row("blocked_128x128",
              "register-blocked strict FP32, 128 x 128 tile, 8 x 8 per thread, split-K")
         .algorithm(Algorithm::Blocked)
         .shape(kBlocked128x128)
         .launch(launch_blocked)
-        .workspace(blocked_workspace),
+        .workspace(blocked_workspace)
+        .batched(),
     cuda_row("blocked_128x256",
              "register-blocked strict FP32, 128 x 256 tile, 16 x 8 per thread, split-K")
         .algorithm(Algorithm::Blocked)
         .shape(kBlocked128x256)
         .launch(launch_blocked)
-        .workspace(blocked_workspace),
+        .workspace(blocked_workspace)
+        .batched(),
 // Tensor cores: AUTO and BLOCKED (tile 0: plan_tf32's choice, or the row's tile) when
 // the math mode allows TF32. Hopper first: where its sm_90a code loaded, it runs
 // instead of the mma.sync row of its tile.
@@ -327,7 +330,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .min_cc(80)
         .launch(launch_f64_mma)
         .workspace(f64_mma_workspace)
-        .plan_tail(plan_f64_mma_tail),
+        .plan_tail(plan_f64_mma_tail)
+        .batched(),
     cuda_row("f64_mma_128x64",
              "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
              "sm_90), strict FP64, 128 x 64 tile, 3-stage cp.async, 90 KiB shared memory, "
@@ -339,7 +343,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .is_default()
         .launch(launch_f64_mma)
         .workspace(f64_mma_workspace)
-        .plan_tail(plan_f64_mma_tail),
+        .plan_tail(plan_f64_mma_tail)
+        .batched(),
     cuda_row("f64_mma_64x64",
              "FP64 tensor cores (mma.sync m16n8k8 .f64; two m8n8k4 per 16 x 8 x 4 before "
              "sm_90), strict FP64, 64 x 64 tile, 3-stage cp.async, 60 KiB shared memory, "
@@ -350,7 +355,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .min_cc(80)
         .launch(launch_f64_mma)
         .workspace(f64_mma_workspace)
-        .plan_tail(plan_f64_mma_tail),
+        .plan_tail(plan_f64_mma_tail)
+        .batched(),
     // FP64 on the CUDA cores: AUTO and BLOCKED in double (tile 0: plan_f64_blocked's
     // choice) where DMMA does not pay (before cc 8.0; 8.6 and 8.9, where it runs at 1/64
     // of the FP32 rate). No max_cc: they run, and are tested, on every device.
@@ -361,7 +367,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .algorithm(Algorithm::Blocked)
         .shape(kF64Blocked128x128)
         .launch(launch_f64_blocked)
-        .workspace(f64_blocked_workspace),
+        .workspace(f64_blocked_workspace)
+        .batched(),
     cuda_row("f64_blocked_64x64",
              "register-blocked strict FP64 on the CUDA cores (fma in double, no tensor cores), "
              "64 x 64 tile, 8 x 8 per thread, depth 4, 8.5 KiB shared memory, split-K")
@@ -369,7 +376,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .algorithm(Algorithm::Blocked)
         .shape(kF64Blocked64x64)
         .launch(launch_f64_blocked)
-        .workspace(f64_blocked_workspace),
+        .workspace(f64_blocked_workspace)
+        .batched(),
     // Thin products (m or n at most 16): BLOCKED with tile 16, and AUTO and BLOCKED (tile
     // 0) where the planner's thin_pays, in every math mode. Last, so that no row's index
     // moves.

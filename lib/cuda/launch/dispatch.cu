@@ -272,6 +272,10 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
           device.cc_minor);
   choice.plan.tile = choice.kernel->tile;
   choice.plan.coarsening = choice.kernel->coarsening;
+  // A batched row runs a batch in one launch, its products side by side (blockIdx.z):
+  // unsplit, as they share no workspace. (The planner does not weigh the batch yet: the
+  // tile is the one product's; docs/design/batched.md.)
+  if (call.batch > 1 && choice.kernel->batched) choice = without_splits(choice);
   return choice;
 }
 
@@ -329,8 +333,12 @@ size_t workspace_bytes(const KernelChoice& c, const GemmProblem& p) {
 
 void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,
                  cudaStream_t stream) {
-  // A batch: its products one after another on the stream (so they can share the
-  // workspace), each with the batch's choice (chosen_for).
+  // A batch: in one launch on a batched row, else its products one after another on the
+  // stream (so they can share the workspace), each with the batch's choice (chosen_for).
+  if (p.batch > 1 && c.kernel->batched && !is_scale_only(p)) {
+    c.kernel->launch(p, c.plan, workspace, stream);
+    return;
+  }
   for (int64_t b = 0; b < p.batch; ++b) {
     const GemmProblem q = p.batch == 1 ? p : product_of(p, b);
     if (is_scale_only(q)) {

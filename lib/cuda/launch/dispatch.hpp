@@ -72,9 +72,10 @@ KernelChoice without_splits(KernelChoice choice);
 // Bytes of device workspace the chosen kernel needs (0 for most).
 size_t workspace_bytes(const KernelChoice& choice, const GemmProblem& p);
 
-// Runs the chosen kernel (or the scale kernel when A and B take no part); a batch's
-// products one after another on `stream`. `workspace` holds at least workspace_bytes()
-// bytes (one product's).
+// Runs the chosen kernel (or the scale kernel when A and B take no part); a batch in
+// one launch where the row is batched (KernelEntry::batched), else its products one
+// after another on `stream`. `workspace` holds at least workspace_bytes() bytes (one
+// product's).
 void launch_gemm(const KernelChoice& choice, const GemmProblem& p, void* workspace,
                  cudaStream_t stream);
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -331,6 +332,134 @@ TEST(ThinRows, EveryFormSplitAndEdgeMatchesTheReference) {
     }
   }
   EXPECT_EQ(rows, 2) << "thin and f64_thin run on every device";
+}
+
+// ---- Batched rows: a strided batch in one launch -----------------------------------
+
+// One batch of `batch` products of g's shape (each product's A, B and C g's matrices with
+// fresh random values, `gap` elements between products: an odd gap makes later products
+// less aligned than the first), through `row`'s launcher in one launch and then product
+// by product: the same bits (the same kernel, unsplit, whatever the alignment), and
+// nothing between the products written.
+template <class Case>
+void check_batched_row(const KernelEntry& row, Case g, int64_t batch, int64_t gap, uint32_t seed) {
+  using T = std::remove_reference_t<decltype(g.a[0])>;
+  const Precision precision = std::is_same_v<T, double> ? Precision::F64 : Precision::F32;
+  const int64_t sa = int64_t(g.a.size()) + gap, sb = int64_t(g.b.size()) + gap;
+  const int64_t sc = int64_t(g.c.size()) + gap;
+  std::vector<T> a(size_t(batch * sa)), b(size_t(batch * sb)), c(size_t(batch * sc));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (T& x : a) x = T(u(rng));
+  for (T& x : b) x = T(u(rng));
+  for (T& x : c) x = g.beta == T(0) ? T(tmm_test::kPadSentinel) : T(u(rng));
+  const Layout layout = g.row() ? Layout::RowMajor : Layout::ColMajor;
+  std::vector<T> outs[2];
+  for (int by_product = 0; by_product < 2; ++by_product) {
+    T *da = upload_shifted(a, 0), *db = upload_shifted(b, 0), *dc = upload_shifted(c, 0);
+    const GemmProblem p =
+        make_batched_problem(precision, layout, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m, g.n, g.k,
+                             g.alpha, da, g.lda, sa, db, g.ldb, sb, g.beta, dc, g.ldc, sc, batch);
+    const KernelPlan plan{row.tile, 0, 1, 0};
+    if (by_product) {
+      for (int64_t q = 0; q < batch; ++q) row.launch(product_of(p, q), plan, nullptr, nullptr);
+    } else {
+      row.launch(p, plan, nullptr, nullptr);
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    outs[by_product].resize(c.size());
+    EXPECT_EQ(cudaMemcpy(outs[by_product].data(), dc, c.size() * sizeof(T), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (T* d : {da, db, dc}) free_shifted(d, 0);
+  }
+  size_t written = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&outs[0][i], &outs[1][i], sizeof(T)), 0)
+        << "element " << i << ": one launch " << outs[0][i] << ", product by product "
+        << outs[1][i];
+    written += std::memcmp(&outs[0][i], &c[i], sizeof(T)) != 0;
+  }
+  EXPECT_LE(written, size_t(batch * g.m * g.n)) << "elements outside the products changed";
+  EXPECT_GE(written, size_t(batch * g.m * g.n) / 2) << "the products were not written";
+}
+
+// Every batched row that runs here: ragged shapes in both layouts and all transposes,
+// pads, aligned and odd gaps between products, beta 0 and not; one launch gives the bits
+// of launching its products one by one.
+TEST(BatchedRows, OneLaunchGivesTheBitsOfItsProductsOneByOne) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const int cc = current_cc();
+  ASSERT_GT(cc, 0);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int optin = shared_optin();
+  int rows = 0, variant = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (!row.batched || !runs_here(row, cc) || !f64_row_fits(row, optin)) continue;
+    ++rows;
+    for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+      for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+        for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+          const int64_t m = 61 + 37 * (variant % 5), n = 150 - 23 * (variant % 4);
+          const int64_t k = 45 + 31 * (variant % 3), gap = variant % 3 == 0 ? 0 : variant % 2 + 1;
+          const int64_t batch = 2 + variant % 4;
+          SCOPED_TRACE(std::string(row.name) + " variant " + std::to_string(variant) + " m " +
+                       std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
+                       " gap " + std::to_string(gap) + " batch " + std::to_string(batch));
+          const auto make = [&](auto g) {
+            g.layout = layout, g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+            g.alpha = 0.75;
+            g.beta = variant % 2 ? 0.0 : -1.5;
+            g.pad = variant % 3;
+            tmm_test::fill_case(g, seed + uint32_t(variant));
+            check_batched_row(row, g, batch, gap, seed + uint32_t(variant));
+          };
+          if (row.precision == Precision::F64) {
+            make(tmm_test::DgemmCase{});
+          } else {
+            make(tmm_test::GemmCase{});
+          }
+          ++variant;
+        }
+      }
+    }
+  }
+  EXPECT_GE(rows, 5) << "blocked_* and f64_blocked_* are batched on every device";
+}
+
+// More products than one launch's 65535 (gridDim.z): slices of the batch, each product
+// right. 70000 products of 4 x 4 x 4 on small integers, exact in FP32.
+TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const KernelEntry* row = nullptr;
+  for (const KernelEntry& r : cuda_kernel_table())
+    if (std::string(r.name) == "blocked_64x64") row = &r;
+  ASSERT_NE(row, nullptr);
+  const int64_t batch = 70000, e = 16;  // 16 elements a matrix
+  std::vector<float> a(size_t(batch * e)), b(a.size()), c(a.size(), 0.0f);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(int(i % 7) - 3);
+    b[i] = float(int((i * 5 + i / 16) % 5) - 2);
+  }
+  float *da = upload_shifted(a, 0), *db = upload_shifted(b, 0), *dc = upload_shifted(c, 0);
+  const GemmProblem p = make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 4, 4,
+                                             4, 1.0, da, 4, e, db, 4, e, 0.0, dc, 4, e, batch);
+  row->launch(p, KernelPlan{row->tile, 0, 1, 0}, nullptr, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(c.data(), dc, c.size() * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (float* d : {da, db, dc}) free_shifted(d, 0);
+  for (int64_t q = 0; q < batch; ++q) {
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        float want = 0;
+        for (int l = 0; l < 4; ++l)
+          want += a[size_t(q * e + i * 4 + l)] * b[size_t(q * e + l * 4 + j)];
+        ASSERT_EQ(c[size_t(q * e + i * 4 + j)], want)
+            << "product " << q << " (" << i << ", " << j << ")";
+      }
+    }
+  }
 }
 
 // Not a check, and disabled: the speed of named rows through their own launchers, for

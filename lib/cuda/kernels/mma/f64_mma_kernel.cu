@@ -288,6 +288,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
     f64_mma_kernel(GemmView<double> p, TailSplit split) {
 #if TMM_MMA_SYNC
   extern __shared__ __align__(16) double shared_doubles[];
+  select_product(p);
   const BlockWork work = block_work(split);
   MmaMainloop<S, KContigA, KContigB, VecA, VecB, double> block(
       p, shared_doubles, grouped_tile<S::BM, S::BN, kGroupRows>(work.tile, p.m, p.n),
@@ -361,12 +362,17 @@ void launch_shape(const GemmProblem& p, const KernelPlan& plan, void* workspace,
   const int64_t tiles = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   require(ceil_div(p.k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported,
           "f64 mma kernel: k is over 2^31 steps for one block");
+  // A batch's products share no workspace: they run unsplit (choose_kernel).
+  require(plan.splits <= 1 || p.batch <= 1, Status::Internal,
+          "f64 mma kernel: a strided batch split along k");
   const TailSplit split = make_tail_split(tiles, int(ceil_div(p.k, S::BK)), plan, workspace);
   with_alignment(p, [&](auto vec_a, auto vec_b) {
-    launch_mma_blocks<S>(
-        f64_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
-        shared_bytes<S, KContigA, KContigB, double>(), tail_split_blocks(split), p.k, stream,
-        "f64 mma kernel", view, split);
+    launch_in_product_slices(p, [&](const GemmProblem& q, unsigned products) {
+      launch_mma_blocks<S>(
+          f64_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
+          shared_bytes<S, KContigA, KContigB, double>(), tail_split_blocks(split), products, p.k,
+          stream, "f64 mma kernel", view_of<double>(q), split);
+    });
   });
   launch_tail_reduce<S::BM, S::BN, kGroupRows, false, false>(view, split, p.m, p.n, stream);
 }

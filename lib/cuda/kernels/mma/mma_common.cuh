@@ -379,15 +379,17 @@ __device__ __forceinline__ void store_tile(const GemmView<T>& p, TileOrigin tile
 // Launches `blocks` blocks of `kernel` (shape S, over a product of depth k) with `args`,
 // `bytes` of dynamic shared memory (over 48 KiB needs the opt-in) and the largest
 // carveout, so that blocks can share an SM. `name` heads the error messages.
+// `products` > 1: as many products of a strided batch (gridDim.z; select_product).
 template <class S, class Kernel, class... Args>
-void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, int64_t k, cudaStream_t stream,
-                       const char* name, const Args&... args) {
+void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, unsigned products, int64_t k,
+                       cudaStream_t stream, const char* name, const Args&... args) {
   opt_in_shared_memory(reinterpret_cast<const void*>(kernel), bytes, true, name);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported, name,
           ": too many tiles for one launch");
   require(ceil_div(k, S::BK) <= int64_t(INT32_MAX), Status::NotSupported, name,
           ": k is over 2^31 steps for one block");  // the kernel counts them in 32 bits
-  launch_kernel(name, kernel, unsigned(blocks), S::THREADS, bytes, stream, args...);
+  launch_kernel(name, kernel, dim3(unsigned(blocks), 1, products), S::THREADS, bytes, stream,
+                args...);
 }
 
 // Launches `kernel`, a block of shape S per BM x BN tile of C, with `bytes` of dynamic
@@ -396,7 +398,7 @@ void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, int64_t k, cuda
 template <class S, class Kernel, class T>
 void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<T>& p, cudaStream_t stream,
                       const char* name) {
-  launch_mma_blocks<S>(kernel, bytes, ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN), p.k, stream,
+  launch_mma_blocks<S>(kernel, bytes, ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN), 1u, p.k, stream,
                        name, p);
 }
 
