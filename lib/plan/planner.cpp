@@ -45,7 +45,10 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
                                   const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                                   int max_splits) {
   const BlockedShapeInfo& narrowest = shapes[N - 1];
-  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k);
+  // A strided batch runs its products side by side in one launch, unsplit: its blocks and
+  // flops are the batch's.
+  const int64_t products = std::max<int64_t>(1, p.batch);
+  const double flops = 2.0 * double(p.m) * double(p.n) * double(p.k) * double(products);
   if (forced_tile == 0 && flops < kLatencyBoundSeconds * peak &&
       resident_blocks_of(narrowest, d) > 0)
     forced_tile = narrowest.tile;
@@ -57,10 +60,10 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
     if (forced_tile != 0 && s.tile != forced_tile) continue;
     const int resident = resident_blocks_of(s, d);
     if (resident == 0) continue;
-    const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols);
+    const int64_t blocks = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) * products;
     const int64_t slots = int64_t(d.multiprocessors) * resident;
     const double per_block_rate = s.efficiency * peak_per_sm / resident;
-    const int most_splits = blocked_split_cap(p, max_splits);
+    const int most_splits = products > 1 ? 1 : blocked_split_cap(p, max_splits);
     // No split beats the perfect spread of the whole product over every slot, and each
     // slice adds a reduction pass: once that floor plus the passes comes within 5% of
     // the best so far, no larger split can be taken (the loop stops; the plan is the
@@ -125,7 +128,8 @@ BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& d, int f
   // alone counts a lone block on an SM at its share of a full SM's rate, and would keep
   // the wide tile with most SMs idle.
   if (forced_tile == 0 &&
-      ceil_div(p.m, kF64Blocked128x128.rows) * ceil_div(p.n, kF64Blocked128x128.cols) <
+      ceil_div(p.m, kF64Blocked128x128.rows) * ceil_div(p.n, kF64Blocked128x128.cols) *
+              std::max<int64_t>(1, p.batch) <
           d.multiprocessors)
     forced_tile = kF64Blocked64x64.tile;
   return plan_register_blocked(kF64BlockedShapes, d.fp64_lanes_peak(), p, d, forced_tile,
@@ -135,9 +139,11 @@ BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& d, int f
 namespace {
 
 // A tensor-core kernel's tile among its shapes (widest first), as plan_tf32 describes.
+// `products`: the products launched side by side (a batch on a batched row), whose
+// tiles count together.
 template <size_t N>
 int plan_tensor_core_tile(const MmaShapeInfo (&shapes)[N], const GemmProblem& p,
-                          const DeviceProfile& d, int forced_tile) {
+                          const DeviceProfile& d, int forced_tile, int64_t products = 1) {
   auto fits = [&](const MmaShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin;
   };
@@ -152,7 +158,7 @@ int plan_tensor_core_tile(const MmaShapeInfo (&shapes)[N], const GemmProblem& p,
   for (const MmaShapeInfo& s : shapes) {
     if (!fits(s)) continue;
     chosen = &s;
-    if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) >= d.multiprocessors) break;
+    if (ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) * products >= d.multiprocessors) break;
   }
   return chosen ? chosen->tile : 0;
 }
@@ -177,7 +183,10 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   const auto fits = [&](const MmaShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin && p.m >= s.rows && p.n >= s.cols;
   };
-  const bool deep = is_deep_k(ceil_div(p.k, kF64MmaDepth));
+  // A batch runs on the FP64 rows side by side, unsplit: its tiles count together, and
+  // deep k is not split.
+  const int64_t products = std::max<int64_t>(1, p.batch);
+  const bool deep = products == 1 && is_deep_k(ceil_div(p.k, kF64MmaDepth));
   // The widest tile moves a third less between L2 and the SMs per flop than two blocks of
   // 128 x 64: on the H100 1.05x at 16384^3, where both are held at the power cap, and
   // 1.01x at 8192^3. Where its tiles fill a few waves only, one block per SM leaves more
@@ -186,8 +195,18 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   // plan_f64_tail splits (1000 x 1000 x 32768 and 256 x 256 x 65536 ran faster in it):
   // docs/design/double-precision.md, "The widest tile".
   const int64_t wide_tiles =
-      ceil_div(p.m, kF64Mma128x128.rows) * ceil_div(p.n, kF64Mma128x128.cols);
+      ceil_div(p.m, kF64Mma128x128.rows) * ceil_div(p.n, kF64Mma128x128.cols) * products;
   const int64_t sms = d.multiprocessors;
+  if (products > 1) {
+    // A batch: the widest tile no wider than a product that the batch fills with waves of
+    // tiles (many for 128 x 128, one for 128 x 64), else 64 x 64.
+    for (const MmaShapeInfo& s : kF64MmaShapes) {
+      const int64_t tiles = ceil_div(p.m, s.rows) * ceil_div(p.n, s.cols) * products;
+      const int64_t waves = s.tile == kF64Mma128x128.tile ? kF64WideWaves : 1;
+      if (fits(s) && tiles >= waves * sms) return s.tile;
+    }
+    return plan_tensor_core_tile(kF64MmaShapes, p, d, kF64Mma64x64.tile);
+  }
   if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms) || wide_tiles >= kF64WideWaves * sms))
     return kF64Mma128x128.tile;
   // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles;
@@ -196,7 +215,7 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   // 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
   if (deep && fits(kF64Mma128x64)) return kF64Mma128x64.tile;
   static constexpr MmaShapeInfo kNarrower[] = {kF64Mma128x64, kF64Mma64x64};
-  return plan_tensor_core_tile(kNarrower, p, d, 0);
+  return plan_tensor_core_tile(kNarrower, p, d, 0, products);
 }
 
 // 3xTF32 runs three TF32 products for each FP32 one, so it pays only where the tensor

@@ -27,8 +27,9 @@ int resident_blocks(int tile, const DeviceProfile& device);
 // chosen); k is split into at most max_splits slices (0: the planner's cap, 32, or up
 // to 1024 where C is small enough that the slices' partial sums stay within 64 MiB).
 // Models time as waves of blocks at each shape's measured efficiency of the device's FP32
-// peak, plus the traffic and launch of the split-K reduction. Throws
-// Error(NotSupported) if no shape (or not the forced one) fits the device.
+// peak, plus the traffic and launch of the split-K reduction. A strided batch (p.batch >
+// 1, its products side by side in one launch) counts every product's blocks and is never
+// split. Throws Error(NotSupported) if no shape (or not the forced one) fits the device.
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                          int max_splits = 0);
 
@@ -85,8 +86,10 @@ bool fp32_accurate_takes_strict(const GemmProblem& p);
 // such tiles, or k is deep (is_deep_k: plan_f64_tail splits it) and C holds at least
 // one such tile and fewer than a wave; else as plan_tf32 chooses among the narrower two:
 // 128 x 64 (tile 128) where the product has at least one such tile per SM, or k is deep
-// and C fills one, else 64 x 64 (tile 64). forced_tile 256, 128 or 64 asks for that tile
-// (0 when the device cannot hold it).
+// and C fills one, else 64 x 64 (tile 64). A strided batch (its products side by side,
+// unsplit): the widest tile no wider than a product whose tiles over the whole batch fill
+// kF64WideWaves waves (128 x 128) or one (128 x 64), else 64 x 64. forced_tile 256, 128 or 64 asks for
+// that tile (0 when the device cannot hold it).
 int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // The plan of the FP64 CUDA-core kernel (f64_blocked_kernel.cu, kF64BlockedShapes:

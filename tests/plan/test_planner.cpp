@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/device_profile.hpp"
@@ -289,6 +290,53 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
 // The widest tile (128 x 128, tile 256, one block per SM) over kF64WideWaves waves of its
 // tiles or deep k where C fills one; 128 x 64 over a wave of its tiles; else 64 x 64.
 // Only where 160 KiB of shared memory fit a block; a tile asked for stays.
+// A strided batch on the batched rows: every product's tiles count, nothing is split,
+// and the tile is the one measured best for the batches on the H100 (strict FP32:
+// 64 up to 64^3, 128 x 128 at 128^3, 128 x 256 from 256^3; docs/benchmarks/batched.md).
+// The FP64 tensor cores' tile is never wider than a product.
+TEST(PlanBatched, CountsEveryProductAndNeverSplits) {
+  const int64_t batches[][3] = {{100000, 16, 64}, {50000, 32, 64},  {10000, 64, 64},
+                                {4000, 128, 128}, {1000, 256, 256}, {100, 1024, 256}};
+  for (const auto& b : batches) {
+    GemmProblem p = shape(b[1], b[1], b[1]);
+    p.batch = b[0];
+    SCOPED_TRACE(std::to_string(b[0]) + " x " + std::to_string(b[1]) + "^3");
+    const BlockedPlan plan = plan_blocked(p, h100(), 0);
+    EXPECT_EQ(plan.tile, b[2]);
+    EXPECT_EQ(plan.splits, 1);
+    p.precision = Precision::F64;
+    const int f64_tile = plan_f64(p, h100(), 0);
+    for (const MmaShapeInfo& s : kF64MmaShapes)
+      if (s.tile == f64_tile && s.tile != kF64Mma64x64.tile) {
+        EXPECT_LE(s.rows, b[1]);
+        EXPECT_LE(s.cols, b[1]);
+      }
+    EXPECT_EQ(plan_f64_blocked(p, h100(), 0).splits, 1);
+  }
+  // Deep k over a small C: a single product splits k over every SM, a batch of them
+  // never (its products share no workspace).
+  GemmProblem deep = shape(64, 64, 1 << 20);
+  EXPECT_GT(plan_blocked(deep, h100(), 0).splits, 1);
+  deep.batch = 4;
+  EXPECT_EQ(plan_blocked(deep, h100(), 0).splits, 1);
+  deep.precision = Precision::F64;
+  EXPECT_EQ(plan_f64_blocked(deep, h100(), 0).splits, 1);
+  // 4000 tiles of 128 x 128 fill 16 waves on 132 SMs: the widest FP64 tile; 10000
+  // products of 64^3 only 64 x 64 (the wider tiles would be mostly empty).
+  GemmProblem p = shape(128, 128, 128);
+  p.precision = Precision::F64;
+  p.batch = 4000;
+  EXPECT_EQ(plan_f64(p, h100(), 0), kF64Mma128x128.tile);
+  p = shape(64, 64, 64);
+  p.precision = Precision::F64;
+  p.batch = 10000;
+  EXPECT_EQ(plan_f64(p, h100(), 0), kF64Mma64x64.tile);
+  // One product in a batch plans as the single call.
+  p = shape(4096, 4096, 4096);
+  p.batch = 1;
+  EXPECT_EQ(plan_blocked(p, h100(), 0).tile, plan_blocked(shape(4096, 4096, 4096), h100(), 0).tile);
+}
+
 TEST(PlanF64, WidestTileOverManyWavesOrDeepK) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& f : shapes()) {

@@ -199,14 +199,14 @@ const KernelEntry* thin_row(Precision precision) {
   return nullptr;
 }
 
-// The product a batch's kernel is chosen for: its first, with each pointer given the
+// The problem a batch's kernel is chosen for: the batch, with each pointer given the
 // least alignment of any product's (x + b stride is at least as aligned as the lesser of
-// x and the stride's bytes), so that the choice holds for every product. A batch runs
-// product by product with it (launch_gemm); batched launches are docs/design/batched.md's
-// step 5. The pointers are never read.
+// x and the stride's bytes), so that the choice holds for every product. The planners of
+// the batched rows (KernelEntry::batched) count its products; the others plan one product,
+// which then runs product by product (launch_gemm). The pointers are never read.
 GemmProblem chosen_for(const GemmProblem& p) {
   if (p.batch <= 1) return p;
-  GemmProblem q = product_of(p, 0);
+  GemmProblem q = p;
   const auto least_aligned = [&](const void* x, int64_t stride) -> const void* {
     if (x == nullptr || stride == 0) return x;
     // (batch - 1) stride bytes fits 64 bits (make_batched_problem), so one stride does.
@@ -273,8 +273,7 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   choice.plan.tile = choice.kernel->tile;
   choice.plan.coarsening = choice.kernel->coarsening;
   // A batched row runs a batch in one launch, its products side by side (blockIdx.z):
-  // unsplit, as they share no workspace. (The planner does not weigh the batch yet: the
-  // tile is the one product's; docs/design/batched.md.)
+  // unsplit, as they share no workspace (its planner counts the batch's tiles).
   if (call.batch > 1 && choice.kernel->batched) choice = without_splits(choice);
   return choice;
 }
