@@ -127,10 +127,10 @@ BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& d, int f
   // Fewer wide tiles than SMs: the narrow tile, four times as many blocks. The wave model
   // alone counts a lone block on an SM at its share of a full SM's rate, and would keep
   // the wide tile with most SMs idle.
-  if (forced_tile == 0 &&
-      ceil_div(p.m, kF64Blocked128x128.rows) * ceil_div(p.n, kF64Blocked128x128.cols) *
-              std::max<int64_t>(1, p.batch) <
-          d.multiprocessors)
+  if (forced_tile == 0 && ceil_div(p.m, kF64Blocked128x128.rows) *
+                                  ceil_div(p.n, kF64Blocked128x128.cols) *
+                                  std::max<int64_t>(1, p.batch) <
+                              d.multiprocessors)
     forced_tile = kF64Blocked64x64.tile;
   return plan_register_blocked(kF64BlockedShapes, d.fp64_lanes_peak(), p, d, forced_tile,
                                max_splits);

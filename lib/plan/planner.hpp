@@ -88,8 +88,8 @@ bool fp32_accurate_takes_strict(const GemmProblem& p);
 // 128 x 64 (tile 128) where the product has at least one such tile per SM, or k is deep
 // and C fills one, else 64 x 64 (tile 64). A strided batch (its products side by side,
 // unsplit): the widest tile no wider than a product whose tiles over the whole batch fill
-// kF64WideWaves waves (128 x 128) or one (128 x 64), else 64 x 64. forced_tile 256, 128 or 64 asks for
-// that tile (0 when the device cannot hold it).
+// kF64WideWaves waves (128 x 128) or one (128 x 64), else 64 x 64. forced_tile 256, 128 or 64 asks
+// for that tile (0 when the device cannot hold it).
 int plan_f64(const GemmProblem& p, const DeviceProfile& device, int forced_tile);
 
 // The plan of the FP64 CUDA-core kernel (f64_blocked_kernel.cu, kF64BlockedShapes:
