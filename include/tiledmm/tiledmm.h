@@ -602,15 +602,15 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * (stride_c = 0 with batch > 1, or interleaved products that overlap; interleaved products that
  * share none are fine); a product of C sharing an element with any product of A or B
  * (host pointers: the library checks it; device pointers: as tmm_sgemm_device says).
- * The CPU backend runs the products one after another (each as tmm_sgemm would). So
- * does the CUDA backend for now: on device pointers one kernel, chosen once for every
- * product (so a product's bits may differ from its single call's where its alignment
- * does), launched per product in order on the handle's stream; on host pointers one
- * host call per product, each finished before the next. Batched kernels are to come.
- * After a failure past the checks, each element of every C_b's m x n part holds its old
- * value or its final one (products before the failing one final). The report's `batch`
- * says how many products the call had, its kernel and splits are a product's, its times
- * the whole call's. */
+ * The CPU backend runs the products one after another (each as tmm_sgemm would). The
+ * CUDA backend on device pointers chooses one kernel for every product (so a product's
+ * bits may differ from its single call's): strict FP32 and FP64 run the whole batch in
+ * one launch (k never split), the TF32, FP32_ACCURATE and thin kernels one launch per
+ * product, in order on the handle's stream; on host pointers one host call per product,
+ * each finished before the next. After a failure past the checks, each element of every
+ * C_b's m x n part holds its old value or its final one (products before the failing one
+ * final). The report's `batch` says how many products the call had, its kernel and
+ * splits are a product's, its times the whole call's. */
 TMM_API tmm_status tmm_sgemm_strided_batched(tmm_handle handle, tmm_layout layout,
                                              tmm_transpose trans_a, tmm_transpose trans_b,
                                              int64_t m, int64_t n, int64_t k, float alpha,
