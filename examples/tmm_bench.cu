@@ -569,6 +569,7 @@ std::vector<Algo> parse_algos(const std::string& list) {
                                  {"thin", TMM_ALGO_BLOCKED, 16, 0},
                                  {"coarsened", TMM_ALGO_COARSENED, 32, 4},
                                  {"tiled", TMM_ALGO_TILED, 32, 0},
+                                 {"tiled16", TMM_ALGO_TILED, 16, 0},
                                  {"naive", TMM_ALGO_NAIVE, 16, 0}};
   std::vector<Algo> out;
   for (const Algo& a : all)

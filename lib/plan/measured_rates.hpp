@@ -56,6 +56,14 @@ constexpr double kF64BlockedEfficiency64x64 = 0.645;
 constexpr double kAccurateStrictMaxOutputs = 65536;
 constexpr int64_t kAccurateStrictMinDepth = 16384;
 
+// Strided batches of products up to this side and depth run on TILED (small_batch_pays):
+// in BLOCKED's 64 x 64 tile a 16 x 16 or 32 x 32 product fills 1/16 or 1/4 of the tile,
+// 0.33x and 0.39x cuBLAS's strided batched SGEMM at 100000 x 16^3 and 50000 x 32^3 on the
+// H100 (docs/benchmarks/batched.md, "The batched rows, with the planner counting the
+// batch"); TILED there: the same page, "Small products on TILED".
+constexpr int64_t kSmallBatchMaxSide = 32;
+constexpr int64_t kSmallBatchMaxDepth = 128;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

@@ -117,6 +117,13 @@ int resident_blocks(int tile, const DeviceProfile& d) {
   return s == nullptr ? 0 : resident_blocks_of(*s, d);
 }
 
+bool small_batch_pays(const GemmProblem& p) {
+  return p.batch > 1 && p.m <= kSmallBatchMaxSide && p.n <= kSmallBatchMaxSide &&
+         p.k <= kSmallBatchMaxDepth;
+}
+
+int small_batch_tile(const GemmProblem& p) { return p.m <= 16 && p.n <= 16 ? 16 : 32; }
+
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                          int max_splits) {
   return plan_register_blocked(kBlockedShapes, d.fp32_peak(), p, d, forced_tile, max_splits);

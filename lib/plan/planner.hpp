@@ -38,6 +38,14 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 // (m rows of n rounded up to 16 bytes) stay within 64 MiB, up to 1024.
 int blocked_split_cap(const GemmProblem& p, int max_splits);
 
+// Whether AUTO runs a strided batch of small products (p.batch > 1, m and n at most 32,
+// k at most 128) on TILED (tiled_kernel.cu: a T x T block of threads per product, one
+// element of C each, the products side by side) rather than on BLOCKED, whose 64 x 64
+// tile such a product leaves mostly empty; small_batch_tile is its T: 16 where m and n
+// are at most 16, else 32. In every math mode and precision (strict arithmetic).
+bool small_batch_pays(const GemmProblem& p);
+int small_batch_tile(const GemmProblem& p);
+
 // Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
 // BLOCKED with tile 0, in every math mode and precision: the short side of C (m or n) is
 // 1 to 16 wide in float, 1 to 8 in double (4 where W is read along k; thin_shapes.hpp),

@@ -290,6 +290,27 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
 // The widest tile (128 x 128, tile 256, one block per SM) over kF64WideWaves waves of its
 // tiles or deep k where C fills one; 128 x 64 over a wave of its tiles; else 64 x 64.
 // Only where 160 KiB of shared memory fit a block; a tile asked for stays.
+// Small products in a batch run TILED (tile 16 up to 16 x 16, else 32); not a single
+// product, nor wider or deeper ones.
+TEST(PlanBatched, SmallProductsRunTiled) {
+  GemmProblem p = shape(16, 16, 16);
+  EXPECT_FALSE(small_batch_pays(p)) << "one product";
+  p.batch = 100000;
+  EXPECT_TRUE(small_batch_pays(p));
+  EXPECT_EQ(small_batch_tile(p), 16);
+  p.m = p.n = p.k = 32;
+  EXPECT_TRUE(small_batch_pays(p));
+  EXPECT_EQ(small_batch_tile(p), 32);
+  p.m = 17;
+  p.n = 3;
+  EXPECT_EQ(small_batch_tile(p), 32);
+  p.m = p.n = 64;
+  EXPECT_FALSE(small_batch_pays(p));
+  p.m = p.n = 32;
+  p.k = 4096;
+  EXPECT_FALSE(small_batch_pays(p)) << "deep k";
+}
+
 // A strided batch on the batched rows: every product's tiles count, nothing is split,
 // and the tile is the one measured best for the batches on the H100 (strict FP32:
 // 64 up to 64^3, 128 x 128 at 128^3, 128 x 256 from 256^3; docs/benchmarks/batched.md).

@@ -60,16 +60,19 @@ constexpr KernelEntry kCudaKernels[] = {
     cuda_row("tiled_8", "shared-memory tiles of 8 x 8")
         .algorithm(Algorithm::Tiled)
         .tile(8)
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("tiled_16", "shared-memory tiles of 16 x 16")
         .algorithm(Algorithm::Tiled)
         .tile(16)
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("tiled_32", "shared-memory tiles of 32 x 32")
         .algorithm(Algorithm::Tiled)
         .tile(32)
         .is_default()
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("coarsened_8_x1", "8 x 8 tiles, 1 output per thread")
         .algorithm(Algorithm::Coarsened)
         .tile(8)
@@ -240,18 +243,21 @@ constexpr KernelEntry kCudaKernels[] = {
         .precision(Precision::F64)
         .algorithm(Algorithm::Tiled)
         .tile(8)
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("f64_tiled_16", "shared-memory tiles of 16 x 16, in double")
         .precision(Precision::F64)
         .algorithm(Algorithm::Tiled)
         .tile(16)
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("f64_tiled_32", "shared-memory tiles of 32 x 32, in double")
         .precision(Precision::F64)
         .algorithm(Algorithm::Tiled)
         .tile(32)
         .is_default()
-        .launch(launch_tiled),
+        .launch(launch_tiled)
+        .batched(),
     cuda_row("f64_coarsened_8_x1", "8 x 8 tiles, 1 output per thread, in double")
         .precision(Precision::F64)
         .algorithm(Algorithm::Coarsened)

@@ -22,12 +22,14 @@ namespace {
 template <class E, int T, bool TransA, bool TransB>
 __global__ void __launch_bounds__(square_block_threads(T))
     tiled_kernel(GemmView<E> p, int64_t first_block_row) {
+  // A batch's products side by side: the one of blockIdx.z (kernel_common.cuh).
   // One thread per element of the tile: the block is T x T threads.
   static_assert(T > 0 && T * T <= 1024, "a block has at most 1024 threads: T <= 32");
   __shared__ E a_tile[T][T + 1];  // a_tile[i][q] = op(A)[row0 + i][q0 + q]
   __shared__ E b_tile[T][T + 1];  // b_tile[q][j] = op(B)[q0 + q][col0 + j]
   static_assert(sizeof(a_tile) + sizeof(b_tile) <= 48 * 1024,
                 "static shared memory is limited to 48 KiB per block");
+  select_product(p);  // a strided batch's product blockIdx.z
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
   const int64_t row0 = (first_block_row + blockIdx.y) * T;
@@ -64,9 +66,13 @@ __global__ void __launch_bounds__(square_block_threads(T))
 template <class E, int T, bool TransA, bool TransB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(T, T);
-  launch_in_row_slices(ceil_div(p.m, T), unsigned(ceil_div(p.n, T)), [&](int64_t first, dim3 grid) {
-    launch_kernel("tiled kernel launch", tiled_kernel<E, T, TransA, TransB>, grid, block, 0, stream,
-                  view_of<E>(p), first);
+  launch_in_product_slices(p, [&](const GemmProblem& q, unsigned products) {
+    launch_in_row_slices(ceil_div(q.m, T), unsigned(ceil_div(q.n, T)),
+                         [&](int64_t first, dim3 grid) {
+                           grid.z = products;
+                           launch_kernel("tiled kernel launch", tiled_kernel<E, T, TransA, TransB>,
+                                         grid, block, 0, stream, view_of<E>(q), first);
+                         });
   });
 }
 

@@ -2,8 +2,9 @@
 //
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
-// the shape and the device's profile. First of all, in every math mode and precision,
-// a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
+// the shape and the device's profile; a strided batch of small products
+// (small_batch_pays) runs TILED, the products side by side. First of all, in every math mode and
+// precision, a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
 // kernel (thin_kernel.cu: strict, bound by memory, plan_thin()'s split of k), as
 // BLOCKED with tile 16 does at any shape.
 //
@@ -232,14 +233,19 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
   const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
   KernelChoice choice{nullptr, KernelPlan{}};
-  // Thin products first, in every mode and precision: the tensor-core planners are then
-  // not asked at all.
-  const bool thin =
-      algorithm == Algorithm::Blocked && (tile == kThinTile || (tile == 0 && thin_pays(p)));
-  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked && !thin
+  // A strided batch of small products (AUTO), then thin products, in every mode and
+  // precision: the tensor-core planners are then not asked at all.
+  const bool small_batch = s.algorithm == Algorithm::Auto && small_batch_pays(p);
+  const bool thin = !small_batch && algorithm == Algorithm::Blocked &&
+                    (tile == kThinTile || (tile == 0 && thin_pays(p)));
+  const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked && !thin && !small_batch
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (thin) {
+  if (small_batch) {
+    // TILED, one block of threads per product (the batch's in one launch), strict.
+    choice.kernel =
+        find_kernel(BackendKind::Cuda, p.precision, Algorithm::Tiled, small_batch_tile(p), 0);
+  } else if (thin) {
     // Thin products, in every mode and precision: strict, and bound by memory.
     choice.kernel = thin_row(p.precision);
     choice.plan.splits = with_workspace ? plan_thin(p, device, s.max_splits) : 1;
