@@ -567,6 +567,7 @@ std::vector<Algo> parse_algos(const std::string& list) {
                                  {"blocked128", TMM_ALGO_BLOCKED, 128, 0},
                                  {"blocked64", TMM_ALGO_BLOCKED, 64, 0},
                                  {"thin", TMM_ALGO_BLOCKED, 16, 0},
+                                 {"small", TMM_ALGO_BLOCKED, 32, 0},
                                  {"coarsened", TMM_ALGO_COARSENED, 32, 4},
                                  {"tiled", TMM_ALGO_TILED, 32, 0},
                                  {"tiled16", TMM_ALGO_TILED, 16, 0},

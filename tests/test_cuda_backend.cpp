@@ -466,7 +466,7 @@ TEST_F(CudaBackend, TileSizeTheAlgorithmLacksIsNotSupported) {
   EXPECT_NE(std::string(tmm_get_error_message(h_)).find("TILED"), std::string::npos);
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
   EXPECT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);
-  ASSERT_EQ(tmm_set_tile_size(h_, 32), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 8), TMM_SUCCESS);
   EXPECT_EQ(tmm_test::run_case(h_, g), TMM_ERROR_NOT_SUPPORTED);
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_AUTO), TMM_SUCCESS);  // AUTO ignores the tile
   EXPECT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS);

@@ -392,7 +392,11 @@ TMM_API tmm_status tmm_get_algorithm(tmm_handle handle, tmm_algorithm* out);
  * where m or n is 1 to 16 (in double 1 to 8, or 1 to 4 where the large operand's rows
  * run along k) and the large operand is large (a long side of 256 and 2^20 elements at
  * least). Its split of k adds the slices in a fixed order: the same bits run to run.
- * 0 selects the default for the shape; AUTO ignores the setting. Any other value
+ * 32 for BLOCKED's small kernel (kernels "small" and "f64_small", since 1.2: a 32 x 32
+ * tile of C per block, strict, for strided batches of small products), which AUTO and
+ * BLOCKED with tile 0 also run, in every math mode, for a strided batch of products of
+ * m and n at most 32 and k at most 128 (products of m and n at most 16: TILED's 16 x 16
+ * blocks). 0 selects the default for the shape; AUTO ignores the setting. Any other value
  * is TMM_ERROR_INVALID_VALUE here; a valid size that the chosen algorithm lacks
  * makes tmm_sgemm return TMM_ERROR_NOT_SUPPORTED. The CPU backend ignores it. */
 TMM_API tmm_status tmm_set_tile_size(tmm_handle handle, int tile_size);

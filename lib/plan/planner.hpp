@@ -38,11 +38,12 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& device, int 
 // (m rows of n rounded up to 16 bytes) stay within 64 MiB, up to 1024.
 int blocked_split_cap(const GemmProblem& p, int max_splits);
 
-// Whether AUTO runs a strided batch of small products (p.batch > 1, m and n at most 32,
-// k at most 128) on TILED (tiled_kernel.cu: a T x T block of threads per product, one
-// element of C each, the products side by side) rather than on BLOCKED, whose 64 x 64
-// tile such a product leaves mostly empty; small_batch_tile is its T: 16 where m and n
-// are at most 16, else 32. In every math mode and precision (strict arithmetic).
+// Whether AUTO (and BLOCKED with tile 0) runs a strided batch of small products (p.batch >
+// 1, m and n at most 32, k at most 128) on a kernel of one block per product, the products
+// side by side, rather than on BLOCKED's 64 x 64 tile, which such a product leaves mostly
+// empty: small_batch_tile 16 (m and n at most 16) runs TILED's 16 x 16 blocks
+// (tiled_kernel.cu), 32 the small kernel (small_kernel.cu, BLOCKED's tile 32). In every
+// math mode and precision (strict arithmetic).
 bool small_batch_pays(const GemmProblem& p);
 int small_batch_tile(const GemmProblem& p);
 

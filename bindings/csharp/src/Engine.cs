@@ -119,7 +119,7 @@ namespace TiledMM
             set { lock (gate) Check(TiledMMNative.tmm_set_algorithm(Live(), (int)value)); }
         }
 
-        /// <summary>8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default.</summary>
+        /// <summary>8, 16, 32 (naive, tiled, coarsened) or 16, 32, 64, 128, 256 (blocked: 16 thin, 32 small batches); 0 = default.</summary>
         public int TileSize
         {
             get { lock (gate) return GetInt(TiledMMNative.tmm_get_tile_size); }

@@ -21,6 +21,7 @@ void launch_f64_blocked(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t f64_blocked_workspace(const GemmProblem&, const KernelPlan&);
 void launch_thin(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t thin_workspace(const GemmProblem&, const KernelPlan&);
+void launch_small(const GemmProblem&, const KernelPlan&, void*, void*);
 void launch_f64_mma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t f64_mma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_f64_mma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
@@ -404,6 +405,23 @@ constexpr KernelEntry kCudaKernels[] = {
         .tile(16)
         .launch(launch_thin)
         .workspace(thin_workspace),
+    // Strided batches of small products (m and n up to 32): BLOCKED with tile 32, and
+    // AUTO where the planner's small_batch_pays. Last, so that no row's index moves.
+    cuda_row("small",
+             "strided batches of small products (m, n <= 32): strict FP32, a 32 x 32 tile "
+             "of C per block of 32 x 4 threads, 8 outputs each, the products side by side")
+        .algorithm(Algorithm::Blocked)
+        .tile(32)
+        .launch(launch_small)
+        .batched(),
+    cuda_row("f64_small",
+             "strided batches of small products (m, n <= 32): strict FP64, a 32 x 32 tile "
+             "of C per block of 32 x 4 threads, 8 outputs each, the products side by side")
+        .precision(Precision::F64)
+        .algorithm(Algorithm::Blocked)
+        .tile(32)
+        .launch(launch_small)
+        .batched(),
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 //   f64_blocked_kernel.cu     the same technique over doubles on the CUDA cores (strict FP64)
 //   blocked_core.cuh          what the two share: the technique over the element type
 //   thin_kernel.cu            m or n at most 16: the large operand read once (both precisions)
+//   small_kernel.cu           batches of products up to 32 x 32, a block each (both precisions)
 //   mma/tf32_mma_kernel.cu    TF32 tensor cores (mma.sync), cp.async pipeline (TF32 mode)
 //   mma/tf32x3_mma_kernel.cu  3xTF32 on tensor cores with FP32 accuracy (FP32_ACCURATE)
 //   mma/mma_common.cuh        what the two mma.sync kernels share (copier, fragments, epilogue)

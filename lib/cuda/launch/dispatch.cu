@@ -73,7 +73,9 @@ const KernelEntry* ladder_row_for_f64() {
 // Whether a BLOCKED row in double is a CUDA-core row (f64_blocked_kernel.cu) rather than
 // an FP64 tensor-core row (f64_mma_kernel.cu), which shares its tiles: the DMMA rows need
 // compute capability 8.0, the CUDA-core rows run from 5.0.
-bool is_f64_cuda_core_row(const KernelEntry& k) { return k.min_cc < 80 && k.tile != 16; }
+bool is_f64_cuda_core_row(const KernelEntry& k) {
+  return k.min_cc < 80 && k.tile != 16 && k.tile != 32;  // not the thin and small rows
+}
 
 // The first BLOCKED row of `precision` and `mode` with this tile whose code runs here
 // (a Hopper row before the mma.sync row of its tile) and that `wanted` accepts. Without a
@@ -190,13 +192,15 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
 }
 
 // BLOCKED's tile 16: the thin kernel (thin_kernel.cu), which AUTO also runs where
-// thin_pays.
+// thin_pays; tile 32: the small kernel (small_kernel.cu), which AUTO also runs for a
+// strided batch of small products (small_batch_pays).
 constexpr int kThinTile = 16;
+constexpr int kSmallTile = 32;
 
-const KernelEntry* thin_row(Precision precision) {
+// BLOCKED's row of this tile in `precision` (the thin and small rows: one each).
+const KernelEntry* blocked_row_of_tile(Precision precision, int tile) {
   for (const KernelEntry& k : cuda_kernel_table())
-    if (k.algorithm == Algorithm::Blocked && k.precision == precision && k.tile == kThinTile)
-      return &k;
+    if (k.algorithm == Algorithm::Blocked && k.precision == precision && k.tile == tile) return &k;
   return nullptr;
 }
 
@@ -233,21 +237,24 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   const Algorithm algorithm = s.algorithm == Algorithm::Auto ? Algorithm::Blocked : s.algorithm;
   const int tile = s.algorithm == Algorithm::Auto ? 0 : s.tile_size;
   KernelChoice choice{nullptr, KernelPlan{}};
-  // A strided batch of small products (AUTO), then thin products, in every mode and
-  // precision: the tensor-core planners are then not asked at all.
-  const bool small_batch = s.algorithm == Algorithm::Auto && small_batch_pays(p);
+  // A strided batch of small products, then thin products, in every mode and precision:
+  // the tensor-core planners are then not asked at all.
+  const bool small_batch =
+      algorithm == Algorithm::Blocked && (tile == kSmallTile || (tile == 0 && small_batch_pays(p)));
   const bool thin = !small_batch && algorithm == Algorithm::Blocked &&
                     (tile == kThinTile || (tile == 0 && thin_pays(p)));
   const KernelEntry* tensor_cores = algorithm == Algorithm::Blocked && !thin && !small_batch
                                         ? tensor_core_row(p, s, tile, device, with_workspace)
                                         : nullptr;
-  if (small_batch) {
-    // TILED, one block of threads per product (the batch's in one launch), strict.
-    choice.kernel =
-        find_kernel(BackendKind::Cuda, p.precision, Algorithm::Tiled, small_batch_tile(p), 0);
+  if (small_batch && tile == 0 && small_batch_tile(p) == 16) {
+    // Products up to 16 x 16: TILED's 16 x 16 blocks, the batch's in one launch, strict.
+    choice.kernel = find_kernel(BackendKind::Cuda, p.precision, Algorithm::Tiled, 16, 0);
+  } else if (small_batch) {
+    // The small kernel, the batch's products in one launch, strict.
+    choice.kernel = blocked_row_of_tile(p.precision, kSmallTile);
   } else if (thin) {
     // Thin products, in every mode and precision: strict, and bound by memory.
-    choice.kernel = thin_row(p.precision);
+    choice.kernel = blocked_row_of_tile(p.precision, kThinTile);
     choice.plan.splits = with_workspace ? plan_thin(p, device, s.max_splits) : 1;
   } else if (algorithm == Algorithm::Blocked && p.precision == Precision::F64) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)

@@ -177,7 +177,7 @@ TEST(MathMode, ModesWithoutAKernelRunTheStrictOne) {
     }
   }
   // A tile no row has is still an error, whatever the mode.
-  EXPECT_THROW(choose({Algorithm::Blocked, 32, MathMode::Tf32}, h100()), Error);
+  EXPECT_THROW(choose({Algorithm::Blocked, 8, MathMode::Tf32}, h100()), Error);
 }
 
 TEST(MathMode, ReportedModeFollowsTheKernelThatRan) {
@@ -206,7 +206,7 @@ GemmProblem double_shape(int64_t m, int64_t n, int64_t k) {
 // cc 8.0) and CUDA-core rows (from 5.0, no upper bound: they run, and are tested, on
 // every device), which share tiles 128 and 64.
 TEST(Double, EveryLadderRowHasADoubleTwin) {
-  int ladder = 0, tensor_cores = 0, cuda_cores = 0, thin = 0;
+  int ladder = 0, tensor_cores = 0, cuda_cores = 0, thin = 0, small = 0;
   for (const KernelEntry& k : cuda_kernel_table()) {
     if (k.precision != Precision::F64) continue;
     EXPECT_EQ(k.math_mode, MathMode::Fp32) << k.name;
@@ -215,6 +215,10 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
       if (k.tile == 16) {
         ++thin;
         EXPECT_STREQ(k.name, "f64_thin");
+      } else if (k.tile == 32) {
+        ++small;
+        EXPECT_STREQ(k.name, "f64_small");
+        EXPECT_TRUE(k.batched);
       } else if (std::string(k.name).rfind("f64_mma_", 0) == 0) {
         ++tensor_cores;
         EXPECT_EQ(k.min_cc, 80) << k.name;
@@ -239,6 +243,7 @@ TEST(Double, EveryLadderRowHasADoubleTwin) {
   EXPECT_EQ(tensor_cores, 3);
   EXPECT_EQ(cuda_cores, 2);
   EXPECT_EQ(thin, 1);
+  EXPECT_EQ(small, 1);
 }
 
 // FP32_ACCURATE with tile 0 runs strict FP32 where fp32_accurate_takes_strict (small C,
@@ -539,6 +544,41 @@ TEST(Double, BlockedTilesChooseTheirRow) {
   }
 }
 
+// A strided batch: small products (m, n <= 32, k <= 128) run TILED 16 or the small
+// kernel, in every mode; larger ones a batched BLOCKED or FP64 row, unsplit; BLOCKED with
+// tile 32 asks for the small kernel, a batch or not.
+TEST(Batched, SmallProductsRunTheirKernelsAndNothingSplits) {
+  for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
+    for (Precision precision : {Precision::F32, Precision::F64}) {
+      const std::string f64 = precision == Precision::F64 ? "f64_" : "";
+      Settings s;
+      s.math_mode = mode;
+      GemmProblem p = shape(16, 16, 16);
+      p.precision = precision;
+      p.batch = 100000;
+      EXPECT_EQ(choose_kernel(p, s, h100()).kernel->name, f64 + "tiled_16");
+      p.m = p.n = p.k = 32;
+      p.batch = 50000;
+      EXPECT_EQ(choose_kernel(p, s, h100()).kernel->name, f64 + "small");
+      p.batch = 1;
+      EXPECT_NE(choose_kernel(p, s, h100()).kernel->name, f64 + "small") << "one product";
+      s.algorithm = Algorithm::Blocked;
+      s.tile_size = 32;
+      EXPECT_EQ(choose_kernel(p, s, h100()).kernel->name, f64 + "small");
+      s = Settings{};
+      s.math_mode = mode;
+      p = shape(64, 64, 1 << 20);  // deep k: a single product splits, a batch does not
+      p.precision = precision;
+      p.batch = 4;
+      const KernelChoice batch = choose_kernel(p, s, h100());
+      if (batch.kernel->batched) {
+        EXPECT_EQ(batch.plan.splits, 1) << batch.kernel->name;
+        EXPECT_EQ(batch.plan.tail_tiles, 0) << batch.kernel->name;
+      }
+    }
+  }
+}
+
 // NAIVE, TILED and COARSENED in double take their settings, as in float, whatever the
 // math mode; BLOCKED with a tile double has no row of is refused, the message listing
 // double's; tile 256 off the tensor cores is refused, the message saying where it runs.
@@ -562,10 +602,10 @@ TEST(Double, LadderSettingsChooseDoubleRows) {
     EXPECT_STREQ(choose_kernel(double_shape(100, 100, 100), s, h100()).kernel->name,
                  "f64_coarsened_32_x2");
     s.algorithm = Algorithm::Blocked;
-    s.tile_size = 32;
+    s.tile_size = 8;
     try {
       choose_kernel(double_shape(100, 100, 100), s, h100());
-      ADD_FAILURE() << "BLOCKED 32 in double has no row";
+      ADD_FAILURE() << "BLOCKED 8 in double has no row";
     } catch (const Error& e) {
       EXPECT_EQ(e.status(), Status::NotSupported);
       const std::string what = e.what();

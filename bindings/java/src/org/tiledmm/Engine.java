@@ -128,7 +128,7 @@ public class Engine implements AutoCloseable {
     return Algorithm.of(getInt(TiledmmNative::tmmb_get_algorithm));
   }
 
-  /** Tile edge: 8, 16, 32 (naive, tiled, coarsened) or 64, 128, 256 (blocked); 0 = default. */
+  /** Tile edge: 8, 16, 32 (naive, tiled, coarsened) or 16, 32, 64, 128, 256 (blocked: 16 thin, 32 small batches); 0 = default. */
   public final synchronized void setTileSize(int tileSize) {
     check(TiledmmNative.tmm_set_tile_size(live(), tileSize));
   }
