@@ -56,11 +56,12 @@ constexpr double kF64BlockedEfficiency64x64 = 0.645;
 constexpr double kAccurateStrictMaxOutputs = 65536;
 constexpr int64_t kAccurateStrictMinDepth = 16384;
 
-// Strided batches of products up to this side and depth run on TILED (small_batch_pays):
-// in BLOCKED's 64 x 64 tile a 16 x 16 or 32 x 32 product fills 1/16 or 1/4 of the tile,
-// 0.33x and 0.39x cuBLAS's strided batched SGEMM at 100000 x 16^3 and 50000 x 32^3 on the
-// H100 (docs/benchmarks/batched.md, "The batched rows, with the planner counting the
-// batch"); TILED there: the same page, "Small products on TILED".
+// Strided batches of products up to this side and depth run one block per product
+// (small_batch_pays: TILED 16 up to 16 x 16, else the small kernel): in BLOCKED's 64 x 64
+// tile a 16 x 16 or 32 x 32 product fills 1/16 or 1/4 of the tile, 0.33x and 0.39x
+// cuBLAS's strided batched SGEMM at 100000 x 16^3 and 50000 x 32^3 on the H100, against
+// TILED 16's 1.36x and the small kernel's 0.88x (docs/benchmarks/batched.md, "Small
+// products: TILED 16 and the small kernel"). The depth bound is a guess: not measured.
 constexpr int64_t kSmallBatchMaxSide = 32;
 constexpr int64_t kSmallBatchMaxDepth = 128;
 
