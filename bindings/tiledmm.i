@@ -143,3 +143,24 @@ static tmm_status tmmb_##S##gemm(tmm_handle handle, int layout, int trans_a, int
 %enddef
 TMMB_GEMM(s, float)
 TMMB_GEMM(d, double)
+
+/* tmmb_sgemm_strided_batched and tmmb_dgemm_strided_batched: the strided batched calls
+ * (since 1.2) on memory given as a base and the element offset of the first product,
+ * enums as ints; the language layers check each footprint, (batch - 1) * stride + the
+ * matrix's own, before they call these. */
+%define TMMB_GEMM_STRIDED_BATCHED(S, TYPE)
+%inline %{
+static tmm_status tmmb_##S##gemm_strided_batched(
+    tmm_handle handle, int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+    TYPE alpha, const TYPE* array_a, int64_t offset_a, int64_t lda, int64_t stride_a,
+    const TYPE* array_b, int64_t offset_b, int64_t ldb, int64_t stride_b, TYPE beta,
+    TYPE* array_c, int64_t offset_c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  return tmm_##S##gemm_strided_batched(
+      handle, (tmm_layout)layout, (tmm_transpose)trans_a, (tmm_transpose)trans_b, m, n, k, alpha,
+      array_a ? array_a + offset_a : NULL, lda, stride_a, array_b ? array_b + offset_b : NULL, ldb,
+      stride_b, beta, array_c ? array_c + offset_c : NULL, ldc, stride_c, batch);
+}
+%}
+%enddef
+TMMB_GEMM_STRIDED_BATCHED(s, float)
+TMMB_GEMM_STRIDED_BATCHED(d, double)

@@ -46,6 +46,8 @@
 /* C#'s own entries in the whitelist (tiledmm.i has the shared ones). */
 %rename("%s") tmmb_sgemm;
 %rename("%s") tmmb_dgemm;
+%rename("%s") tmmb_sgemm_strided_batched;
+%rename("%s") tmmb_dgemm_strided_batched;
 %rename("%s") tmmb_destroy;
 
 %include "../tiledmm.i"

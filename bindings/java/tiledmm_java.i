@@ -53,6 +53,8 @@ TMMB_JAVA_MEMORY(double, jdoubleArray, "double[]", "java.nio.DoubleBuffer")
 %rename("%s") tmm_destroy;
 %rename("%s") tmmb_sgemm_direct;
 %rename("%s") tmmb_dgemm_direct;
+%rename("%s") tmmb_sgemm_strided_batched_direct;
+%rename("%s") tmmb_dgemm_strided_batched_direct;
 %rename("%s") tmmb_sgemm_arrays;
 %rename("%s") tmmb_dgemm_arrays;
 %rename("%s") TMMB_NO_MEMORY;
@@ -77,6 +79,25 @@ static tmm_status tmmb_##S##gemm_direct(tmm_handle handle, int layout, int trans
 %enddef
 TMMB_GEMM_DIRECT(s, float)
 TMMB_GEMM_DIRECT(d, double)
+
+/* The strided batched calls on direct buffers, each matrix's first product at its
+ * element offset. */
+%define TMMB_GEMM_STRIDED_BATCHED_DIRECT(S, TYPE)
+%inline %{
+static tmm_status tmmb_##S##gemm_strided_batched_direct(
+    tmm_handle handle, int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+    TYPE alpha, const TYPE* direct_a, int64_t offset_a, int64_t lda, int64_t stride_a,
+    const TYPE* direct_b, int64_t offset_b, int64_t ldb, int64_t stride_b, TYPE beta,
+    TYPE* direct_c, int64_t offset_c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  return tmmb_##S##gemm_strided_batched(handle, layout, trans_a, trans_b, m, n, k, alpha,
+                                        direct_a, offset_a, lda, stride_a, direct_b, offset_b,
+                                        ldb, stride_b, beta, direct_c, offset_c, ldc, stride_c,
+                                        batch);
+}
+%}
+%enddef
+TMMB_GEMM_STRIDED_BATCHED_DIRECT(s, float)
+TMMB_GEMM_STRIDED_BATCHED_DIRECT(d, double)
 
 /* ------------------------------------------------------------------------------ *
  * float[] and double[] arrays through tmm_sgemm_io / tmm_dgemm_io: the one place

@@ -297,6 +297,47 @@ namespace TiledMM
                           double[] c, long ldc) =>
             Dgemm(layout, transA, transB, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
 
+        /// <summary>
+        /// A strided batch of <paramref name="batch"/> products (since 1.2): product i is
+        /// C_i = alpha * op(A_i) * op(B_i) + beta * C_i, where X_i starts at
+        /// offsetX + i * strideX of its array (strides count floats; 0 for A or B shares
+        /// one matrix among every product). Sgemm's arguments, rules and exceptions
+        /// otherwise; products of C must share no element with each other or with A or B.
+        /// Each array must hold the last product's footprint.
+        /// </summary>
+        public void SgemmStridedBatched(Layout layout, Transpose transA, Transpose transB, long m,
+                                        long n, long k, float alpha, float[] a, int offsetA,
+                                        long lda, long strideA, float[] b, int offsetB, long ldb,
+                                        long strideB, float beta, float[] c, int offsetC, long ldc,
+                                        long strideC, long batch)
+        {
+            Shapes.CheckBatched(layout, transA, transB, m, n, k, alpha, a, offsetA, lda, strideA, b,
+                                offsetB, ldb, strideB, c, offsetC, ldc, strideC, batch);
+            lock (gate)
+            {
+                Check(TiledMMNative.tmmb_sgemm_strided_batched(
+                    Live(), (int)layout, (int)transA, (int)transB, m, n, k, alpha, a, offsetA, lda,
+                    strideA, b, offsetB, ldb, strideB, beta, c, offsetC, ldc, strideC, batch));
+            }
+        }
+
+        /// <summary>SgemmStridedBatched in double precision (strides count doubles).</summary>
+        public void DgemmStridedBatched(Layout layout, Transpose transA, Transpose transB, long m,
+                                        long n, long k, double alpha, double[] a, int offsetA,
+                                        long lda, long strideA, double[] b, int offsetB, long ldb,
+                                        long strideB, double beta, double[] c, int offsetC,
+                                        long ldc, long strideC, long batch)
+        {
+            Shapes.CheckBatched(layout, transA, transB, m, n, k, alpha, a, offsetA, lda, strideA, b,
+                                offsetB, ldb, strideB, c, offsetC, ldc, strideC, batch);
+            lock (gate)
+            {
+                Check(TiledMMNative.tmmb_dgemm_strided_batched(
+                    Live(), (int)layout, (int)transA, (int)transB, m, n, k, alpha, a, offsetA, lda,
+                    strideA, b, offsetB, ldb, strideB, beta, c, offsetC, ldc, strideC, batch));
+            }
+        }
+
         /// <summary>Compute time of the last successful Sgemm or Dgemm, in milliseconds.</summary>
         public double LastTime
         {
@@ -339,7 +380,7 @@ namespace TiledMM
                             HostThreads = r.host_threads, Kernel = r.kernel,
                             HostPath = (HostPath)r.host_path, Tiles = r.tiles, KChunks = r.k_chunks,
                             PackMs = r.pack_ms, LinkMs = r.link_ms, MathMode = (MathMode)r.math_mode,
-                            Precision = (Precision)r.precision
+                            Precision = (Precision)r.precision, Batch = r.batch
                         };
                     }
                 }
@@ -479,8 +520,29 @@ namespace TiledMM
             Matrix("C", usesC, row, m, n, ldc, c, offsetC);
         }
 
+        // A strided batch: each matrix's footprint is its last product's, (batch - 1) *
+        // stride past the first's. A negative batch or stride is left to the library, which
+        // rejects it before touching anything; batch 0 uses no matrix.
+        internal static void CheckBatched(Layout layout, Transpose transA, Transpose transB,
+                                          long m, long n, long k, double alpha, Array a,
+                                          long offsetA, long lda, long strideA, Array b,
+                                          long offsetB, long ldb, long strideB, Array c,
+                                          long offsetC, long ldc, long strideC, long batch)
+        {
+            if (m < 0 || n < 0 || k < 0 || batch < 0 || strideA < 0 || strideB < 0 || strideC < 0)
+                return;
+            bool row = layout == Layout.RowMajor;
+            bool usesC = m > 0 && n > 0 && batch > 0;
+            bool usesAB = usesC && k > 0 && alpha != 0.0;
+            bool ta = transA == Transpose.Trans, tb = transB == Transpose.Trans;
+            long last = Math.Max(batch - 1, 0);
+            Matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, a, offsetA, last, strideA);
+            Matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, b, offsetB, last, strideB);
+            Matrix("C", usesC, row, m, n, ldc, c, offsetC, last, strideC);
+        }
+
         private static void Matrix(string name, bool used, bool row, long rows, long cols, long ld,
-                                   Array array, long offset)
+                                   Array array, long offset, long last = 0, long stride = 0)
         {
             if (offset < 0) throw new ArgumentOutOfRangeException(name, "negative offset " + offset);
             if (!used) return;
@@ -490,7 +552,7 @@ namespace TiledMM
             long needed;
             try
             {
-                needed = checked((outer - 1) * ld + inner + offset);
+                needed = checked(last * stride + (outer - 1) * ld + inner + offset);
             }
             catch (OverflowException e)
             {

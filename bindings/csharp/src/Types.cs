@@ -102,6 +102,9 @@ namespace TiledMM
         /// <summary>The element type of the product (since 1.2): Single after an Sgemm, Double
         /// after a Dgemm.</summary>
         public Precision Precision { get; internal set; }
+        /// <summary>The products of the call (since 1.2): 1 for Sgemm and Dgemm, the batch of
+        /// a strided batched call (0 for an empty one).</summary>
+        public long Batch { get; internal set; }
 
         /// <summary>For example "cpu_blocked on Cpu (Blocked, Fp32, 4 host threads): upload 0.000 ms, ...".</summary>
         public override string ToString() =>

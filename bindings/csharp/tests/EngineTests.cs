@@ -304,6 +304,8 @@ static partial class EngineTests
             DgemmMatchesTheReference, DgemmFloatResultsFailTheCheck, DgemmLibraryErrorsAreExceptions,
             DgemmShortArraysAreRejectedBeforeNativeCode, DgemmAfterDispose,
             DgemmScaleOnlyEmptyAndNaN, DgemmReportSaysDouble, DgemmInThreadsAndASharedEngine,
+            // BatchedTests.cs
+            StridedBatchedEqualsTheSingleCalls, StridedBatchedArgumentErrors,
         };
         foreach (Action test in tests)
         {

@@ -327,6 +327,40 @@ public class Engine implements AutoCloseable {
         position(c), ldc));
   }
 
+  /**
+   * A strided batch of {@code batch} products (since 1.2) on direct FloatBuffers in native
+   * byte order: product i is C_i = alpha * op(A_i) * op(B_i) + beta * C_i, where X_i starts
+   * {@code i * strideX} floats past the buffer's position (a stride of 0 for A or B shares
+   * one matrix among every product). The direct-buffer sgemm's arguments, rules and
+   * exceptions otherwise; products of C must share no element with each other or with A
+   * or B. Each buffer must hold the last product's footprint. (On float[] arrays: not
+   * yet.)
+   */
+  public final synchronized void sgemmStridedBatched(Layout layout, Transpose transA,
+      Transpose transB, long m, long n, long k, float alpha, FloatBuffer a, long lda,
+      long strideA, FloatBuffer b, long ldb, long strideB, float beta, FloatBuffer c, long ldc,
+      long strideC, long batch) {
+    checkBuffers(Element.FLOAT, a, order(a), b, order(b), c, order(c));
+    Shapes.checkBatched(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda,
+        strideA, limit(b), position(b), ldb, strideB, limit(c), position(c), ldc, strideC, batch);
+    check(TiledmmNative.tmmb_sgemm_strided_batched_direct(live(), layout.nativeValue(),
+        transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, position(a), lda, strideA,
+        b, position(b), ldb, strideB, beta, c, position(c), ldc, strideC, batch));
+  }
+
+  /** sgemmStridedBatched in double precision, on direct DoubleBuffers (strides count doubles). */
+  public final synchronized void dgemmStridedBatched(Layout layout, Transpose transA,
+      Transpose transB, long m, long n, long k, double alpha, DoubleBuffer a, long lda,
+      long strideA, DoubleBuffer b, long ldb, long strideB, double beta, DoubleBuffer c, long ldc,
+      long strideC, long batch) {
+    checkBuffers(Element.DOUBLE, a, order(a), b, order(b), c, order(c));
+    Shapes.checkBatched(layout, transA, transB, m, n, k, alpha, limit(a), position(a), lda,
+        strideA, limit(b), position(b), ldb, strideB, limit(c), position(c), ldc, strideC, batch);
+    check(TiledmmNative.tmmb_dgemm_strided_batched_direct(live(), layout.nativeValue(),
+        transA.nativeValue(), transB.nativeValue(), m, n, k, alpha, a, position(a), lda, strideA,
+        b, position(b), ldb, strideB, beta, c, position(c), ldc, strideC, batch));
+  }
+
   /** Compute time of the last successful sgemm or dgemm, in milliseconds. */
   public final synchronized double getLastTime() {
     SWIGTYPE_p_double cell = TiledmmNative.new_tmmb_double_cell();

@@ -27,6 +27,7 @@ public final class Report {
   private final double linkMs;
   private final MathMode mathMode;
   private final Precision precision;
+  private final long batch;
 
   Report(tmm_report r) {
     totalMs = r.getTotal_ms();
@@ -48,6 +49,7 @@ public final class Report {
     linkMs = r.getLink_ms();
     mathMode = MathMode.of(r.getMath_mode());
     precision = Precision.of((int) r.getPrecision());
+    batch = r.getBatch();
   }
 
   /** The whole call, copies included, in milliseconds. */
@@ -155,6 +157,14 @@ public final class Report {
    */
   public Precision getPrecision() {
     return precision;
+  }
+
+  /**
+   * The products of the call (since 1.2): 1 for sgemm and dgemm, the batch of a strided
+   * batched call (0 for an empty one).
+   */
+  public long getBatch() {
+    return batch;
   }
 
   /** For example "cpu_blocked on CPU (BLOCKED, FP32, 4 host threads): upload 0.000 ms, ...". */

@@ -27,8 +27,38 @@ final class Shapes {
     matrix("C", usesC, row, m, n, ldc, lengthC, offsetC);
   }
 
+  /**
+   * A strided batch: each matrix's footprint is its last product's, (batch - 1) * stride
+   * past the first's. A negative batch or stride is left to the library, which rejects it
+   * before touching anything; batch 0 uses no matrix.
+   */
+  static void checkBatched(Layout layout, Transpose transA, Transpose transB, long m, long n,
+      long k, double alpha, long lengthA, long offsetA, long lda, long strideA, long lengthB,
+      long offsetB, long ldb, long strideB, long lengthC, long offsetC, long ldc, long strideC,
+      long batch) {
+    if (layout == null || transA == null || transB == null) {
+      throw new IllegalArgumentException("layout and transposes must not be null");
+    }
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || strideA < 0 || strideB < 0 || strideC < 0) {
+      return;
+    }
+    boolean row = layout == Layout.ROW_MAJOR;
+    boolean usesC = m > 0 && n > 0 && batch > 0;
+    boolean usesAB = usesC && k > 0 && alpha != 0.0;
+    boolean ta = transA == Transpose.TRANS, tb = transB == Transpose.TRANS;
+    long last = Math.max(batch - 1, 0);
+    matrix("A", usesAB, row, ta ? k : m, ta ? m : k, lda, lengthA, offsetA, last, strideA);
+    matrix("B", usesAB, row, tb ? n : k, tb ? k : n, ldb, lengthB, offsetB, last, strideB);
+    matrix("C", usesC, row, m, n, ldc, lengthC, offsetC, last, strideC);
+  }
+
   private static void matrix(String name, boolean used, boolean row, long rows, long cols,
       long ld, long length, long offset) {
+    matrix(name, used, row, rows, cols, ld, length, offset, 0, 0);
+  }
+
+  private static void matrix(String name, boolean used, boolean row, long rows, long cols,
+      long ld, long length, long offset, long last, long stride) {
     if (offset < 0) throw new IllegalArgumentException(name + ": negative offset " + offset);
     if (!used) return;
     if (length < 0) throw new IllegalArgumentException(name + " is null but the call needs it");
@@ -36,7 +66,8 @@ final class Shapes {
     if (ld < inner) return;  // invalid leading dimension: the library rejects it
     long needed;
     try {
-      needed = Math.addExact(Math.addExact(Math.multiplyExact(outer - 1, ld), inner), offset);
+      needed = Math.addExact(Math.addExact(Math.addExact(Math.multiplyExact(last, stride),
+          Math.multiplyExact(outer - 1, ld)), inner), offset);
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException(name + ": size overflows a long", e);
     }
