@@ -43,6 +43,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 #include "plan/blocked_shapes.hpp"
+#include "plan/f64_shapes.hpp"
 #include "plan/planner.hpp"
 #include "plan/stream_plan.hpp"
 #include "plan/tf32_shapes.hpp"
@@ -91,7 +92,8 @@ struct Choice {
   std::string kernel;
   int splits = 1;
   int64_t tail_tiles = 0;
-  std::string fallback;  // cc 9.0: the row a build without sm_90a code runs instead
+  std::string fallback;     // cc 9.0: the row a build without sm_90a code runs instead
+  bool by_product = false;  // a strided batch run product by product (batch_leaves_sms_idle)
 };
 
 std::string blocked_name(int tile) {
@@ -209,6 +211,7 @@ std::string describe(const Choice& c) {
   std::string s = c.kernel + " splits=" + std::to_string(c.splits);
   if (c.tail_tiles != 0) s += " tail_tiles=" + std::to_string(c.tail_tiles);
   if (!c.fallback.empty()) s += " (no sm_90a: " + c.fallback + ")";
+  if (c.by_product) s += " by_product";
   return s;
 }
 
@@ -386,6 +389,81 @@ void blocked_section(const Profile& prof) {
     }
 }
 
+// ---- Strided batches ------------------------------------------------------------------
+
+// AUTO on a strided batch, in strict FP32 and in FP64 (choose_kernel): small products on
+// TILED 16 or the small kernel, thin ones on the thin row (product by product, its own
+// split), else the batched rows with the planner counting every product (never split):
+// BLOCKED in float, in double the FP64 tensor cores' tile where DMMA pays, else the FP64
+// CUDA-core plan.
+struct Batch {
+  int64_t batch, m, n, k;
+};
+const Batch kBatches[] = {
+    {100000, 16, 16, 16},  {50000, 32, 32, 32},     {10000, 64, 64, 64}, {4000, 128, 128, 128},
+    {1000, 256, 256, 256}, {100, 1024, 1024, 1024}, {4, 64, 64, kMi},    {3, 31, 33, 8191},
+    {2, 4096, 4096, 4096}, {1000, 17, 3, 100},      {7, 1, 4096, 4096},  {65536, 8, 24, 128},
+};
+
+// The batched rows' choice for p (a batch: unsplit; one product: with its split).
+Choice batched_row_choice(const GemmProblem& p, const DeviceProfile& d) {
+  Choice c;
+  if (p.precision == Precision::F32) return strict(p, d, 0, 0);
+  if (d.dmma_pays()) {
+    const int tile = plan_f64(p, d, 0);
+    const MmaShapeInfo& shape = tile == 256   ? kF64Mma128x128
+                                : tile == 128 ? kF64Mma128x64
+                                              : kF64Mma64x64;
+    c.kernel = "f64_mma_" + std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
+    if (p.batch == 1) {
+      const TailSplitPlan tail = plan_f64_tail(p, shape, d);
+      c.splits = tail.splits;
+      c.tail_tiles = tail.tail_tiles;
+    }
+    return c;
+  }
+  const BlockedPlan plan = plan_f64_blocked(p, d, 0);
+  c.kernel = plan.tile == 128 ? "f64_blocked_128x128" : "f64_blocked_64x64";
+  c.splits = plan.splits;
+  return c;
+}
+
+Choice batched_choice(const GemmProblem& p, const DeviceProfile& d) {
+  const std::string f64 = p.precision == Precision::F64 ? "f64_" : "";
+  Choice c;
+  if (small_batch_pays(p)) {
+    c.kernel = f64 + (small_batch_tile(p) == 16 ? "tiled_16" : "small");
+    return c;
+  }
+  if (thin_choice(p, d, 0, 0, c)) {
+    c.kernel = f64 + c.kernel;
+    return c;
+  }
+  if (batch_leaves_sms_idle(p, d)) {
+    GemmProblem one = p;
+    one.batch = 1;
+    Choice single = batched_row_choice(one, d);
+    if (single.splits > 1) {
+      single.by_product = true;
+      return single;
+    }
+  }
+  return batched_row_choice(p, d);
+}
+
+void batched_section(const Profile& prof) {
+  for (Precision precision : {Precision::F32, Precision::F64})
+    for (const Batch& b : kBatches) {
+      const Caller c = caller(Layout::RowMajor, false, false, b.m, b.n, b.k, 0);
+      GemmProblem p = problem(c);
+      p.precision = precision;
+      p.batch = b.batch;
+      const std::string form = "batch=" + std::to_string(b.batch) + " " + describe(c);
+      print_choice("batched", prof.name, precision == Precision::F64 ? "fp64" : "fp32", form,
+                   batched_choice(p, prof.device));
+    }
+}
+
 // ---- The streamed host path ---------------------------------------------------------
 
 const Shape kHostShapes[] = {
@@ -470,6 +548,7 @@ int main() {
       "tests/data/planner_golden.txt)\n# and say in the commit which choices changed and why.\n");
   for (const Profile& prof : device_profiles) device_section(prof);
   for (const Profile& prof : device_profiles) blocked_section(prof);
+  for (const Profile& prof : device_profiles) batched_section(prof);
   for (const Profile& prof : {device_profiles[0], device_profiles[1]}) host_section(prof);
   if (g_unknown_names != 0) return 1;
   return std::fflush(stdout) == 0 ? 0 : 1;

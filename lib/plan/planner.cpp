@@ -124,6 +124,11 @@ bool small_batch_pays(const GemmProblem& p) {
 
 int small_batch_tile(const GemmProblem& p) { return p.m <= 16 && p.n <= 16 ? 16 : 32; }
 
+bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& d) {
+  return p.batch > 1 && double(ceil_div(p.m, 64)) * double(ceil_div(p.n, 64)) * double(p.batch) <
+                            double(d.multiprocessors);
+}
+
 BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                          int max_splits) {
   return plan_register_blocked(kBlockedShapes, d.fp32_peak(), p, d, forced_tile, max_splits);

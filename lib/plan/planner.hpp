@@ -47,6 +47,12 @@ int blocked_split_cap(const GemmProblem& p, int max_splits);
 bool small_batch_pays(const GemmProblem& p);
 int small_batch_tile(const GemmProblem& p);
 
+// Whether a strided batch is too few products to fill the device side by side: fewer
+// 64 x 64 tiles over the whole batch than SMs. Then its products run one by one, each
+// with the single call's plan, where that splits k (4 products of 64 x 64 x 2^20 would
+// otherwise run on 4 SMs); dispatch decides.
+bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& device);
+
 // Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
 // BLOCKED with tile 0, in every math mode and precision: the short side of C (m or n) is
 // 1 to 16 wide in float, 1 to 8 in double (4 where W is read along k; thin_shapes.hpp),

@@ -286,8 +286,22 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   choice.plan.tile = choice.kernel->tile;
   choice.plan.coarsening = choice.kernel->coarsening;
   // A batched row runs a batch in one launch, its products side by side (blockIdx.z):
-  // unsplit, as they share no workspace (its planner counts the batch's tiles).
-  if (call.batch > 1 && choice.kernel->batched) choice = without_splits(choice);
+  // unsplit, as they share no workspace (its planner counts the batch's tiles). Unless the
+  // batch leaves SMs idle and a product alone splits k over them: then product by product,
+  // each as the single call (sharing the workspace one after another).
+  if (call.batch > 1 && choice.kernel->batched) {
+    if (with_workspace && batch_leaves_sms_idle(p, device)) {
+      GemmProblem one = p;
+      one.batch = 1;
+      one.stride_a = one.stride_b = one.stride_c = 0;
+      KernelChoice single = choose_kernel(one, s, device, with_workspace);
+      if (single.plan.splits > 1) {
+        single.by_product = true;
+        return single;
+      }
+    }
+    choice = without_splits(choice);
+  }
   return choice;
 }
 
@@ -347,7 +361,7 @@ void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,
                  cudaStream_t stream) {
   // A batch: in one launch on a batched row, else its products one after another on the
   // stream (so they can share the workspace), each with the batch's choice (chosen_for).
-  if (p.batch > 1 && c.kernel->batched && !is_scale_only(p)) {
+  if (p.batch > 1 && c.kernel->batched && !c.by_product && !is_scale_only(p)) {
     c.kernel->launch(p, c.plan, workspace, stream);
     return;
   }

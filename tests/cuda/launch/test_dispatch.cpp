@@ -545,9 +545,10 @@ TEST(Double, BlockedTilesChooseTheirRow) {
 }
 
 // A strided batch: small products (m, n <= 32, k <= 128) run TILED 16 or the small
-// kernel, in every mode; larger ones a batched BLOCKED or FP64 row, unsplit; BLOCKED with
-// tile 32 asks for the small kernel, a batch or not.
-TEST(Batched, SmallProductsRunTheirKernelsAndNothingSplits) {
+// kernel, in every mode; larger ones a batched BLOCKED or FP64 row, unsplit, unless the
+// batch leaves SMs idle and a product alone splits: then product by product, split;
+// BLOCKED with tile 32 asks for the small kernel, a batch or not.
+TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
   for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
     for (Precision precision : {Precision::F32, Precision::F64}) {
       const std::string f64 = precision == Precision::F64 ? "f64_" : "";
@@ -567,13 +568,22 @@ TEST(Batched, SmallProductsRunTheirKernelsAndNothingSplits) {
       EXPECT_EQ(choose_kernel(p, s, h100()).kernel->name, f64 + "small");
       s = Settings{};
       s.math_mode = mode;
-      p = shape(64, 64, 1 << 20);  // deep k: a single product splits, a batch does not
+      p = shape(64, 64, 1 << 20);  // deep k: 4 products, 4 tiles for 132 SMs
       p.precision = precision;
       p.batch = 4;
-      const KernelChoice batch = choose_kernel(p, s, h100());
-      if (batch.kernel->batched) {
-        EXPECT_EQ(batch.plan.splits, 1) << batch.kernel->name;
-        EXPECT_EQ(batch.plan.tail_tiles, 0) << batch.kernel->name;
+      const KernelChoice few = choose_kernel(p, s, h100());
+      // A row that is not batched (a TF32 one) runs product by product anyway, as its
+      // single call does.
+      EXPECT_TRUE(few.by_product || !few.kernel->batched) << few.kernel->name;
+      if (few.by_product) {
+        EXPECT_GT(few.plan.splits, 1) << few.kernel->name << ": each product splits k";
+      }
+      p.batch = 1000;  // 1000 tiles: side by side, unsplit
+      const KernelChoice many = choose_kernel(p, s, h100());
+      EXPECT_FALSE(many.by_product) << many.kernel->name;
+      if (many.kernel->batched) {
+        EXPECT_EQ(many.plan.splits, 1) << many.kernel->name;
+        EXPECT_EQ(many.plan.tail_tiles, 0) << many.kernel->name;
       }
     }
   }
