@@ -251,7 +251,14 @@ SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<Stre
     slowest = std::min(slowest, l.flops_per_s);
     total += l.flops_per_s;
   }
-  const StreamPlan shared = plan_stream(p, device, staging, slowest * d, threads, r, d);
+  // A lane too small for even the least cut leaves the first lane to run it alone.
+  StreamPlan shared;
+  try {
+    shared = plan_stream(p, device, staging, slowest * d, threads, r, d);
+  } catch (const Error& e) {
+    if (e.status() != Status::OutOfMemory) throw;
+    return out;
+  }
   const double seconds = shared_streamed_seconds(p, shared, total, d, threads, r);
   // All the lanes where the model says they beat the first alone by a tenth (threads
   // and a shared queue cost something the model does not count).

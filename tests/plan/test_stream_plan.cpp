@@ -253,6 +253,27 @@ TEST(SharedStreamPlan, FitsTheSmallestBudgetWithTilesToBalance) {
   }
 }
 
+// A lane whose budgets hold no cut at all (under kMinStreamBudget) does not take the
+// others down: the first lane runs the product alone, as plan_stream would.
+TEST(SharedStreamPlan, ALaneTooSmallForAnyCutLeavesTheFirstAlone) {
+  const GemmProblem p = shape(16384, 16384, 16384);
+  std::vector<StreamLane> all = h100_lanes(4);
+  all[2].device_bytes = 4 << 10;
+  const SharedStreamPlan s = plan_shared_stream(p, all, 48);
+  EXPECT_EQ(s.lanes, 1);
+  const StreamPlan alone = plan_stream(p, all[0].device_bytes, all[0].staging_bytes,
+                                       all[0].flops_per_s, 48);
+  EXPECT_EQ(s.plan.tile_m, alone.tile_m);
+  EXPECT_EQ(s.plan.chunk_k, alone.chunk_k);
+  all[0].device_bytes = 4 << 10;  // the first lane's own budget: an error, as plan_stream's
+  try {
+    plan_shared_stream(p, all, 48);
+    ADD_FAILURE() << "no cut fits the first lane";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::OutOfMemory);
+  }
+}
+
 // The model: small products stay on one lane (the others' panels, fills and tails cost
 // more than their share of the flops saves); large ones share, but no faster than the
 // host's packing threads move A, B and C. Each lane packs its own panels of op(B): with
