@@ -67,7 +67,9 @@ class LaneBarrier {
 // stop() must not throw (a shared queue's cancel(), an engine's release). Returns when
 // every lane has returned, with results.errors resized to `lanes`. Where the pool cannot
 // start a thread for every lane no lane runs (no prepare, no end), and every lane's
-// error is Error(OutOfMemory).
+// error is Error(OutOfMemory). `pool` is the lanes' alone while they run: WorkerPool's
+// loops do not nest, so a lane whose work runs a parallel loop of its own (packing
+// threads) takes another pool for it, never this one.
 template <class Prepare, class Work, class End, class Stop>
 void run_lanes(WorkerPool& pool, int lanes, Prepare& prepare, Work& work, End& end, Stop& stop,
                LaneResults& results) {

@@ -45,11 +45,12 @@ int64_t TileQueue::claim(int lane) {
     if (left > most) best = int64_t(r), most = left;
   }
   if (best < 0) return -1;
-  Range& victim = ranges_[size_t(best)];
+  const Range& victim = ranges_[size_t(best)];
   const int64_t middle = victim.front + (most + 1) / 2;  // its lane keeps the front half
   const Range stolen{victim.column, middle, victim.back, lane};
-  victim.back = middle;
+  // The new range first: if it cannot be stored (bad_alloc), no tile has left the victim.
   ranges_.push_back(stolen);
+  ranges_[size_t(best)].back = middle;
   ++l.count.steals;
   return int64_t(ranges_.size()) - 1;
 }
