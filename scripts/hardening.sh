@@ -39,7 +39,7 @@ rm -rf "$fuzz_dir"
 echo "=== TSan"
 cmake -S . -B build-tsan "${common[@]}" -DTILEDMM_SANITIZE=thread >/dev/null
 cmake --build build-tsan --target test_threads test_blas_threads test_system_blas test_lanes \
-  test_tile_queue
+  test_tile_queue test_strided_batched
 # The CPU backend's AUTO calls the system BLAS (OpenBLAS here), which is not
 # instrumented: TSan sees its worker threads' memset and free but not the spin-waits
 # that order them, and reports races that are not there. One OpenBLAS thread keeps
@@ -50,6 +50,9 @@ check tsan_threads env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 buil
 check tsan_lanes env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/test_lanes
 check tsan_tile_queue env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   build-tsan/tests/test_tile_queue
+# A strided batch on the own kernel, whole products to a thread.
+check tsan_strided_batched env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  TILEDMM_CPU_BLAS=none build-tsan/tests/test_strided_batched --gtest_filter=-*Cuda*
 # Threads calling BLAS at once through libtiledmm_blas (its settings come from ctest),
 # and a fork while one of them reads the settings; AUTO on the system BLAS with threads
 # and forks, preloaded under libtiledmm_blas too.

@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm_reference_f64.hpp"
@@ -145,6 +146,47 @@ TEST_F(StridedBatched, EveryProductIsTheSingleCallBitForBit) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   every_product_is_the_single_call<float>(seed);
   every_product_is_the_single_call<double>(seed + 1);
+}
+
+// Products of over 4 MFLOP (the own kernel splits a single one over threads) in a batch
+// of more products than threads (whole products to a thread): still the single calls'
+// bits, in both precisions and every transpose.
+TEST_F(StridedBatched, ManyLargerProductsAreTheSingleCallsBitForBit) {
+  std::mt19937 rng(tmm_test::fresh_seed());
+  const int64_t batch = 2 * std::max<int64_t>(2, std::thread::hardware_concurrency());
+  for (int variant = 0; variant < 4; ++variant) {
+    Batch<double> g;
+    g.ta = variant % 2 ? TMM_TRANS : TMM_NO_TRANS;
+    g.tb = variant / 2 ? TMM_TRANS : TMM_NO_TRANS;
+    g.m = 130, g.n = 70, g.k = 260, g.batch = batch, g.alpha = 0.5, g.beta = variant % 2 ? 0 : 2;
+    g.lda = g.ta == TMM_TRANS ? g.m : g.k;
+    g.ldb = g.tb == TMM_TRANS ? g.k : g.n;
+    g.ldc = g.n;
+    g.sa = g.m * g.k + 3, g.sb = g.k * g.n + 1, g.sc = g.m * g.n + 2;
+    std::uniform_real_distribution<double> u(-1, 1);
+    g.a.resize(size_t(batch * g.sa));
+    g.b.resize(size_t(batch * g.sb));
+    g.c.resize(size_t(batch * g.sc));
+    for (double& x : g.a) x = u(rng);
+    for (double& x : g.b) x = u(rng);
+    for (double& x : g.c) x = u(rng);
+    std::vector<double> want = g.c;
+    for (int64_t p = 0; p < batch; ++p) {
+      ASSERT_EQ(tmm_dgemm(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data() + p * g.sa,
+                          g.lda, g.b.data() + p * g.sb, g.ldb, g.beta, want.data() + p * g.sc,
+                          g.ldc),
+                TMM_SUCCESS)
+          << tmm_get_error_message(h_);
+    }
+    ASSERT_EQ(run(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
+    EXPECT_EQ(std::memcmp(want.data(), g.c.data(), want.size() * sizeof(double)), 0)
+        << "variant " << variant;
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+    EXPECT_EQ(r.batch, batch);
+    EXPECT_GE(r.host_threads, 1);
+  }
 }
 
 // batch 0: success, nothing read or written, no pointer needed; the report says 0.

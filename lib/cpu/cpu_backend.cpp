@@ -75,6 +75,21 @@ const SystemBlas* auto_system_blas(const GemmView<T>& p, const Settings& setting
   return blas != nullptr && system_blas_can_run(*blas, p, settings.host_threads) ? blas : nullptr;
 }
 
+// Whether a strided batch runs on the own BLOCKED kernel with whole products to a thread
+// (cpu_blocked_gemm_batch): where each product would take that kernel (not NAIVE, a
+// finite alpha, A and B taking part, no system BLAS) and either runs on one thread alone
+// (under 4 MFLOP) or the products are at least as many as the threads.
+template <class T>
+bool blocked_batch_pays(const GemmProblem& problem, const Settings& settings) {
+  if (problem.batch <= 1 || is_empty(problem) || is_scale_only(problem) ||
+      settings.algorithm == Algorithm::Naive || !std::isfinite(problem.alpha))
+    return false;
+  const GemmView<T> first = view_of<T>(product_of(problem, 0));
+  if (auto_system_blas(first, settings) != nullptr) return false;
+  return cpu_blocked_threads(first, settings.host_threads) == 1 ||
+         problem.batch >= host_thread_count(settings.host_threads);
+}
+
 }  // namespace
 
 template <class T>
@@ -85,10 +100,17 @@ void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
   Timing t;
   t.precision = problem.precision;
   t.algorithm = settings.algorithm == Algorithm::Naive ? Algorithm::Naive : Algorithm::Blocked;
-  for (int64_t b = 0; b < problem.batch; ++b) {
-    const Timing one =
-        product_as<T>(problem.batch == 1 ? problem : product_of(problem, b), settings);
-    if (b == 0) t = one;
+  if (blocked_batch_pays<T>(problem, settings)) {
+    // Whole products to a thread: the same bits as the loop below, in one parallel loop.
+    t.kernel = kBlockedName<T>;
+    t.host_threads = cpu_blocked_gemm_batch(view_of<T>(problem), problem.batch,
+                                            settings.host_threads, workspaces<T>(), pool_);
+  } else {
+    for (int64_t b = 0; b < problem.batch; ++b) {
+      const Timing one =
+          product_as<T>(problem.batch == 1 ? problem : product_of(problem, b), settings);
+      if (b == 0) t = one;
+    }
   }
   t.batch = problem.batch;
   const std::chrono::duration<double, std::milli> elapsed =

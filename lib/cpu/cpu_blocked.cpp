@@ -117,6 +117,22 @@ int thread_count(const GemmView<T>& p, int host_threads) {
   return int(std::min(cores, row_blocks));
 }
 
+// Everything that can fail happens here, before C is touched: `threads` workspaces with
+// packing buffers as large as p's blocks (a 4 x 4 product needs 64 elements, not the
+// full 576 KiB of floats); they only grow, so a warm call allocates nothing.
+template <class T>
+void grow_workspaces(const GemmView<T>& p, int threads,
+                     std::vector<BlockedWorkspace<T>>& workspaces) {
+  if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
+  const int64_t depth = std::min(kKC, p.k);
+  const size_t a_elements = size_t(round_up(std::min(kMC, p.m), kMR) * depth);
+  const size_t b_elements = size_t(round_up(std::min(kNC, p.n), kNR) * depth);
+  for (BlockedWorkspace<T>& ws : workspaces) {
+    if (ws.a.size() < a_elements) ws.a.resize(a_elements);
+    if (ws.b.size() < b_elements) ws.b.resize(b_elements);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -127,19 +143,32 @@ int cpu_blocked_gemm(const GemmView<T>& p, int host_threads,
     return 1;
   }
   const int threads = thread_count(p, host_threads);
-  // Everything that can fail happens here, before C is touched.
-  if (workspaces.size() < size_t(threads)) workspaces.resize(size_t(threads));
-  // Packing buffers as large as this product's blocks (a 4 x 4 product needs 64
-  // elements, not the full 576 KiB of floats); they only grow, so a warm call
-  // allocates nothing.
-  const int64_t depth = std::min(kKC, p.k);
-  const size_t a_elements = size_t(round_up(std::min(kMC, p.m), kMR) * depth);
-  const size_t b_elements = size_t(round_up(std::min(kNC, p.n), kNR) * depth);
-  for (BlockedWorkspace<T>& ws : workspaces) {
-    if (ws.a.size() < a_elements) ws.a.resize(a_elements);
-    if (ws.b.size() < b_elements) ws.b.resize(b_elements);
-  }
+  grow_workspaces(p, threads, workspaces);
   auto task = [&](int t) { worker(p, t, threads, workspaces[size_t(t)]); };
+  pool.run(threads, task);  // never fails: threads it cannot start run inline
+  return threads;
+}
+
+template <class T>
+int cpu_blocked_threads(const GemmView<T>& p, int host_threads) {
+  return thread_count(p, host_threads);
+}
+
+template <class T>
+int cpu_blocked_gemm_batch(const GemmView<T>& p, int64_t batch, int host_threads,
+                           std::vector<BlockedWorkspace<T>>& workspaces, WorkerPool& pool) {
+  const int threads = int(std::min<int64_t>(host_thread_count(host_threads), batch));
+  grow_workspaces(p, threads, workspaces);
+  auto task = [&](int t) {  // a run of consecutive products each
+    const int64_t first = batch * t / threads, last = batch * (t + 1) / threads;
+    for (int64_t b = first; b < last; ++b) {
+      GemmView<T> product = p;
+      product.a += b * p.stride_a;
+      product.b += b * p.stride_b;
+      product.c += b * p.stride_c;
+      worker(product, 0, 1, workspaces[size_t(t)]);
+    }
+  };
   pool.run(threads, task);  // never fails: threads it cannot start run inline
   return threads;
 }
@@ -148,5 +177,11 @@ template int cpu_blocked_gemm(const GemmView<float>&, int, std::vector<BlockedWo
                               WorkerPool&);
 template int cpu_blocked_gemm(const GemmView<double>&, int, std::vector<BlockedWorkspace<double>>&,
                               WorkerPool&);
+template int cpu_blocked_threads(const GemmView<float>&, int);
+template int cpu_blocked_threads(const GemmView<double>&, int);
+template int cpu_blocked_gemm_batch(const GemmView<float>&, int64_t, int,
+                                    std::vector<BlockedWorkspace<float>>&, WorkerPool&);
+template int cpu_blocked_gemm_batch(const GemmView<double>&, int64_t, int,
+                                    std::vector<BlockedWorkspace<double>>&, WorkerPool&);
 
 }  // namespace tiledmm

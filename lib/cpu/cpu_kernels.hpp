@@ -44,6 +44,19 @@ template <class T>
 int cpu_blocked_gemm(const GemmView<T>& p, int host_threads,
                      std::vector<BlockedWorkspace<T>>& workspaces, WorkerPool& pool);
 
+// The threads cpu_blocked_gemm uses for p (1 for a product under 4 MFLOP).
+template <class T>
+int cpu_blocked_threads(const GemmView<T>& p, int host_threads);
+
+// A strided batch of `batch` products (product b's matrices b * p.stride_x elements past
+// p's), whole products to a thread over up to `host_threads` threads of `pool`, each
+// computed on one thread with the bits cpu_blocked_gemm gives it (a thread's share of C
+// changes no element's order of summation). A and B must take part (k > 0, alpha != 0).
+// Grows `workspaces` before it touches C. Returns the threads used.
+template <class T>
+int cpu_blocked_gemm_batch(const GemmView<T>& p, int64_t batch, int host_threads,
+                           std::vector<BlockedWorkspace<T>>& workspaces, WorkerPool& pool);
+
 extern template void cpu_scale_c(const GemmView<float>&);
 extern template void cpu_scale_c(const GemmView<double>&);
 extern template void cpu_naive_gemm(const GemmView<float>&);
@@ -52,5 +65,11 @@ extern template int cpu_blocked_gemm(const GemmView<float>&, int,
                                      std::vector<BlockedWorkspace<float>>&, WorkerPool&);
 extern template int cpu_blocked_gemm(const GemmView<double>&, int,
                                      std::vector<BlockedWorkspace<double>>&, WorkerPool&);
+extern template int cpu_blocked_threads(const GemmView<float>&, int);
+extern template int cpu_blocked_threads(const GemmView<double>&, int);
+extern template int cpu_blocked_gemm_batch(const GemmView<float>&, int64_t, int,
+                                           std::vector<BlockedWorkspace<float>>&, WorkerPool&);
+extern template int cpu_blocked_gemm_batch(const GemmView<double>&, int64_t, int,
+                                           std::vector<BlockedWorkspace<double>>&, WorkerPool&);
 
 }  // namespace tiledmm
