@@ -172,10 +172,10 @@ TEST_F(StridedBatched, ManyLargerProductsAreTheSingleCallsBitForBit) {
     for (double& x : g.c) x = u(rng);
     std::vector<double> want = g.c;
     for (int64_t p = 0; p < batch; ++p) {
-      ASSERT_EQ(tmm_dgemm(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data() + p * g.sa,
-                          g.lda, g.b.data() + p * g.sb, g.ldb, g.beta, want.data() + p * g.sc,
-                          g.ldc),
-                TMM_SUCCESS)
+      ASSERT_EQ(
+          tmm_dgemm(h_, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.a.data() + p * g.sa, g.lda,
+                    g.b.data() + p * g.sb, g.ldb, g.beta, want.data() + p * g.sc, g.ldc),
+          TMM_SUCCESS)
           << tmm_get_error_message(h_);
     }
     ASSERT_EQ(run(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);

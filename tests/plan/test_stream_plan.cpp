@@ -261,8 +261,8 @@ TEST(SharedStreamPlan, ALaneTooSmallForAnyCutLeavesTheFirstAlone) {
   all[2].device_bytes = 4 << 10;
   const SharedStreamPlan s = plan_shared_stream(p, all, 48);
   EXPECT_EQ(s.lanes, 1);
-  const StreamPlan alone = plan_stream(p, all[0].device_bytes, all[0].staging_bytes,
-                                       all[0].flops_per_s, 48);
+  const StreamPlan alone =
+      plan_stream(p, all[0].device_bytes, all[0].staging_bytes, all[0].flops_per_s, 48);
   EXPECT_EQ(s.plan.tile_m, alone.tile_m);
   EXPECT_EQ(s.plan.chunk_k, alone.chunk_k);
   all[0].device_bytes = 4 << 10;  // the first lane's own budget: an error, as plan_stream's
