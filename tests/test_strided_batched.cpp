@@ -220,6 +220,27 @@ TEST_F(StridedBatched, BatchZeroChangesNothingAndBatchOneIsTheSingleCall) {
   EXPECT_EQ(old.struct_size, offsetof(tmm_report, math_mode) + sizeof(tmm_math_mode));
 }
 
+// Products with nothing to compute (m or n = 0) need no matrix, so nothing bounds the
+// batch: the call returns at once however many there are (no loop over them).
+void empty_products_return_at_once(tmm_handle h) {
+  for (int64_t batch : {int64_t(1) << 40, INT64_MAX}) {
+    EXPECT_EQ(
+        tmm_sgemm_strided_batched(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 0, 4, 4, 1.0f,
+                                  nullptr, 4, 16, nullptr, 4, 16, 1.0f, nullptr, 4, 16, batch),
+        TMM_SUCCESS)
+        << tmm_get_error_message(h);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+    EXPECT_EQ(r.batch, batch);
+    EXPECT_STREQ(r.kernel, "none");
+  }
+}
+
+TEST_F(StridedBatched, EmptyProductsReturnAtOnceWhateverTheBatch) {
+  empty_products_return_at_once(h_);
+}
+
 // Every argument error is INVALID_VALUE with a message naming it, before anything is
 // written: C keeps its bits.
 TEST_F(StridedBatched, BadArgumentsAreInvalidAndWriteNothing) {
@@ -286,6 +307,10 @@ class StridedBatchedCuda : public StridedBatched {
     ASSERT_EQ(tmm_create_with_backend(&h_, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
   }
 };
+
+TEST_F(StridedBatchedCuda, EmptyProductsReturnAtOnceWhateverTheBatch) {
+  empty_products_return_at_once(h_);
+}
 
 TEST_F(StridedBatchedCuda, HostProductsAreTheSingleCallsBitForBit) {
   const uint32_t seed = tmm_test::fresh_seed();

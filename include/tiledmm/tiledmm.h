@@ -606,15 +606,19 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * (stride_c = 0 with batch > 1, or interleaved products that overlap; interleaved products that
  * share none are fine); a product of C sharing an element with any product of A or B
  * (host pointers: the library checks it; device pointers: as tmm_sgemm_device says).
- * The CPU backend runs the products one after another (each as tmm_sgemm would). The
- * CUDA backend on device pointers chooses one kernel for every product (so a product's
- * bits may differ from its single call's): strict FP32 and FP64 run the whole batch in
- * one launch (k never split), the TF32, FP32_ACCURATE and thin kernels one launch per
- * product, in order on the handle's stream; on host pointers one host call per product,
- * each finished before the next. After a failure past the checks, each element of every
- * C_b's m x n part holds its old value or its final one (products before the failing one
- * final). The report's `batch` says how many products the call had, its kernel and
- * splits are a product's, its times the whole call's. */
+ * The CPU backend gives each product the bits tmm_sgemm would (its own kernel may run
+ * whole products on each of its threads). The CUDA backend on device pointers chooses
+ * one kernel for every product (so a product's bits may differ from its single call's):
+ * the strict FP32 and FP64 kernels (AUTO's choice in strict FP32, in double, and for
+ * small products in every mode) run the whole batch in one launch with k not split,
+ * except a batch too small to fill the GPU whose products split k alone: those run one
+ * launch per product, as do the TF32, FP32_ACCURATE and thin kernels, in order on the
+ * handle's stream; on host pointers one host call per product, each finished before
+ * the next. After a failure past the checks, each element of every C_b's m x n part
+ * holds its old value or its final one (products before the failing one final), and
+ * the last report stays the previous successful call's. The report's `batch` says how
+ * many products the call had, its kernel and splits are a product's, its times the
+ * whole call's. */
 TMM_API tmm_status tmm_sgemm_strided_batched(tmm_handle handle, tmm_layout layout,
                                              tmm_transpose trans_a, tmm_transpose trans_b,
                                              int64_t m, int64_t n, int64_t k, float alpha,

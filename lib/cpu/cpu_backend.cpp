@@ -105,6 +105,8 @@ void CpuBackend::gemm_as(const GemmProblem& problem, const Settings& settings) {
     t.kernel = kBlockedName<T>;
     t.host_threads = cpu_blocked_gemm_batch(view_of<T>(problem), problem.batch,
                                             settings.host_threads, workspaces<T>(), pool_);
+  } else if (is_empty(problem)) {  // nothing to compute (or read), however many products
+    t = product_as<T>(problem, settings);
   } else {
     for (int64_t b = 0; b < problem.batch; ++b) {
       const Timing one =

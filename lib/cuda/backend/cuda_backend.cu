@@ -216,7 +216,7 @@ class CudaBackend final : public Backend {
   }
 
   void gemm_host(const GemmProblem& p, const Settings& settings) override {
-    if (p.batch > 1) {
+    if (p.batch > 1 && !is_empty(p)) {  // an empty batch: one quick return below
       gemm_host_products(p, settings);
       return;
     }
@@ -430,9 +430,20 @@ class CudaBackend final : public Backend {
   // times summed over the products. (Copies of whole groups of products: step 8 of
   // docs/design/batched.md.)
   void gemm_host_products(const GemmProblem& p, const Settings& settings) {
+    // A failure leaves the last successful call's report, not a product's of this one.
+    const Timing before = timing_;
+    const int before_current = current_;
+    const bool before_pending = pending_;
     Timing sum;
     for (int64_t b = 0; b < p.batch; ++b) {
-      gemm_host(product_of(p, b), settings);
+      try {
+        gemm_host(product_of(p, b), settings);
+      } catch (...) {
+        timing_ = before;
+        current_ = before_current;
+        pending_ = before_pending;
+        throw;
+      }
       Timing t = timing_;  // the product's, just committed
       t.upload_ms += sum.upload_ms;
       t.compute_ms += sum.compute_ms;

@@ -353,8 +353,25 @@ KernelChoice without_splits(KernelChoice choice) {
 
 size_t workspace_bytes(const KernelChoice& c, const GemmProblem& p) {
   if (is_empty(p) || is_scale_only(p) || c.kernel->workspace == nullptr) return 0;
-  // A batch's products share it: the least aligned one's (its operands may be packed).
-  return c.kernel->workspace(chosen_for(p), c.plan);
+  if (p.batch <= 1) return c.kernel->workspace(p, c.plan);
+  // A batch's products share it, one after another, and their alignments differ: the
+  // most any of them needs. A less aligned product does not always need more (the TF32
+  // Hopper row packs A where A is unaligned, else B), so every combination of aligned
+  // and least aligned A, B and C is asked (the pointers are never read).
+  const GemmProblem least = chosen_for(p);
+  // The first product's pointers at 256 bytes: as aligned as any product can be.
+  const auto aligned = [](const void* x) {
+    return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(x) & ~uintptr_t(255));
+  };
+  size_t most = 0;
+  for (int combination = 0; combination < 8; ++combination) {
+    GemmProblem q = least;
+    if (combination & 1) q.a = aligned(p.a);
+    if (combination & 2) q.b = aligned(p.b);
+    if (combination & 4) q.c = aligned(p.c);
+    most = std::max(most, c.kernel->workspace(q, c.plan));
+  }
+  return most;
 }
 
 void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,

@@ -589,6 +589,43 @@ TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
   }
 }
 
+// A batch's workspace holds what any of its products needs, whatever their alignments:
+// each product of a row that is not batched runs with its own, and a less aligned one
+// may pack another operand (the TF32 Hopper row packs A where A is unaligned, else B).
+TEST(Batched, WorkspaceHoldsWhatEveryProductNeeds) {
+  struct Dims {
+    int64_t m, n, k;
+  };
+  const Dims dims[] = {{100, 1000, 100}, {64, 4096, 256}, {1000, 100, 300}, {129, 257, 1000}};
+  int rows = 0;
+  for (const KernelEntry& row : cuda_kernel_table()) {
+    if (row.workspace == nullptr) continue;
+    ++rows;
+    for (const Dims& d : dims) {
+      for (int variant = 0; variant < 16; ++variant) {
+        const bool ta = variant & 1, tb = variant & 2;
+        const int64_t odd = variant & 4 ? 1 : 0, odd_b = variant & 8 ? 1 : 0;
+        const int64_t lda = ta ? d.m : d.k, ldb = tb ? d.k : d.n;
+        const int64_t sa = d.m * d.k + odd, sb = d.k * d.n + odd_b, sc = d.m * d.n + 3;
+        const auto at = [](uintptr_t x) { return reinterpret_cast<void*>(x); };
+        const GemmProblem p = make_batched_problem(
+            row.precision, Layout::RowMajor, ta, tb, d.m, d.n, d.k, 1.0, at(0x7f0000000000), lda,
+            sa, at(0x7f4000000000), ldb, sb, 0.0, at(0x7f8000000000), d.n, sc, 3);
+        for (int splits : {1, 3}) {
+          const KernelChoice c{&row, KernelPlan{row.tile, 0, splits, splits > 1 ? 1 : 0}};
+          const size_t all = workspace_bytes(c, p);
+          for (int64_t b = 0; b < p.batch; ++b) {
+            EXPECT_GE(all, row.workspace(product_of(p, b), c.plan))
+                << row.name << " " << d.m << "x" << d.n << "x" << d.k << " variant " << variant
+                << " splits " << splits << " product " << b;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(rows, 0);
+}
+
 // NAIVE, TILED and COARSENED in double take their settings, as in float, whatever the
 // math mode; BLOCKED with a tile double has no row of is refused, the message listing
 // double's; tile 256 off the tensor cores is refused, the message saying where it runs.
