@@ -29,9 +29,13 @@
 // tmm_dgemm, tmm_dgemm_io, tmm_dgemm_device against cublasXtDgemm, each result's sampled
 // error against a long double reference (x86's 64-bit significand), bound 1e-12.
 //
+// --devices 0,1 [--scaling 1,2] [--shape M,N,K]... [--xt-dims 4096,8192]: the scaling run
+// (run_scaling below) over the --square sizes (if given) and shapes, nothing else.
+//
 //   tmm_host_bench [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] [--no-xt]
 //                  [--threads N] [--staging MIB] [--deep-k M,N,K[,MIB]]...
 //                  [--precision single|double]
+//                  [--devices LIST [--scaling COUNTS] [--shape M,N,K]... [--xt-dims LIST]]
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -204,12 +208,13 @@ std::string tmm_detail(tmm_handle h) {
   tmm_report r{};
   r.struct_size = sizeof r;
   if (tmm_get_last_report(h, &r) != TMM_SUCCESS) return "";
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%s, %lld tiles x %lld chunks; last call: total %.1f, pack %.1f, link %.1f, "
-                "compute %.1f ms",
+                "compute %.1f ms; packed %.1f GB at %.1f GB/s",
                 r.host_path == TMM_HOST_PATH_STREAMED ? "streamed" : "direct", (long long)r.tiles,
-                (long long)r.k_chunks, r.total_ms, r.pack_ms, r.link_ms, r.compute_ms);
+                (long long)r.k_chunks, r.total_ms, r.pack_ms, r.link_ms, r.compute_ms,
+                r.host_bytes / 1e9, r.pack_ms > 0 ? r.host_bytes / (r.pack_ms * 1e6) : 0.0);
   return buf;
 }
 
@@ -421,13 +426,133 @@ void run_deep_k(int64_t m, int64_t n, int64_t k, int64_t mib) {
   tmm_destroy(h);
 }
 
+// --devices LIST --scaling COUNTS --shape M,N,K...: one product over several devices.
+// Per shape, in one process: the single-device handle at default settings (the
+// baseline, pageable), a handle of tmm_create_with_devices over the first D devices of
+// the list for each D (pageable), and cuBLAS-XT over the same D devices on pageable and
+// pinned memory (best of --xt-dims). Per line: median time, TFLOP/s, speedup over the
+// baseline, ratio to cuBLAS-XT pinned on the same D devices, the sampled error, and the
+// host's packing rate (bytes the packing threads moved over the wall time of the call);
+// per entry its tiles, span and bytes.
+std::vector<int> g_xt_dims = {2048, 4096, 8192};
+
+template <class T>
+double xt_seconds(const std::vector<int>& devices, int d, bool pinned, Host<T>& a, Host<T>& b,
+                  Host<T>& c, int64_t m, int64_t n, int64_t k, int reps, int* best_dim) {
+  cublasXtHandle_t x;
+  check(cublasXtCreate(&x), "cublasXtCreate");
+  std::vector<int> devs(devices.begin(), devices.begin() + d);
+  check(cublasXtDeviceSelect(x, d, devs.data()), "cublasXtDeviceSelect");
+  const T one = T(1), zero = T(0);
+  auto xt_call = [&] {
+    check(Api<T>::xt(x, CUBLAS_OP_N, CUBLAS_OP_N, size_t(n), size_t(m), size_t(k), &one, b.p,
+                     size_t(n), a.p, size_t(k), &zero, c.p, size_t(n)),
+          "cublasXt?gemm");
+  };
+  if (pinned) {
+    check(cudaHostRegister(a.p, a.n * sizeof(T), cudaHostRegisterPortable), "register A");
+    check(cudaHostRegister(b.p, b.n * sizeof(T), cudaHostRegisterPortable), "register B");
+    check(cudaHostRegister(c.p, c.n * sizeof(T), cudaHostRegisterPortable), "register C");
+  }
+  double best = 1e30;
+  for (int dim : g_xt_dims) {
+    check(cublasXtSetBlockDim(x, dim), "cublasXtSetBlockDim");
+    const double s = seconds_of(xt_call, reps);
+    if (s < best) best = s, *best_dim = dim;
+  }
+  if (pinned) {
+    cudaHostUnregister(a.p);
+    cudaHostUnregister(b.p);
+    cudaHostUnregister(c.p);
+  }
+  cublasXtDestroy(x);
+  return best;
+}
+
+template <class T>
+void run_scaling(int64_t m, int64_t n, int64_t k, int reps, bool xt,
+                 const std::vector<int>& devices, const std::vector<int>& counts) {
+  Host<T> a(size_t(m * k)), b(size_t(k * n)), c(size_t(m * n));
+  fill(a.p, a.n, 1);
+  fill(b.p, b.n, 2);
+  fill(c.p, c.n, 3);
+  auto timed = [&](tmm_handle h, const char* what) {
+    auto call = [&] {
+      check(Api<T>::host(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, m, n, k, T(1), a.p, k, b.p,
+                         n, T(0), c.p, n),
+            h, what);
+    };
+    const Times t = times_of(call, reps);
+    std::fill(c.p, c.p + c.n, T(std::nan("")));
+    call();  // the result checked, the report of this call printed
+    return t;
+  };
+  tmm_handle one = nullptr;
+  check(tmm_create_with_backend(&one, TMM_BACKEND_CUDA, devices[0]), one, "tmm_create");
+  const Times base = timed(one, "single-device handle");
+  const double base_err = sampled_error(a.p, b.p, c.p, m, n, k);
+  const std::string base_detail = with_spread(tmm_detail(one), base);
+  tmm_destroy(one);
+  for (int d : counts) {
+    if (d < 1 || d > int(devices.size())) die("--scaling", "a count past the --devices list");
+    double xt_pinned = 0;
+    if (xt) {
+      for (bool pinned : {false, true}) {
+        int dim = 0;
+        const double s = xt_seconds<T>(devices, d, pinned, a, b, c, m, n, k, reps, &dim);
+        const double err = sampled_error(a.p, b.p, c.p, m, n, k);
+        char name[64];
+        std::snprintf(name, sizeof name, "cuBLAS-XT %d GPU %s (%d)", d,
+                      pinned ? "pinned" : "pageable", dim);
+        report_line(name, m, n, k, s, err, base.median, "speedup over the single handle");
+        if (pinned) xt_pinned = s;
+      }
+    }
+    if (d == 1) {
+      report_line("tiledmm 1 GPU (single)", m, n, k, base.median, base_err, base.median,
+                  base_detail.c_str());
+      continue;
+    }
+    tmm_handle h = nullptr;
+    check(tmm_create_with_devices(&h, devices.data(), d), h, "tmm_create_with_devices");
+    char name[64];
+    std::snprintf(name, sizeof name, "tiledmm %d GPUs", d);
+    const Times t = timed(h, name);
+    tmm_report r{};
+    r.struct_size = sizeof r;
+    check(tmm_get_last_report(h, &r), h, "report");
+    char extra[192];
+    std::snprintf(extra, sizeof extra,
+                  "; %lld devices computed; host packing %.1f GB/s of the call; %.2fx cuBLAS-XT "
+                  "pinned on %d",
+                  (long long)r.device_count, double(r.host_bytes) / (r.total_ms * 1e6),
+                  xt_pinned > 0 ? xt_pinned / t.median : 0.0, d);
+    report_line(name, m, n, k, t.median, sampled_error(a.p, b.p, c.p, m, n, k), base.median,
+                (with_spread(tmm_detail(h), t) + extra).c_str());
+    for (int i = 0; i < d; ++i) {
+      tmm_device_report e{};
+      e.struct_size = sizeof e;
+      check(tmm_get_last_device_report(h, i, &e), h, "device report");
+      std::printf(
+          "    entry %d (GPU %d): %lld tiles, %lld panels, %d threads, %.1f-%.1f ms, up %.2f GB, "
+          "down %.2f GB, packed %.2f GB, compute %.1f, link %.1f, pack %.1f ms\n",
+          i, e.device, (long long)e.tiles, (long long)e.panel_uploads, e.host_threads, e.start_ms,
+          e.end_ms, e.upload_bytes / 1e9, e.download_bytes / 1e9, e.host_bytes / 1e9, e.compute_ms,
+          e.link_ms, e.pack_ms);
+    }
+    tmm_destroy(h);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int64_t> squares = {4096, 8192, 16384};
   bool thin = false, ooc = false, xt = true, budget = false;
   int reps = 3;
-  std::vector<std::vector<int64_t>> deep;  // --deep-k M,N,K[,MIB]
+  std::vector<std::vector<int64_t>> deep;    // --deep-k M,N,K[,MIB]
+  std::vector<std::vector<int64_t>> shapes;  // --shape M,N,K (with --devices)
+  std::vector<int> devices, counts;          // --devices, --scaling
   bool squares_given = false, fp64 = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--square") && i + 1 < argc) {
@@ -453,6 +578,22 @@ int main(int argc, char** argv) {
       g_staging = std::max<int64_t>(0, std::atoll(argv[++i])) << 20;
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--devices") && i + 1 < argc) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        devices.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--scaling") && i + 1 < argc) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        counts.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--xt-dims") && i + 1 < argc) {
+      g_xt_dims.clear();
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        g_xt_dims.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      std::vector<int64_t> v;
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        v.push_back(std::atoll(t));
+      if (v.size() != 3 || v[0] < 1 || v[1] < 1 || v[2] < 1) die("--shape", "takes M,N,K");
+      shapes.push_back(v);
     } else if (!std::strcmp(argv[i], "--deep-k") && i + 1 < argc) {
       std::vector<int64_t> v;
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
@@ -465,7 +606,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--square n,n,...] [--thin] [--budget-check] [--ooc] [--reps N] "
                    "[--no-xt] [--threads N] [--staging MIB] [--deep-k M,N,K[,MIB]]... "
-                   "[--precision single|double]\n",
+                   "[--precision single|double] [--devices LIST --scaling COUNTS "
+                   "[--shape M,N,K]... [--xt-dims LIST]]\n",
                    argv[0]);
       return 2;
     }
@@ -477,6 +619,26 @@ int main(int argc, char** argv) {
       "%d\n",
       prop.name, fp64 ? Api<double>::kName : Api<float>::kName, reps);
   if (!deep.empty() && !squares_given) squares.clear();  // --deep-k alone runs only those
+  if (!devices.empty()) {  // the scaling run: its squares and shapes only
+    if (counts.empty()) counts = {1, int(devices.size())};
+    if (g_xt_dims.empty()) die("--xt-dims", "takes at least one block dimension");
+    for (int64_t s : squares_given ? squares : std::vector<int64_t>{})
+      if (s > 0) shapes.push_back({s, s, s});
+    std::printf("devices:");
+    for (int d : devices) std::printf(" %d", d);
+    std::printf("; speedups over the single-device handle on device %d\n", devices[0]);
+    auto scale = [&](auto element) {
+      using T = decltype(element);
+      g_bound = Api<T>::kBound;
+      for (const auto& v : shapes) run_scaling<T>(v[0], v[1], v[2], reps, xt, devices, counts);
+    };
+    if (fp64) {
+      scale(double{});
+    } else {
+      scale(float{});
+    }
+    return 0;
+  }
   auto run = [&](auto element) {
     using T = decltype(element);
     g_bound = Api<T>::kBound;

@@ -135,6 +135,29 @@ TEST(Create, AutoPicksCudaExactlyWhenAvailable) {
   tmm_destroy(h);
 }
 
+// tmm_create_with_devices: the arguments are checked before any device is looked for,
+// and *out is written only on success.
+TEST(Create, WithDevicesRejectsBadArguments) {
+  tmm_handle untouched = reinterpret_cast<tmm_handle>(&untouched);
+  const tmm_handle before = untouched;
+  const int two[2] = {0, 0};
+  EXPECT_EQ(tmm_create_with_devices(nullptr, two, 2), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_create_with_devices(&untouched, two, -1), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("count"), std::string::npos);
+  EXPECT_EQ(tmm_create_with_devices(&untouched, two, 65), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_create_with_devices(&untouched, nullptr, 2), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_create_with_devices(&untouched, two, 0), TMM_ERROR_INVALID_VALUE);
+  const int missing[2] = {0, 4096};
+  EXPECT_EQ(tmm_create_with_devices(&untouched, missing, 2), TMM_ERROR_NO_DEVICE);
+  const int negative[1] = {-1};
+  EXPECT_EQ(tmm_create_with_devices(&untouched, negative, 1), TMM_ERROR_NO_DEVICE);
+  if (!tmm_test::cuda_available()) {
+    EXPECT_EQ(tmm_create_with_devices(&untouched, nullptr, 0), TMM_ERROR_NO_DEVICE);
+    EXPECT_EQ(tmm_create_with_devices(&untouched, two, 2), TMM_ERROR_NO_DEVICE);
+  }
+  EXPECT_EQ(untouched, before);
+}
+
 TEST(Destroy, NullIsANoOpAndKeepsTheThreadMessage) {
   EXPECT_EQ(tmm_create(nullptr), TMM_ERROR_INVALID_VALUE);
   const std::string before = tmm_get_error_message(nullptr);
@@ -176,6 +199,11 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
   EXPECT_EQ(tmm_get_last_timing(nullptr, &t), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_device_info(nullptr, &d), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_last_report(nullptr, &r), TMM_ERROR_INVALID_VALUE);
+  tmm_device_report dr{};
+  dr.struct_size = sizeof dr;
+  EXPECT_EQ(tmm_get_device_count(nullptr, &i), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_device_info_at(nullptr, 0, &d), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_get_last_device_report(nullptr, 0, &dr), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_option(nullptr, TMM_OPTION_HOST_THREADS, 1), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_option(nullptr, TMM_OPTION_HOST_THREADS, &v), TMM_ERROR_INVALID_VALUE);
   EXPECT_NE(std::string(tmm_get_error_message(nullptr)).find("handle"), std::string::npos);
@@ -235,6 +263,24 @@ TEST_F(Contract, CpuLacksDeviceFeatures) {
   EXPECT_EQ(tmm_set_stream(h_, nullptr), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_get_stream(h_, &s), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_ERROR_NOT_SUPPORTED);
+  int count = -5;
+  EXPECT_EQ(tmm_get_device_count(h_, &count), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(count, -5);
+  EXPECT_EQ(tmm_get_device_info_at(h_, 0, &d), TMM_ERROR_NOT_SUPPORTED);
+  const float a = 2, b = 3;
+  float c = 0;
+  ASSERT_EQ(
+      tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 1, 1, 1, 1, &a, 1, &b, 1, 0, &c, 1),
+      TMM_SUCCESS);
+  EXPECT_EQ(c, 6.0f);
+  tmm_device_report dr{};
+  dr.struct_size = sizeof dr;
+  EXPECT_EQ(tmm_get_last_device_report(h_, 0, &dr), TMM_ERROR_NOT_SUPPORTED);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+  EXPECT_EQ(r.device_count, 0) << "the CPU computes on no device";
+  EXPECT_EQ(r.host_bytes, 0);
   EXPECT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
   // No staging on the CPU: a reservation within the bounds is a no-op, outside them
   // the same error as on CUDA.

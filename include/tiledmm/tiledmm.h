@@ -281,7 +281,34 @@ typedef struct tmm_report {
                               `batch`, 0 for an empty one; 1 for every other call);
                               the times are the whole call's, the other fields its
                               products' (each the same shape, run the same way) */
+  int64_t device_count;    /* since 1.2: the devices that computed tiles of the call
+                              (a handle of several devices: up to as many as it
+                              lists, tmm_get_last_device_report for each); 1 for
+                              every other CUDA call, 0 on the CPU */
+  int64_t host_bytes;      /* since 1.2: bytes the streamed path's packing threads
+                              moved into and out of staging (host_bytes / pack_ms is
+                              the host's packing rate); 0 on the other paths */
 } tmm_report;
+
+/* Since 1.2: what one device of a handle did in the last successful call
+ * (tmm_get_last_device_report). Growable like tmm_report (set struct_size first). On a
+ * handle of one device, index 0 is the call itself. */
+typedef struct tmm_device_report {
+  size_t struct_size;     /* in: sizeof(tmm_device_report); out: bytes written */
+  int device;             /* the CUDA device index of this entry */
+  int host_threads;       /* packing threads it had (streamed path) */
+  int64_t tiles;          /* tiles of C it computed (0: none reached it) */
+  int64_t panel_uploads;  /* column tiles it began: panels of op(B) it uploaded */
+  int64_t upload_bytes;   /* bytes it copied host to device (streamed path) */
+  int64_t download_bytes; /* and device to host */
+  int64_t host_bytes;     /* bytes its packing threads moved through staging */
+  double start_ms;        /* its first product enqueued, from the call's start (a
+                             handle of several devices; 0 otherwise and with no tile) */
+  double end_ms;          /* its last tile in C, from the call's start (the same) */
+  double compute_ms;      /* its device's span from first product to last epilogue */
+  double link_ms;         /* time its copies kept its link busy */
+  double pack_ms;         /* host time its packing threads spent */
+} tmm_device_report;
 
 /* One kernel of the library (tmm_get_kernel_info): what it is and the settings that
  * select it. Growable like tmm_report (set struct_size first). */
@@ -347,6 +374,45 @@ TMM_API tmm_status tmm_create(tmm_handle* out);
  * usable (TMM_ERROR_NO_DEVICE if that index does not exist, never another
  * device), otherwise the CPU. */
 TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int device);
+
+/* Since 1.2: a CUDA handle over `count` devices, `devices[0..count)` (NULL and 0: every
+ * device of the process). Its host calls (tmm_sgemm, tmm_dgemm, their _io and strided
+ * batched forms) cut C into tiles that the devices take as each finishes its last, so
+ * that a slower or busier device takes fewer; each entry has its own streams, pinned
+ * staging, device buffers and packing threads, none shared with other handles (so its
+ * products neither wait for other handles' products on the same devices nor make them
+ * wait; a device listed twice is two entries whose products overlap), freed by
+ * tmm_destroy. The packing threads (TMM_OPTION_HOST_THREADS) are split evenly between the
+ * entries, each at least one. Where the model says sharing cannot pay (small products),
+ * with TMM_HOST_PATH_DIRECT, and for products that are empty or only scale C, the first
+ * listed device runs the call alone (report.device_count 1); TMM_HOST_PATH_STREAMED
+ * shares every product over every entry (unless an entry's budget holds no cut of it). count 1: the
+ * same as tmm_create_with_backend(out, TMM_BACKEND_CUDA, devices[0]). On a handle of several
+ * devices: tmm_sgemm_device, tmm_dgemm_device (and their batched forms), tmm_set_stream and
+ * tmm_get_stream are TMM_ERROR_NOT_SUPPORTED (a stream and device memory belong to one device: use
+ * a handle per device); tmm_synchronize succeeds at once (host calls return done);
+ * TMM_OPTION_DEVICE_MEMORY_BUDGET and TMM_OPTION_HOST_STAGING_BYTES hold per entry (the default
+ * budget: each device's free memory shared by the entries that list it); tmm_reserve_host_staging
+ * reserves for each entry; tmm_get_device_info describes the first. A failure on one device stops
+ * the others taking tiles; the call returns once every device is idle, with the first failure's
+ * status and a message naming the device, C as "What C holds after a failed sgemm" says (the tiles
+ * other devices finished are final), and the handle stays usable. TMM_ERROR_INVALID_VALUE: `out`
+ * NULL, count < 0, count > 64, devices NULL with count > 0, or count 0 with devices not NULL;
+ * TMM_ERROR_NO_DEVICE: no usable device, or an index that does not exist (no other device is used
+ * instead). *out is written only on success. */
+TMM_API tmm_status tmm_create_with_devices(tmm_handle* out, const int* devices, int count);
+
+/* Since 1.2: the devices the handle computes on (1 for a single-device CUDA handle).
+ * CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_get_device_count(tmm_handle handle, int* count);
+
+/* Since 1.2: entry `index` (0 <= index < tmm_get_device_count) of the handle: its
+ * device, and what it did in the last successful call (set out->struct_size first; a
+ * struct_size that ends before `panel_uploads` does is
+ * TMM_ERROR_INVALID_VALUE; no successful call yet: TMM_ERROR_INVALID_VALUE, as
+ * tmm_get_last_time). CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_get_device_info_at(tmm_handle handle, int index, tmm_device_info* out);
+TMM_API tmm_status tmm_get_last_device_report(tmm_handle handle, int index, tmm_device_report* out);
 
 /* Release the handle and everything it owns. NULL is a no-op. Waits for work the
  * handle has queued. */
@@ -672,7 +738,8 @@ TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
  * buffers and packing threads belong to the device, not the handle: every handle of
  * the process on that device shares them (products on host memory through one device
  * run one at a time), they grow as products need and are freed with the last handle
- * on the device. TMM_ERROR_OUT_OF_MEMORY when the memory cannot be had (the handle
+ * on the device; a handle of tmm_create_with_devices has its own for each entry, and
+ * this reserves `bytes` for each. TMM_ERROR_OUT_OF_MEMORY when the memory cannot be had (the handle
  * works on). The CPU backend has no staging: a no-op. */
 TMM_API tmm_status tmm_reserve_host_staging(tmm_handle handle, int64_t bytes);
 
@@ -696,7 +763,8 @@ TMM_API tmm_status tmm_get_last_timing(tmm_handle handle, tmm_timing* out);
  * than the 1.1 tmm_report is TMM_ERROR_INVALID_VALUE. */
 TMM_API tmm_status tmm_get_last_report(tmm_handle handle, tmm_report* out);
 
-/* The handle's CUDA device. CPU backend: TMM_ERROR_NOT_SUPPORTED. */
+/* The handle's CUDA device (a handle of several: the first listed). CPU backend:
+ * TMM_ERROR_NOT_SUPPORTED. */
 TMM_API tmm_status tmm_get_device_info(tmm_handle handle, tmm_device_info* out);
 
 #ifdef __cplusplus

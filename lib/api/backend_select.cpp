@@ -29,4 +29,22 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device) {
 #endif
 }
 
+int cuda_device_count_or_zero() {
+#if TILEDMM_WITH_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend_over(const std::vector<int>& devices) {
+#if TILEDMM_WITH_CUDA
+  if (devices.size() == 1) return make_cuda_backend(devices.front());
+  return make_multi_device_backend(devices);
+#else
+  (void)devices;
+  throw Error(Status::NoDevice, "this build of tiledmm has no CUDA backend");
+#endif
+}
+
 }  // namespace tiledmm

@@ -19,6 +19,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "api/backend_select.hpp"
 #include "core/backend.hpp"
@@ -434,6 +435,31 @@ tmm_status gemm_io(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m
   });
 }
 
+void require_cuda_handle(const tmm_context_s& c) {
+  tiledmm::require(c.backend->kind() == tiledmm::BackendKind::Cuda, Status::NotSupported,
+                   "the CPU backend has no devices");
+}
+
+void require_entry(const tmm_context_s& c, int index) {
+  require_cuda_handle(c);
+  tiledmm::require(index >= 0 && index < c.backend->device_count(), Status::InvalidValue,
+                   "index must be 0 to ", c.backend->device_count() - 1, " (got ", index, ")");
+}
+
+tmm_device_info to_device_info(const tiledmm::DeviceInfo& d) {
+  tmm_device_info info{};
+  d.name.copy(info.name, sizeof(info.name) - 1);
+  info.device = d.device;
+  info.compute_capability_major = d.major;
+  info.compute_capability_minor = d.minor;
+  info.multiprocessors = d.multiprocessors;
+  info.global_memory_bytes = d.global_memory;
+  info.shared_memory_per_block_bytes = d.shared_memory_per_block;
+  info.shared_memory_per_multiprocessor_bytes = d.shared_memory_per_multiprocessor;
+  info.l2_cache_bytes = d.l2_cache;
+  return info;
+}
+
 }  // namespace
 
 extern "C" {
@@ -486,6 +512,29 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
 }
 
 tmm_status tmm_create(tmm_handle* out) { return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0); }
+
+tmm_status tmm_create_with_devices(tmm_handle* out, const int* devices, int count) {
+  return guarded(g_thread_error, [&] {
+    require_out(out, "out");
+    tiledmm::require(count >= 0 && count <= 64, Status::InvalidValue, "count must be 0 to 64 (got ",
+                     count, ")");
+    tiledmm::require(devices != nullptr || count == 0, Status::InvalidValue,
+                     "devices is NULL with count ", count);
+    std::vector<int> list(devices, devices + count);
+    if (devices == nullptr) {
+      const int present = tiledmm::cuda_device_count_or_zero();
+      tiledmm::require(present > 0, Status::NoDevice, "no usable CUDA device or driver");
+      for (int d = 0; d < present; ++d) list.push_back(d);
+    }
+    tiledmm::require(!list.empty(), Status::InvalidValue, "count 0 needs devices NULL");
+    auto ctx = std::make_unique<tmm_context_s>();
+    const char* poison = std::getenv("TMM_DEBUG_POISON_STAGING");
+    ctx->settings.poison_staging = poison != nullptr && std::strcmp(poison, "1") == 0;
+    ctx->settings.math_mode = math_mode_from_environment();
+    ctx->backend = tiledmm::make_backend_over(list);
+    *out = ctx.release();
+  });
+}
 
 void tmm_destroy(tmm_handle h) { delete h; }
 
@@ -714,6 +763,8 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.math_mode = from_math_mode(t.math_mode);
     r.precision = from_precision(t.precision);
     r.batch = t.batch;
+    r.device_count = c.backend->kind() == tiledmm::BackendKind::Cuda ? t.devices : 0;
+    r.host_bytes = t.host_bytes;
     std::memcpy(out, &r, r.struct_size);
   });
 }
@@ -756,18 +807,51 @@ tmm_status tmm_get_kernel_info(int index, tmm_kernel_info* out) {
 tmm_status tmm_get_device_info(tmm_handle h, tmm_device_info* out) {
   return on_handle(h, [&](tmm_context_s& c) {
     require_out(out, "out");
-    const tiledmm::DeviceInfo d = c.backend->device_info();
-    tmm_device_info info{};
-    d.name.copy(info.name, sizeof(info.name) - 1);
-    info.device = d.device;
-    info.compute_capability_major = d.major;
-    info.compute_capability_minor = d.minor;
-    info.multiprocessors = d.multiprocessors;
-    info.global_memory_bytes = d.global_memory;
-    info.shared_memory_per_block_bytes = d.shared_memory_per_block;
-    info.shared_memory_per_multiprocessor_bytes = d.shared_memory_per_multiprocessor;
-    info.l2_cache_bytes = d.l2_cache;
-    *out = info;
+    *out = to_device_info(c.backend->device_info());
+  });
+}
+
+tmm_status tmm_get_device_count(tmm_handle h, int* count) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    require_out(count, "count");
+    require_cuda_handle(c);
+    *count = c.backend->device_count();
+  });
+}
+
+tmm_status tmm_get_device_info_at(tmm_handle h, int index, tmm_device_info* out) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    require_out(out, "out");
+    require_entry(c, index);
+    *out = to_device_info(c.backend->device_info_at(index));
+  });
+}
+
+tmm_status tmm_get_last_device_report(tmm_handle h, int index, tmm_device_report* out) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    require_out(out, "out");
+    constexpr size_t kMinSize =
+        offsetof(tmm_device_report, panel_uploads) + sizeof(tmm_device_report::panel_uploads);
+    tiledmm::require(out->struct_size >= kMinSize, Status::InvalidValue,
+                     "out->struct_size must be set to sizeof(tmm_device_report) (got ",
+                     uint64_t(out->struct_size), ")");
+    require_entry(c, index);
+    const tiledmm::Timing t = c.backend->last_share(index);
+    tmm_device_report r{};
+    r.struct_size = std::min(out->struct_size, sizeof(tmm_device_report));
+    r.device = c.backend->device_info_at(index).device;
+    r.host_threads = t.tiles > 0 || c.backend->device_count() == 1 ? t.host_threads : 0;
+    r.tiles = t.tiles;
+    r.panel_uploads = t.panel_uploads;
+    r.upload_bytes = t.upload_bytes;
+    r.download_bytes = t.download_bytes;
+    r.host_bytes = t.host_bytes;
+    r.start_ms = t.start_ms;
+    r.end_ms = t.end_ms;
+    r.compute_ms = t.compute_ms;
+    r.link_ms = t.link_ms;
+    r.pack_ms = t.pack_ms;
+    std::memcpy(out, &r, r.struct_size);
   });
 }
 

@@ -37,8 +37,22 @@ class Backend {
   virtual void* stream() const = 0;
   virtual void synchronize() = 0;
   virtual DeviceInfo device_info() const = 0;
-  // The CUDA device index, -1 for the CPU.
+  // The CUDA device index, -1 for the CPU; a handle of several devices: the first listed.
   virtual int device() const = 0;
+
+  // The devices a handle computes on (a CUDA handle of several: as many as it lists); 1
+  // for one device and for the CPU.
+  virtual int device_count() const { return 1; }
+  // Device `index` (0 <= index < device_count()): its description, and its share of the
+  // last successful call (a Timing of what that device did; one device: the call's).
+  virtual DeviceInfo device_info_at(int index) const {
+    (void)index;
+    return device_info();
+  }
+  virtual Timing last_share(int index) {
+    (void)index;
+    return last_timing();
+  }
 };
 
 }  // namespace tiledmm

@@ -68,6 +68,14 @@ struct Timing {
   double pack_ms = 0;                    // host time packing into and out of staging
   double link_ms = 0;                    // time copies kept the link busy
   int64_t batch = 1;                     // products of the call (a strided batch's count)
+  // The streamed path's traffic: bytes the packing threads moved into and out of staging
+  // (host_bytes / pack_ms is the host's packing rate), bytes up and down the link, and
+  // the panels of op(B) it uploaded.
+  int64_t host_bytes = 0, upload_bytes = 0, download_bytes = 0, panel_uploads = 0;
+  // A lane's first product enqueued and its last tile unpacked, in ms from the call's start
+  // (host clock: lanes on different devices compare); 0 and 0 for a lane with no tile.
+  double start_ms = 0, end_ms = 0;
+  int devices = 1;  // devices that computed tiles of the call (a multi-device handle's)
 };
 
 struct DeviceInfo {

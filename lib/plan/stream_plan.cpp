@@ -232,7 +232,7 @@ double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double
 }
 
 SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<StreamLane>& lanes,
-                                    int threads, const HostRates& r) {
+                                    int threads, const HostRates& r, bool every_lane) {
   require(!lanes.empty(), Status::Internal, "plan_shared_stream: no lanes");
   const int d = int(lanes.size());
   SharedStreamPlan out;
@@ -262,7 +262,7 @@ SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<Stre
   const double seconds = shared_streamed_seconds(p, shared, total, d, threads, r);
   // All the lanes where the model says they beat the first alone by a tenth (threads
   // and a shared queue cost something the model does not count).
-  if (seconds < 0.9 * out.one_seconds) {
+  if (every_lane || seconds < 0.9 * out.one_seconds) {
     out.plan = shared;
     out.lanes = d;
     out.shared_seconds = seconds;

@@ -157,10 +157,11 @@ double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& plan, dou
 // The cut for `lanes` (at least one): plan_stream's for all of them, under the smallest
 // budgets of any lane (every lane's allocations fit) as if each ran at the slowest one's
 // rate, with at least 4 tiles a lane where the shape has such cuts; used where the model
-// says all the lanes beat the first alone by a tenth, else the first lane's own
-// plan_stream cut and lanes = 1 (also where another lane's budgets hold no cut at all).
-// Throws as plan_stream does for the first lane.
+// says all the lanes beat the first alone by a tenth (or always, with `every_lane`), else
+// the first lane's own plan_stream cut and lanes = 1 (also where another lane's budgets
+// hold no cut at all). Throws as plan_stream does for the first lane.
 SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<StreamLane>& lanes,
-                                    int threads, const HostRates& rates = HostRates());
+                                    int threads, const HostRates& rates = HostRates(),
+                                    bool every_lane = false);
 
 }  // namespace tiledmm

@@ -90,12 +90,23 @@ struct StreamUnit {
   int64_t column = 0, t0 = 0, t1 = 0;
 };
 
+// What an engine's walk pulls its units from: the whole plan (WholePlanSource), or a
+// lane's share of a queue (LaneSource, tile_queue.hpp).
+class UnitSource {
+ public:
+  // The next unit, or false when there is none (then never true again).
+  virtual bool next(StreamUnit& unit) = 0;
+
+ protected:
+  ~UnitSource() = default;
+};
+
 // The source of one engine that runs the whole product: every column tile whole, in
 // order.
-class WholePlanSource {
+class WholePlanSource final : public UnitSource {
  public:
   explicit WholePlanSource(const StreamPlan& plan) : plan_(plan) {}
-  bool next(StreamUnit& unit) {
+  bool next(StreamUnit& unit) override {
     if (column_ >= plan_.tiles_n) return false;
     unit = StreamUnit{column_++, 0, plan_.tiles_m};
     return true;

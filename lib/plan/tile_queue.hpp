@@ -79,10 +79,10 @@ class TileQueue {
 };
 
 // One lane's view of a TileQueue: the source walk_stream_units pulls from.
-class LaneSource {
+class LaneSource final : public UnitSource {
  public:
   LaneSource(TileQueue& queue, int lane) : queue_(queue), lane_(lane) {}
-  bool next(StreamUnit& unit) { return queue_.next(lane_, unit); }
+  bool next(StreamUnit& unit) override { return queue_.next(lane_, unit); }
 
  private:
   TileQueue& queue_;

@@ -274,6 +274,20 @@ TEST(SharedStreamPlan, ALaneTooSmallForAnyCutLeavesTheFirstAlone) {
   }
 }
 
+// every_lane (a multi-device handle's TMM_HOST_PATH_STREAMED): the small products the
+// model keeps on one lane are shared by every lane, on the shared cut.
+TEST(SharedStreamPlan, EveryLaneWhenAskedEvenForSmallProducts) {
+  for (const GemmProblem& p :
+       {shape(256, 256, 256), shape(1024, 1024, 1024), shape(64, 64, 4096)}) {
+    const SharedStreamPlan s = plan_shared_stream(p, h100_lanes(4), 48, HostRates(), true);
+    EXPECT_EQ(s.lanes, 4) << p.m << "x" << p.n << "x" << p.k;
+    const std::vector<StreamLane> lanes = h100_lanes(4);
+    EXPECT_EQ(s.plan.tiles(), plan_stream(p, lanes[0].device_bytes, lanes[0].staging_bytes,
+                                          4 * lanes[0].flops_per_s, 48, HostRates(), 4)
+                                  .tiles());
+  }
+}
+
 // The model: small products stay on one lane (the others' panels, fills and tails cost
 // more than their share of the flops saves); large ones share, but no faster than the
 // host's packing threads move A, B and C. Each lane packs its own panels of op(B): with

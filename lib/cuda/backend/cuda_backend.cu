@@ -22,8 +22,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
@@ -154,6 +156,8 @@ int attribute(cudaDeviceAttr what, int device) {
   return value;
 }
 
+}  // namespace
+
 // What the planner needs, read once per handle. CUDA 13 gives clocks and the memory
 // bus only as attributes (cudaDeviceProp lost them).
 DeviceProfile read_profile(int device) {
@@ -171,9 +175,25 @@ DeviceProfile read_profile(int device) {
   return d;
 }
 
+int64_t host_path_device_budget(const Settings& s) {
+  if (s.device_budget > 0) return s.device_budget;
+  size_t free = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  const int64_t margin = int64_t(free / 16) + (int64_t(64) << 20);
+  return std::max<int64_t>(0, int64_t(free) - margin);
+}
+
+double host_path_kernel_rate(const DeviceProfile& profile, Precision precision) {
+  return precision == Precision::F64 ? kF64MmaEfficiency * profile.fp64_peak()
+                                     : kBlockedEfficiency128x256 * profile.fp32_peak();
+}
+
+namespace {
+
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int device) : device_(device) {
+  CudaBackend(int device, std::shared_ptr<StreamedGemm> engine)
+      : device_(device), streamed_(std::move(engine)) {
     DeviceGuard guard(device_);
     state_ = std::make_unique<DeviceState>();
     stream_ = state_->own_stream.get();
@@ -383,23 +403,13 @@ class CudaBackend final : public Backend {
   int device() const override { return device_; }
 
  private:
-  // Device memory the host path may use: the budget option, or what is free now less
-  // a margin (a sixteenth of it and 64 MiB) for the CUDA runtime and other users.
-  int64_t device_budget(const Settings& s) const {
-    if (s.device_budget > 0) return s.device_budget;
-    size_t free = 0, total = 0;
-    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-    const int64_t margin = int64_t(free / 16) + (int64_t(64) << 20);
-    return std::max<int64_t>(0, int64_t(free) - margin);
-  }
-
   // The streamed path's cut when it runs: when asked for, or (AUTO) when the direct
   // path does not fit the budget or the model says streaming wins; nothing for the
   // direct path. The plan is made once per call (the budget reads cudaMemGetInfo).
   std::optional<StreamPlan> streamed_plan(const GemmProblem& p, const Settings& s) const {
     if (s.host_path == HostPath::Direct) return std::nullopt;
-    const int64_t budget = device_budget(s);
-    const double rate = kernel_rate(p.precision);
+    const int64_t budget = host_path_device_budget(s);
+    const double rate = host_path_kernel_rate(profile_, p.precision);
     const int threads = packing_thread_count(s.host_threads);
     const StreamPlan plan = plan_stream(p, budget, staging_budget(s), rate, threads);
     if (s.host_path == HostPath::Streamed || direct_bytes(p) > budget) return plan;
@@ -409,19 +419,11 @@ class CudaBackend final : public Backend {
     return std::nullopt;
   }
 
-  // The device's streamed engine, shared with the process's other handles on it.
+  // The device's streamed engine, shared with the process's other handles on it (or the
+  // one the handle was made with).
   StreamedGemm& engine() {
     if (!streamed_) streamed_ = shared_streamed_gemm(device_);
     return *streamed_;
-  }
-
-  // The rate at large sizes of what AUTO runs, for the models (plan/measured_rates.hpp):
-  // in single precision BLOCKED's widest shape's share of the FP32 peak, in double the
-  // FP64 tensor-core kernel's share of the FP64 peak. The rate only weighs the streamed
-  // path against the direct one (and sizes the streamed path's chunks); both are correct.
-  double kernel_rate(Precision precision) const {
-    return precision == Precision::F64 ? kF64MmaEfficiency * profile_.fp64_peak()
-                                       : kBlockedEfficiency128x256 * profile_.fp32_peak();
   }
 
   // A strided batch of host products: one host call per product, in order (each
@@ -517,7 +519,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_ = nullptr;           // the own stream, or one the caller set
   DeviceProfile profile_;                   // read once, for the planner
   KernelChoiceCache choices_;               // its last choices (under the handle's lock)
-  std::shared_ptr<StreamedGemm> streamed_;  // the device's streamed engine, on first use
+  std::shared_ptr<StreamedGemm> streamed_;  // the streamed engine, the device's on first use
   int current_ = -1;                        // event set of the last successful call
   bool pending_ = false;                    // its compute time is not read yet
   Timing timing_;
@@ -542,7 +544,12 @@ std::unique_ptr<Backend> make_cuda_backend(int device) {
   require(device >= 0 && device < count, Status::NoDevice, "CUDA device ", device,
           " does not exist (", count, " device(s))");
   check_context(device);
-  return std::make_unique<CudaBackend>(device);
+  return std::make_unique<CudaBackend>(device, nullptr);
+}
+
+std::unique_ptr<Backend> make_cuda_backend_on(int device, std::shared_ptr<StreamedGemm> engine) {
+  check_context(device);
+  return std::make_unique<CudaBackend>(device, std::move(engine));
 }
 
 }  // namespace tiledmm

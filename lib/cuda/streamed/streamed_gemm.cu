@@ -7,6 +7,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
@@ -129,17 +132,19 @@ T* at(T* base, int64_t offset) {
 }
 
 // One product on the engine, as a pipeline of steps: carve() makes every allocation,
-// prime() makes the events' first waits pass, walk_stream_plan (stream_schedule.hpp)
-// calls the steps of each column tile, group of row tiles and chunk in order
-// (uploads, products, epilogues and downloads), and finish() waits for the rest.
+// prime() makes the events' first waits pass, walk_stream_units (stream_schedule.hpp)
+// calls the steps of each column tile, group of row tiles and chunk of the units it is
+// handed, in order (uploads, products, epilogues and downloads), and finish() waits for
+// the rest.
 // Over the element type T (float or double), so that the compiler scales every offset;
 // the caller's matrices and scalars are read through the typed view v_.
 template <class T>
 class Call {
  public:
   Call(Resources& s, const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
-       const ChunkKernelChooser& kernels)
-      : s_(s),
+       const ChunkKernelChooser& kernels, Clock::time_point t0)
+      : t0_(t0),
+        s_(s),
         p_(p),
         settings_(settings),
         plan_(plan),
@@ -188,15 +193,22 @@ class Call {
       up_st_[i] = at(staging, l.c_up_stage[i]);
       down_st_[i] = at(staging, l.c_down_stage[i]);
     }
-    // C's pages faulted in ahead of the unpacking (a fresh result array's first stores
-    // would fault them a page at a time), while the device computes: its rows only, on
-    // a quarter as many threads again as pack (at most four; none below four packing
-    // threads), as the header says of TMM_OPTION_HOST_THREADS.
-    if (!c_.pinned && c_.io == nullptr) {
+  }
+
+  // C's pages faulted in ahead of the unpacking (a fresh result array's first stores
+  // would fault them a page at a time), while the device computes: its rows only, by
+  // default on a quarter as many threads again as pack (at most four; none below four
+  // packing threads), as the header says of TMM_OPTION_HOST_THREADS.
+  void populate(int threads) {
+    if (threads < 0) threads = std::min(4, threads_ / 4);
+    if (!c_.pinned && c_.io == nullptr && threads > 0) {
       const int64_t size = int64_t(sizeof(T));
-      populate_.emplace(v_.c, p_.m, p_.n * size, v_.ldc * size, std::min(4, threads_ / 4));
+      populate_.emplace(v_.c, p_.m, p_.n * size, v_.ldc * size, threads);
     }
   }
+
+  const GemmProblem& problem() const { return p_; }
+  const StreamPlan& plan() const { return plan_; }
 
   // Primes the "consumed" events so the first waits on them pass at once.
   void prime() {
@@ -223,6 +235,7 @@ class Call {
   // (any k), each group uploads its chunks of B into the two device slots, each
   // waiting for the products that last read its slot.
   void begin_column(const StreamColumn& col) {
+    ++panel_uploads_;
     if (plan_.b_resident) wait(h2d_, s_.panel_consumed[col.panel]);
   }
 
@@ -275,7 +288,10 @@ class Call {
              tile.rows, chunk.depth);
     }
     wait(comp_, slot.end);  // this chunk of A, and (same stream, earlier) of B
-    if (first_product_) record(s_.first_product, comp_);
+    if (first_product_) {
+      record(s_.first_product, comp_);
+      start_ms_ = ms_since(t0_);
+    }
     first_product_ = false;
     GemmProblem q = p_;
     q.m = tile.rows;
@@ -321,6 +337,7 @@ class Call {
       record(s_.epilogue_done[cs], comp_);
       down_.queue(QueuedTile{cs, tile.m0, col.n0, mm, nn, 0});
     }
+    tiles_done_ += group.size();
     pump();
   }
 
@@ -337,20 +354,30 @@ class Call {
     for (CopySlot& slot : s_.c_up_strip) claim(slot);
     record(s_.last_epilogue, comp_);
     check_cuda(cudaStreamSynchronize(comp_), "streamed sgemm");
+    if (!first_product_) end_ms_ = ms_since(t0_);
   }
 
-  Timing timing(Clock::time_point t0) {
+  // What ran. A lane handed no tile never recorded first_product (the event may hold
+  // an earlier call's moment, or none): its compute time is 0, and its moments 0 and 0.
+  Timing timing() {
     Timing t = t_;
     t.host_path = HostPath::Streamed;
     t.precision = p_.precision;
-    t.tiles = plan_.tiles();
+    t.tiles = tiles_done_;
     t.k_chunks = plan_.chunks;
     t.pack_ms = pack_ms_;
     t.link_ms = link_ms_;
-    t.compute_ms = elapsed(s_.first_product, s_.last_epilogue);
+    t.compute_ms = first_product_ ? 0.0 : elapsed(s_.first_product, s_.last_epilogue);
     t.splits = 1;
     t.host_threads = threads_;
-    t.total_ms = ms_since(t0);
+    t.host_bytes = host_bytes_;
+    t.upload_bytes = upload_bytes_;
+    t.download_bytes = download_bytes_;
+    t.panel_uploads = first_product_ ? 0 : panel_uploads_;
+    t.start_ms = start_ms_;
+    t.end_ms = end_ms_;
+    t.devices = first_product_ ? 0 : 1;
+    t.total_ms = ms_since(t0_);
     return t;
   }
 
@@ -424,9 +451,11 @@ class Call {
         copy_block(s_.pool, threads_, stage, cols, src, src_ld, rows, cols);
       }
       pack_ms_ += ms_since(u0);
+      host_bytes_ += rows * cols * int64_t(sizeof(T));
       src = stage;
       src_ld = cols;
     }
+    upload_bytes_ += rows * cols * int64_t(sizeof(T));
     record(slot.start, h2d_);
     copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d_);
     record(slot.end, h2d_);
@@ -505,6 +534,7 @@ class Call {
               d2h_);
     }
     record(s_.strip_done[j], d2h_);
+    download_bytes_ += strip.rows * strip.cols * int64_t(sizeof(T));
     if (strip.last) record(s_.down_done[strip.cs], d2h_);
   }
 
@@ -532,12 +562,14 @@ class Call {
                    strip.cols);
       }
       pack_ms_ += ms_since(u0);
+      host_bytes_ += strip.rows * strip.cols * int64_t(sizeof(T));
     }
     down_.oldest = (j + 1) % strips_;
     --down_.count;
     return true;
   }
 
+  const Clock::time_point t0_;  // start_ms, end_ms and total_ms count from it
   Resources& s_;
   const GemmProblem& p_;
   const Settings& settings_;
@@ -570,37 +602,28 @@ class Call {
   std::optional<BackgroundPopulate> populate_;  // joined when the call ends
   Timing t_;                                    // what ran, filled by the first product
   double pack_ms_ = 0, link_ms_ = 0;
+  double start_ms_ = 0, end_ms_ = 0;
+  int64_t tiles_done_ = 0, panel_uploads_ = 0;
+  int64_t host_bytes_ = 0, upload_bytes_ = 0, download_bytes_ = 0;
   bool first_product_ = true;
 };
 
-// One product of element type T on the engine's resources `s`.
-template <class T>
-Timing run_call(Resources& s, const GemmProblem& p, const Settings& settings,
-                const StreamPlan& plan, const ChunkKernelChooser& kernels) {
-  const auto t0 = Clock::now();
-  Call<T> call(s, p, settings, plan, kernels);
-  call.carve();
-  // From the first enqueue on, every exit leaves none of this call's work in flight:
-  // a failure (a callback's, a CUDA error's) waits for the three streams before it
-  // returns, so no copy of this call writes the caller's C or reads staging after
-  // it, and the next call finds every slot free. (The success path, finish(), waits
-  // for each copy itself.) Declared in this order, they drain downloads last.
-  const DrainOnThrow drain_d2h(s.d2h.get()), drain_compute(s.compute.get()), drain_h2d(s.h2d.get());
-  call.prime();
-  walk_stream_plan(plan, p.m, p.n, p.k, call);
-  call.finish();
-  return call.timing(t0);
-}
-
 }  // namespace
 
-struct StreamedGemm::State : Resources {};
+// The engine's resources and the call that holds them between prepare() and end().
+struct StreamedGemm::State : Resources {
+  std::variant<std::monostate, Call<float>, Call<double>> call;
+  int populate_threads = -1;
+};
 
-StreamedGemm::StreamedGemm() : state_(std::make_unique<State>()) {}
+StreamedGemm::StreamedGemm() : state_(std::make_unique<State>()) {
+  check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
+}
 StreamedGemm::~StreamedGemm() = default;
 
 void StreamedGemm::reserve_staging(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  const DeviceGuard guard(device_);
   // Whole 256-byte blocks, as the layout carves them (stream_schedule.cpp).
   state_->staging.reserve<std::byte>((size_t(bytes) + 255) / 256 * 256);
 }
@@ -610,13 +633,72 @@ int64_t StreamedGemm::staging_bytes() {
   return int64_t(state_->staging.capacity());
 }
 
+int64_t StreamedGemm::device_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return int64_t(state_->device.capacity());
+}
+
+void StreamedGemm::prepare(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+                           const ChunkKernelChooser& kernels, const LaneOptions& options) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const Clock::time_point t0 = options.t0 == Clock::time_point{} ? Clock::now() : options.t0;
+  try {
+    const DeviceGuard guard(device_);
+    // The one switch from the tag to the element type.
+    visit_precision(p.precision, [&](auto zero) {
+      using T = decltype(zero);
+      state_->call.emplace<Call<T>>(*state_, p, settings, plan, kernels, t0).carve();
+    });
+  } catch (...) {
+    state_->call.emplace<std::monostate>();
+    throw;
+  }
+  state_->populate_threads = options.populate_threads;
+  held_ = std::move(lock);
+}
+
+Timing StreamedGemm::work(UnitSource& source) {
+  const DeviceGuard guard(device_);
+  return std::visit(
+      [&](auto& call) -> Timing {
+        if constexpr (std::is_same_v<std::decay_t<decltype(call)>, std::monostate>) {
+          fail(Status::Internal, "the streamed engine's work() ran without a prepared call");
+        } else {
+          const GemmProblem& p = call.problem();
+          // From the first enqueue on, every exit leaves none of this call's work in
+          // flight: a failure (a callback's, a CUDA error's) waits for the three streams
+          // before it returns, so no copy of this call writes the caller's C or reads
+          // staging after it, and the next call finds every slot free. (The success path,
+          // finish(), waits for each copy itself.) Declared in this order, they drain
+          // downloads last.
+          const DrainOnThrow drain_d2h(state_->d2h.get()), drain_compute(state_->compute.get()),
+              drain_h2d(state_->h2d.get());
+          call.populate(state_->populate_threads);
+          call.prime();
+          walk_stream_units(call.plan(), p.m, p.n, p.k, source, call);
+          call.finish();
+          return call.timing();
+        }
+      },
+      state_->call);
+}
+
+void StreamedGemm::end() noexcept {
+  state_->call.emplace<std::monostate>();  // joins the call's page-faulting threads
+  // Moved out while the mutex is still held: the next prepare() assigns held_ as soon as
+  // it has the mutex, so nothing here may touch held_ after the unlock.
+  std::unique_lock<std::mutex> lock = std::move(held_);
+}
+
 Timing StreamedGemm::run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
                          const ChunkKernelChooser& kernels) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // The one switch from the tag to the element type.
-  return visit_precision(p.precision, [&](auto zero) -> Timing {
-    return run_call<decltype(zero)>(*state_, p, settings, plan, kernels);
-  });
+  prepare(p, settings, plan, kernels);
+  struct End {
+    StreamedGemm& engine;
+    ~End() { engine.end(); }
+  } end{*this};
+  WholePlanSource source(plan);
+  return work(source);
 }
 
 // The chunk products: the caller's algorithm settings, no split-K (chunks already give

@@ -21,9 +21,13 @@
 // device shares its pinned staging, device buffers and packing threads, so many
 // handles (a handle per thread, several ranks through the BLAS front end) do not
 // multiply them. Its products run one at a time: the host's memory bus and the link,
-// not the GPU, bound this path, so two at once would only split them.
+// not the GPU, bound this path, so two at once would only split them. A handle over
+// several devices has an engine of its own per device it lists (multi_device_backend),
+// each a "lane" that walks the units of a TileQueue (plan/tile_queue.hpp) shared with
+// the others: prepare() on every lane first (every allocation), then work(), then end().
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -34,6 +38,7 @@
 #include "core/worker_pool.hpp"
 #include "cuda/launch/dispatch.hpp"
 #include "plan/stream_plan.hpp"
+#include "plan/stream_schedule.hpp"
 
 namespace tiledmm {
 
@@ -58,30 +63,62 @@ class DispatchChunkKernels final : public ChunkKernelChooser {
   DeviceProfile device_;
 };
 
+// How one lane's product runs beside the others (StreamedGemm::prepare).
+struct LaneOptions {
+  // Threads that fault C's pages in ahead of the unpacking: -1, as a product alone does
+  // (a quarter of the packing threads, at most four); 0, none (another lane does it).
+  int populate_threads = -1;
+  // The moment Timing's start_ms and end_ms count from (the multi-device call's start,
+  // so that lanes on different devices compare); {}: when prepare() took the engine.
+  std::chrono::steady_clock::time_point t0{};
+};
+
 class StreamedGemm {
  public:
-  StreamedGemm();  // with the device current: its streams and events
+  StreamedGemm();  // on the device current at construction: its streams and events
   ~StreamedGemm();
   StreamedGemm(const StreamedGemm&) = delete;
   StreamedGemm& operator=(const StreamedGemm&) = delete;
 
-  // Runs `p` (host pointers; a call that reads A and B) as `plan` cuts it, with the
-  // device current, each chunk product with the kernel `kernels` chooses. Throws Error(OutOfMemory)
-  // before writing C if a buffer cannot be had; a later failure (a CUDA error, OUT_OF_MEMORY from
-  // the runtime, a caller's function) may leave tiles of C written (documented in the header).
-  // Whichever way it returns, none of its copies or kernels is still in flight: a failure waits for
-  // the engine's three streams first. Thread-safe: products run one at a time.
+  // Runs `p` (host pointers; a call that reads A and B) as `plan` cuts it, each chunk
+  // product with the kernel `kernels` chooses: prepare, work over every tile in the plan's
+  // order, end. Throws Error(OutOfMemory) before writing C if a buffer cannot be had; a later
+  // failure (a CUDA error, OUT_OF_MEMORY from the runtime, a caller's function) may leave tiles
+  // of C written (documented in the header). Whichever way it returns, none of its copies or
+  // kernels is still in flight: a failure waits for the engine's three streams first.
+  // Thread-safe: products run one at a time.
   Timing run(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
              const ChunkKernelChooser& kernels);
+
+  // One lane of a product that several engines share, in three calls from one thread.
+  // prepare() takes the engine (waiting while another product holds it) and makes every
+  // allocation; it enqueues nothing and writes nothing of C. If it throws, the engine is
+  // free again; else it stays taken until end(). `p`, `settings`, `plan` and `kernels`
+  // must live until end().
+  void prepare(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+               const ChunkKernelChooser& kernels, const LaneOptions& options = {});
+  // Computes the units `source` hands out (until it has none) and waits for them: every
+  // tile it was handed is final in C on return. On a throw, none of this lane's work is
+  // in flight (tiles it was handed may be partly written: each element old or final).
+  // The Timing's tiles are the tiles it computed; a lane handed no unit reports zeros and
+  // kernel "none". Once per prepare().
+  Timing work(UnitSource& source);
+  // Drops the call (joins its page-faulting threads) and frees the engine: always after a
+  // prepare() that succeeded, on the thread that called it, whether work() ran or threw.
+  void end() noexcept;
 
   // Grows the pinned staging to at least `bytes` now (cudaHostAlloc is slow: the
   // first product need not pay for it). Thread-safe.
   void reserve_staging(int64_t bytes);
   int64_t staging_bytes();
+  // The device memory it holds now (grow-only, kept between products). Thread-safe.
+  int64_t device_bytes();
 
  private:
   struct State;
-  std::mutex mutex_;  // one product (or reservation) at a time
+  int device_;
+  std::mutex mutex_;                   // one product (or reservation) at a time
+  std::unique_lock<std::mutex> held_;  // from prepare() to end(): the preparing thread's
   std::unique_ptr<State> state_;
 };
 
