@@ -489,6 +489,7 @@ void run_scaling(int64_t m, int64_t n, int64_t k, int reps, bool xt,
   };
   tmm_handle one = nullptr;
   check(tmm_create_with_backend(&one, TMM_BACKEND_CUDA, devices[0]), one, "tmm_create");
+  check(tmm_set_option(one, TMM_OPTION_HOST_THREADS, g_threads), one, "host threads");
   const Times base = timed(one, "single-device handle");
   const double base_err = sampled_error(a.p, b.p, c.p, m, n, k);
   const std::string base_detail = with_spread(tmm_detail(one), base);
@@ -515,6 +516,7 @@ void run_scaling(int64_t m, int64_t n, int64_t k, int reps, bool xt,
     }
     tmm_handle h = nullptr;
     check(tmm_create_with_devices(&h, devices.data(), d), h, "tmm_create_with_devices");
+    check(tmm_set_option(h, TMM_OPTION_HOST_THREADS, g_threads), h, "host threads");
     char name[64];
     std::snprintf(name, sizeof name, "tiledmm %d GPUs", d);
     const Times t = timed(h, name);

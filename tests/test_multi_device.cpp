@@ -47,13 +47,13 @@ std::vector<int> test_devices() {
   return list;
 }
 
-#define TMM_NEED_DEVICES(list)                                                         \
-  do {                                                                                 \
-    TMM_SKIP_OR_FAIL_WITHOUT_GPU();                                                    \
-    if ((list).empty()) {                                                              \
-      if (::tmm_test::gpu_required()) FAIL() << "fewer GPUs than TMM_TEST_GPUS asks";  \
-      GTEST_SKIP() << "fewer GPUs than TMM_TEST_GPUS asks";                            \
-    }                                                                                  \
+#define TMM_NEED_DEVICES(list)                                                        \
+  do {                                                                                \
+    TMM_SKIP_OR_FAIL_WITHOUT_GPU();                                                   \
+    if ((list).empty()) {                                                             \
+      if (::tmm_test::gpu_required()) FAIL() << "fewer GPUs than TMM_TEST_GPUS asks"; \
+      GTEST_SKIP() << "fewer GPUs than TMM_TEST_GPUS asks";                           \
+    }                                                                                 \
   } while (0)
 
 tmm_handle multi_handle(const std::vector<int>& list) {
@@ -80,8 +80,9 @@ struct Product {
   T alpha, beta;
   std::vector<T> a, b, c0, c, want;
 
+  // `nan_c`: C0 all NaN (beta 0 must not read it; the padding must stay NaN).
   Product(tmm_layout layout_, bool ta_, bool tb_, int64_t m_, int64_t n_, int64_t k_, T beta_,
-          uint32_t seed)
+          uint32_t seed, bool nan_c = false)
       : layout(layout_), ta(ta_), tb(tb_), m(m_), n(n_), k(k_), alpha(T(1)), beta(beta_) {
     const bool row = layout == TMM_ROW_MAJOR;
     // Stored rows x cols of each operand, and a leading dimension 3 past its minimum.
@@ -99,6 +100,7 @@ struct Product {
     fill(a, seed);
     fill(b, seed + 1);
     fill(c0, seed + 2);
+    if (nan_c) std::fill(c0.begin(), c0.end(), T(std::nan("")));
     want = c0;
     auto at = [&](const std::vector<T>& v, int64_t ld, bool trans, int64_t i, int64_t j) {
       // op(X)(i, j) of a matrix stored in `layout`.
@@ -110,11 +112,12 @@ struct Product {
         double dot = 0;
         for (int64_t q = 0; q < k; ++q) dot += at(a, lda, ta, i, q) * at(b, ldb, tb, q, j);
         const size_t e = size_t(row ? i * ldc + j : j * ldc + i);
-        want[e] = T(dot + double(beta) * double(c0[e]));
+        want[e] = T(dot + (beta == T(0) ? 0.0 : double(beta) * double(c0[e])));
       }
     }
     c = c0;
   }
+  static bool same(T x, T y) { return std::memcmp(&x, &y, sizeof(T)) == 0; }
   static void fill(std::vector<T>& v, uint32_t seed) {
     uint32_t x = seed * 2654435761u + 12345u;
     for (T& e : v) {
@@ -133,11 +136,12 @@ struct Product {
                        c.data(), ldc);
     }
   }
+  // Bit for bit (NaN padding included).
   ::testing::AssertionResult exact(bool or_old = false) const {
     for (size_t e = 0; e < c.size(); ++e) {
-      if (c[e] == want[e] || (or_old && c[e] == c0[e])) continue;
-      return ::testing::AssertionFailure() << "C[" << e << "] = " << c[e] << ", exactly "
-                                           << want[e] << (or_old ? " or as before" : "");
+      if (same(c[e], want[e]) || (or_old && same(c[e], c0[e]))) continue;
+      return ::testing::AssertionFailure() << "C[" << e << "] = " << c[e] << ", exactly " << want[e]
+                                           << (or_old ? " or as before" : "");
     }
     return ::testing::AssertionSuccess();
   }
@@ -231,12 +235,12 @@ TEST(MultiDevice, ExactOnIntegersInEveryForm) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         const int64_t m = 700 + 37 * (variant % 3), n = 650 - 21 * (variant % 4), k = 900;
-        SCOPED_TRACE("variant " + std::to_string(variant) + (layout == TMM_ROW_MAJOR ? " row" : " col") +
-                     (ta ? " ta" : "") + (tb ? " tb" : ""));
+        SCOPED_TRACE("variant " + std::to_string(variant) +
+                     (layout == TMM_ROW_MAJOR ? " row" : " col") + (ta ? " ta" : "") +
+                     (tb ? " tb" : ""));
         {
-          Product<float> x(layout, ta, tb, m, n, k, variant % 2 ? 2.0f : 0.0f, uint32_t(variant));
-          if (variant % 2 == 0) std::fill(x.c0.begin(), x.c0.end(), std::nanf(""));
-          x.reset();
+          Product<float> x(layout, ta, tb, m, n, k, variant % 2 ? 2.0f : 0.0f, uint32_t(variant),
+                           variant % 2 == 0);
           ASSERT_EQ(x.run(h), TMM_SUCCESS) << tmm_get_error_message(h);
           EXPECT_TRUE(x.exact());
           expect_shared(h, int(list.size()));

@@ -91,10 +91,20 @@ constexpr double kSplitReductionBandwidth = 0.75;
 //    packing 17.3 ms and link 20.3 ms for 8192^3); "The host's copy rate" (33-43 GB/s
 //    with memcpy, 16 threads, link busy) was measured after these were typed;
 //  - step_overhead_s: an estimate, no run isolates it.
+// pack_shared_max, the packing of several lanes (a handle of several devices) at once:
+// 2 lanes on the nvidia-h100-x2 machine (2 H100s, 32 cores), 2026-11-27, d45c93f, moved
+// 10.7 GB through staging in 505 ms of packing summed over the lanes, each lane packing
+// about 250 ms of its 430: about 42 GB/s together, where one lane alone packed at 43-51
+// GB/s while it packed but the call's packing is serial with its waits (docs/benchmarks/
+// multi-gpu.md, "First scaling run"). The one-lane figure stays pack_max.
 struct HostRates {
   double pageable_h2d = 9e9, pageable_d2h = 15e9;  // the driver's own pageable copies
   double pinned_link = 45e9;                       // each way, both ways at once
   double pack_per_thread = 4e9, pack_max = 30e9;   // memcpy into and out of staging
+  double pack_shared_max = 42e9;                   // several lanes' packing together
+  // A call of several lanes: starting their threads, carving, the barrier and joining
+  // (an estimate, typed 2026-11-27; no run isolates it).
+  double lane_overhead_s = 1e-3;
   double step_overhead_s = 20e-6;                  // host work per chunk and tile
 };
 

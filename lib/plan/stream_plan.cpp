@@ -196,7 +196,10 @@ double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double
                         (s.b_resident ? (d - 1.0) / double(std::max<int64_t>(1, s.tiles_n)) : 0.0);
   const double moved = a * double(s.tiles_n) + b * panels + c * c_moves;  // each way once
   // The packing threads (all the lanes') share the host; each device has its link.
-  const double pack = std::min(r.pack_max, r.pack_per_thread * std::max(1, threads));
+  // Several lanes pack at once, while each waits for its own copies: together they
+  // reach more of the host's memory bus than one lane.
+  const double host_max = d > 1 ? std::max(r.pack_max, r.pack_shared_max) : r.pack_max;
+  const double pack = std::min(host_max, r.pack_per_thread * std::max(1, threads));
   const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
   const double steady = std::max({moved / (d * r.pinned_link), moved / pack, kernel});
   // Fill: the first chunks packed and uploaded before the first kernel; drain: the
@@ -224,8 +227,9 @@ double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double
                                          double(s.tiles_m - s.group) * tile_flops / lane_flops);
   const double steps = double(s.tiles()) * double(s.chunks) +
                        double(s.tiles_n) * double(s.b_uploads()) * double(s.chunks);
-  // Several lanes end about half a tile apart (the queue hands out a tile at a time).
-  const double tail = lanes > 1 ? 0.5 * tile_flops / lane_flops : 0.0;
+  // Several lanes end about half a tile apart (the queue hands out a tile at a time), and
+  // each lane's thread, allocations and first waits cost a fixed time.
+  const double tail = lanes > 1 ? 0.5 * tile_flops / lane_flops + r.lane_overhead_s : 0.0;
   // The lanes lose their panels' waits, and do their steps, side by side.
   return steady + fill + drain + tail + double(s.tiles_n) * (panel_wait + bunch) / d +
          steps * r.step_overhead_s / d;

@@ -288,6 +288,23 @@ TEST(SharedStreamPlan, EveryLaneWhenAskedEvenForSmallProducts) {
   }
 }
 
+// Double precision moves twice the bytes for its flops: with one lane's packing rate the
+// model kept 32768 x 32768 x 16384 on one of two H100s, where two lanes pack faster
+// together (HostRates::pack_shared_max, measured). Two lanes now, at 16384^3 too.
+TEST(SharedStreamPlan, DoublePrecisionSharesLargeProducts) {
+  for (const GemmProblem& shaped : {shape(32768, 32768, 16384), shape(16384, 16384, 16384)}) {
+    GemmProblem p = shaped;
+    p.precision = Precision::F64;
+    const std::vector<StreamLane> lanes(2,
+                                        StreamLane{int64_t(70) << 30, int64_t(512) << 20, 60e12});
+    const SharedStreamPlan s = plan_shared_stream(p, lanes, 24);
+    EXPECT_EQ(s.lanes, 2) << p.m << "x" << p.n << "x" << p.k;
+    HostRates one_lanes_rate;  // the model before: lanes packing no faster than one
+    one_lanes_rate.pack_shared_max = one_lanes_rate.pack_max;
+    EXPECT_EQ(plan_shared_stream(p, lanes, 24, one_lanes_rate).lanes, 1);
+  }
+}
+
 // The model: small products stay on one lane (the others' panels, fills and tails cost
 // more than their share of the flops saves); large ones share, but no faster than the
 // host's packing threads move A, B and C. Each lane packs its own panels of op(B): with
@@ -304,13 +321,15 @@ TEST(SharedStreamPlan, ModelPicksOneDeviceForSmallProductsAndAllForLargeOnes) {
   HostRates fast;
   fast.pack_per_thread = 10e9;
   fast.pack_max = 200e9;
+  fast.pack_shared_max = 200e9;
   for (const HostRates& r : {HostRates(), fast}) {
     for (int lanes : {2, 4, 8}) {
       const SharedStreamPlan s = plan_shared_stream(big, h100_lanes(lanes), 48, r);
       std::printf("16384^3, %.0f GB/s of packing, %d lanes: %s, %.1f ms (one lane %.1f ms)\n",
                   r.pack_max / 1e9, lanes, s.lanes > 1 ? "shared" : "one lane",
                   1e3 * s.shared_seconds, 1e3 * s.one_seconds);
-      EXPECT_GE(s.shared_seconds, bytes / r.pack_max) << "the host's copies bound it";
+      EXPECT_GE(s.shared_seconds, bytes / std::max(r.pack_max, r.pack_shared_max))
+          << "the host's copies bound it";
       if (lanes == 2) {
         EXPECT_EQ(s.lanes, 2);
         EXPECT_LT(s.shared_seconds, 0.9 * s.one_seconds);

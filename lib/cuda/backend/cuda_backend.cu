@@ -132,23 +132,6 @@ int64_t padded_ld(int64_t cols, int bytes) {
   return cols > INT64_MAX - (per - 1) ? INT64_MAX : (cols + per - 1) / per * per;
 }
 
-// Bytes the direct path copies to the device: dense A and B (when the call reads
-// them) and C, rows padded to 16 bytes (not counting a kernel's workspace). In 128
-// bits, saturated at 2^62 bytes (more than any device holds), so that the caller can
-// add a workspace.
-int64_t direct_bytes(const GemmProblem& p) {
-  if (is_empty(p)) return 0;
-  const int bytes = element_bytes(p.precision);
-  const auto dense = [&](int64_t rows, int64_t cols) {
-    return __int128(rows) * padded_ld(cols, bytes);
-  };
-  __int128 elements = dense(p.m, p.n);
-  if (!is_scale_only(p)) {
-    elements +=
-        dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
-  }
-  return int64_t(std::min<__int128>(elements * element_bytes(p.precision), __int128(1) << 62));
-}
 
 int attribute(cudaDeviceAttr what, int device) {
   int value = 0;
@@ -186,6 +169,24 @@ int64_t host_path_device_budget(const Settings& s) {
 double host_path_kernel_rate(const DeviceProfile& profile, Precision precision) {
   return precision == Precision::F64 ? kF64MmaEfficiency * profile.fp64_peak()
                                      : kBlockedEfficiency128x256 * profile.fp32_peak();
+}
+
+// Bytes the direct path copies to the device: dense A and B (when the call reads
+// them) and C, rows padded to 16 bytes (not counting a kernel's workspace). In 128
+// bits, saturated at 2^62 bytes (more than any device holds), so that the caller can
+// add a workspace.
+int64_t direct_bytes(const GemmProblem& p) {
+  if (is_empty(p)) return 0;
+  const int bytes = element_bytes(p.precision);
+  const auto dense = [&](int64_t rows, int64_t cols) {
+    return __int128(rows) * padded_ld(cols, bytes);
+  };
+  __int128 elements = dense(p.m, p.n);
+  if (!is_scale_only(p)) {
+    elements +=
+        dense(stored_rows_a(p), stored_cols_a(p)) + dense(stored_rows_b(p), stored_cols_b(p));
+  }
+  return int64_t(std::min<__int128>(elements * element_bytes(p.precision), __int128(1) << 62));
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include "core/backend.hpp"
 #include "core/device_profile.hpp"
+#include "core/gemm_problem.hpp"
 #include "core/precision.hpp"
 #include "core/settings.hpp"
 
@@ -41,5 +42,9 @@ int64_t host_path_device_budget(const Settings& s);
 // peak, in double the FP64 tensor-core kernel's share of the FP64 peak. The rate only weighs
 // the streamed path against the direct one (and sizes the streamed path's chunks).
 double host_path_kernel_rate(const DeviceProfile& profile, Precision precision);
+
+// Bytes the direct path copies to the device: dense A and B (when the call reads them)
+// and C, rows padded to 16 bytes; saturated at 2^62.
+int64_t direct_bytes(const GemmProblem& p);
 
 }  // namespace tiledmm

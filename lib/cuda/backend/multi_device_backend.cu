@@ -99,7 +99,7 @@ class MultiDeviceBackend final : public Backend {
       // TMM_HOST_PATH_STREAMED: every device, whatever the model says.
       const SharedStreamPlan shared = plan_shared_stream(p, budgets, threads, HostRates(),
                                                          settings.host_path == HostPath::Streamed);
-      if (shared.lanes > 1) {
+      if (shared.lanes > 1 && !direct_is_faster(p, settings, budgets[0], shared)) {
         run_shared(p, settings, shared.plan, threads);
         return;
       }
@@ -187,6 +187,14 @@ class MultiDeviceBackend final : public Backend {
     }
     out.device_bytes = (host_path_device_budget(settings) + held) / entries;
     return out;
+  }
+
+  // AUTO: whether the first device's direct path (whole copies, one kernel), where it
+  // fits, beats sharing (the model of plan/stream_plan.hpp for both).
+  static bool direct_is_faster(const GemmProblem& p, const Settings& settings,
+                               const StreamLane& first, const SharedStreamPlan& shared) {
+    if (settings.host_path != HostPath::Auto || direct_bytes(p) > first.device_bytes) return false;
+    return direct_seconds(p, first.flops_per_s, HostRates()) < shared.shared_seconds;
   }
 
   // The product over every lane, each on a host thread of its own.
