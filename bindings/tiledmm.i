@@ -35,12 +35,15 @@
 
 %include <stdint.i>
 %include <cpointer.i>
+%include <carrays.i>
 
 /* Out-parameters of the C API, as small heap cells the wrappers read back. */
 %pointer_functions(tmm_handle, tmmb_handle_cell);
 %pointer_functions(int, tmmb_int_cell);
 %pointer_functions(double, tmmb_double_cell);
 %pointer_functions(int64_t, tmmb_int64_cell);
+/* A list of device indices for tmm_create_with_devices (an int*, as the cells). */
+%array_functions(int, tmmb_int_array);
 
 /* The whitelist shared by both languages. */
 %rename("$ignore", regextarget=1, fullname=1) "^.*$";
@@ -57,6 +60,12 @@
 %rename("%s") tmm_get_last_time;
 %rename("%s") tmm_get_last_timing;
 %rename("%s") tmm_get_device_info;
+/* 1.2: a handle over several devices, and what each did. */
+%rename("%s") tmm_create_with_devices;
+%rename("%s") tmm_get_device_count;
+%rename("%s") tmm_get_device_info_at;
+%rename("%s") tmmb_get_last_device_report;
+%rename("%s") tmm_device_report;
 /* 1.1: options, the option table, the host staging, the report and the kernel list. */
 %rename("%s") tmm_set_option;
 %rename("%s") tmm_get_option;
@@ -85,6 +94,7 @@
 %rename("%s") tmmb_get_algorithm;
 %rename("%s") tmmb_get_backend;
 %rename("%s", regextarget=1) "^tmmb_(handle|int|int64|double)_cell";
+%rename("%s", regextarget=1) "^(new_|delete_)?tmmb_int_array(_setitem|_getitem)?$";
 
 /* Struct fields are read by the wrappers, never written. */
 %immutable;
@@ -118,6 +128,11 @@ static tmm_status tmmb_get_last_report(tmm_handle handle, tmm_report* out) {
 static tmm_status tmmb_get_kernel_info(int index, tmm_kernel_info* out) {
   if (out) out->struct_size = sizeof(tmm_kernel_info);
   return tmm_get_kernel_info(index, out);
+}
+static tmm_status tmmb_get_last_device_report(tmm_handle handle, int index,
+                                              tmm_device_report* out) {
+  if (out) out->struct_size = sizeof(tmm_device_report);
+  return tmm_get_last_device_report(handle, index, out);
 }
 
 %}

@@ -71,11 +71,42 @@ namespace TiledMM
         public Engine(Backend backend, int device)
         {
             EnsureNative();
+            handle = Create(cell => TiledMMNative.tmm_create_with_backend(cell, (int)backend, device));
+        }
+
+        /// <summary>
+        /// A CUDA engine over several devices (since 1.2): its host-array calls (Sgemm, Dgemm
+        /// and their batched forms) share each large product's tiles between the devices,
+        /// each taking the next as it finishes the last. null or an empty array: every
+        /// device; a device may be listed twice. See tmm_create_with_devices in tiledmm.h.
+        /// No usable device, or an index that does not exist: TiledMMException(NoDevice);
+        /// more than 64: TiledMMException(InvalidValue).
+        /// </summary>
+        public Engine(int[] devices)
+        {
+            EnsureNative();
+            int count = devices == null ? 0 : devices.Length;
+            SWIGTYPE_p_int list = TiledMMNative.new_tmmb_int_array(Math.Max(1, count));
+            try
+            {
+                for (int i = 0; i < count; ++i) TiledMMNative.tmmb_int_array_setitem(list, i, devices[i]);
+                handle = Create(cell => TiledMMNative.tmm_create_with_devices(
+                    cell, count == 0 ? null : list, count));
+            }
+            finally
+            {
+                TiledMMNative.delete_tmmb_int_array(list);
+            }
+        }
+
+        // A native handle from one of the tmm_create functions, owned at once.
+        private static NativeHandle Create(Func<SWIGTYPE_p_p_tmm_context_s, int> create)
+        {
             var owner = new NativeHandle();
             SWIGTYPE_p_p_tmm_context_s cell = TiledMMNative.new_tmmb_handle_cell();
             try
             {
-                int status = TiledMMNative.tmm_create_with_backend(cell, (int)backend, device);
+                int status = create(cell);
                 if (status != 0)
                 {
                     owner.Dispose();  // still empty: nothing to release
@@ -87,7 +118,7 @@ namespace TiledMM
             {
                 TiledMMNative.delete_tmmb_handle_cell(cell);
             }
-            handle = owner;
+            return owner;
         }
 
         /// <summary>Releases the native handle; calling it again does nothing.</summary>
@@ -380,7 +411,8 @@ namespace TiledMM
                             HostThreads = r.host_threads, Kernel = r.kernel,
                             HostPath = (HostPath)r.host_path, Tiles = r.tiles, KChunks = r.k_chunks,
                             PackMs = r.pack_ms, LinkMs = r.link_ms, MathMode = (MathMode)r.math_mode,
-                            Precision = (Precision)r.precision, Batch = r.batch
+                            Precision = (Precision)r.precision, Batch = r.batch,
+                            DeviceCount = r.device_count, HostBytes = r.host_bytes
                         };
                     }
                 }
@@ -410,7 +442,8 @@ namespace TiledMM
             }
         }
 
-        /// <summary>The engine's GPU; a CPU engine raises TiledMMException(NotSupported).</summary>
+        /// <summary>The engine's GPU (the first of several); a CPU engine raises
+        /// TiledMMException(NotSupported).</summary>
         public DeviceInfo DeviceInfo
         {
             get
@@ -420,21 +453,68 @@ namespace TiledMM
                     using (var d = new tmm_device_info())
                     {
                         Check(TiledMMNative.tmm_get_device_info(Live(), d));
-                        return new DeviceInfo
-                        {
-                            Name = d.name, Device = d.device,
-                            ComputeCapabilityMajor = d.compute_capability_major,
-                            ComputeCapabilityMinor = d.compute_capability_minor,
-                            Multiprocessors = d.multiprocessors,
-                            GlobalMemoryBytes = d.global_memory_bytes,
-                            SharedMemoryPerBlockBytes = d.shared_memory_per_block_bytes,
-                            SharedMemoryPerMultiprocessorBytes = d.shared_memory_per_multiprocessor_bytes,
-                            L2CacheBytes = d.l2_cache_bytes
-                        };
+                        return ToDeviceInfo(d);
                     }
                 }
             }
         }
+
+        /// <summary>The devices the engine computes on (since 1.2): as many as an engine over
+        /// several devices lists, 1 for one device; a CPU engine raises
+        /// TiledMMException(NotSupported).</summary>
+        public int DeviceCount
+        {
+            get { lock (gate) return GetInt(TiledMMNative.tmm_get_device_count); }
+        }
+
+        /// <summary>Entry index (0 to DeviceCount - 1) of the engine's devices (since 1.2);
+        /// another index raises TiledMMException(InvalidValue), a CPU engine
+        /// NotSupported.</summary>
+        public DeviceInfo GetDeviceInfo(int index)
+        {
+            lock (gate)
+            {
+                using (var d = new tmm_device_info())
+                {
+                    Check(TiledMMNative.tmm_get_device_info_at(Live(), index, d));
+                    return ToDeviceInfo(d);
+                }
+            }
+        }
+
+        /// <summary>What entry index of the engine's devices did in the last successful call
+        /// (since 1.2); no call yet or another index: TiledMMException(InvalidValue); a CPU
+        /// engine NotSupported.</summary>
+        public DeviceReport GetDeviceReport(int index)
+        {
+            lock (gate)
+            {
+                using (var r = new tmm_device_report())
+                {
+                    Check(TiledMMNative.tmmb_get_last_device_report(Live(), index, r));
+                    return new DeviceReport
+                    {
+                        Device = r.device, HostThreads = r.host_threads, Tiles = r.tiles,
+                        PanelUploads = r.panel_uploads, UploadBytes = r.upload_bytes,
+                        DownloadBytes = r.download_bytes, HostBytes = r.host_bytes,
+                        StartMs = r.start_ms, EndMs = r.end_ms, ComputeMs = r.compute_ms,
+                        LinkMs = r.link_ms, PackMs = r.pack_ms
+                    };
+                }
+            }
+        }
+
+        private static DeviceInfo ToDeviceInfo(tmm_device_info d) => new DeviceInfo
+        {
+            Name = d.name, Device = d.device,
+            ComputeCapabilityMajor = d.compute_capability_major,
+            ComputeCapabilityMinor = d.compute_capability_minor,
+            Multiprocessors = d.multiprocessors,
+            GlobalMemoryBytes = d.global_memory_bytes,
+            SharedMemoryPerBlockBytes = d.shared_memory_per_block_bytes,
+            SharedMemoryPerMultiprocessorBytes = d.shared_memory_per_multiprocessor_bytes,
+            L2CacheBytes = d.l2_cache_bytes
+        };
 
         /// <summary>
         /// Allocates now the pinned host staging of the streamed host path

@@ -105,6 +105,13 @@ namespace TiledMM
         /// <summary>The products of the call (since 1.2): 1 for Sgemm and Dgemm, the batch of
         /// a strided batched call (0 for an empty one).</summary>
         public long Batch { get; internal set; }
+        /// <summary>The devices that computed tiles of the call (since 1.2): up to as many
+        /// as an engine over several devices lists (<see cref="Engine.GetDeviceReport"/> for
+        /// each), 1 for every other CUDA call, 0 on the CPU.</summary>
+        public long DeviceCount { get; internal set; }
+        /// <summary>Bytes the streamed path's packing threads moved into and out of staging
+        /// (since 1.2); over <see cref="PackMs"/>, the host's packing rate.</summary>
+        public long HostBytes { get; internal set; }
 
         /// <summary>For example "cpu_blocked on Cpu (Blocked, Fp32, 4 host threads): upload 0.000 ms, ...".</summary>
         public override string ToString() =>
@@ -174,6 +181,40 @@ namespace TiledMM
         public bool Contains(long value) => value >= Lower && value <= Upper;
 
         public override string ToString() => $"{Option} in [{Lower}, {Upper}], default {DefaultValue}";
+    }
+
+    /// <summary>What one device of an engine did in its last successful call (since 1.2):
+    /// <see cref="Engine.GetDeviceReport"/>. On an engine of one device, entry 0 is the call
+    /// itself.</summary>
+    public sealed class DeviceReport
+    {
+        /// <summary>The CUDA device index of this entry.</summary>
+        public int Device { get; internal set; }
+        /// <summary>The packing threads it had (streamed path).</summary>
+        public int HostThreads { get; internal set; }
+        /// <summary>Tiles of C it computed (0: none reached it).</summary>
+        public long Tiles { get; internal set; }
+        /// <summary>Column tiles it began: panels of op(B) it uploaded.</summary>
+        public long PanelUploads { get; internal set; }
+        /// <summary>Bytes it copied from the host to its device (streamed path).</summary>
+        public long UploadBytes { get; internal set; }
+        /// <summary>Bytes it copied from its device to the host (streamed path).</summary>
+        public long DownloadBytes { get; internal set; }
+        /// <summary>Bytes its packing threads moved through staging.</summary>
+        public long HostBytes { get; internal set; }
+        /// <summary>Its first product, in ms from the call's start (several devices).</summary>
+        public double StartMs { get; internal set; }
+        /// <summary>Its last tile in C, in ms from the call's start (several devices).</summary>
+        public double EndMs { get; internal set; }
+        /// <summary>Its device's span from the first product to the last epilogue.</summary>
+        public double ComputeMs { get; internal set; }
+        /// <summary>Time its copies kept its link busy.</summary>
+        public double LinkMs { get; internal set; }
+        /// <summary>Host time its packing threads spent.</summary>
+        public double PackMs { get; internal set; }
+
+        public override string ToString() =>
+            $"device {Device}: {Tiles} tiles, {PanelUploads} panels, {StartMs:F1}-{EndMs:F1} ms";
     }
 
     /// <summary>The CUDA device of a handle.</summary>

@@ -125,6 +125,52 @@ static partial class EngineTests
             Assert(e.Backend != Backend.Auto, "AUTO resolves to a backend");
     }
 
+    static void SeveralDevicesAreCheckedAndCpuEnginesHaveNone()
+    {
+        // A list too long, or an index that does not exist: exceptions, whatever the machine.
+        var x = Throws<TiledMMException>(() => new Engine(new int[65]), "65 devices");
+        Assert(x.Status == Status.InvalidValue && x.Message.Contains("count"), x.Message);
+        x = Throws<TiledMMException>(() => new Engine(new[] { 0, 4096 }), "device 4096");
+        Assert(x.Status == Status.NoDevice, x.Message);
+        using (var e = new Engine(Backend.Cpu, 0))
+        {
+            x = Throws<TiledMMException>(() => { var n = e.DeviceCount; }, "device count on CPU");
+            Assert(x.Status == Status.NotSupported, "NotSupported");
+            x = Throws<TiledMMException>(() => e.GetDeviceInfo(0), "device info 0 on CPU");
+            Assert(x.Status == Status.NotSupported, "NotSupported");
+            float[] a = { 2f }, b = { 3f }, c = { 0f };
+            e.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, 1, 1, 1, 1f, a, 1, b, 1, 0f, c, 1);
+            x = Throws<TiledMMException>(() => e.GetDeviceReport(0), "device report on CPU");
+            Assert(x.Status == Status.NotSupported, "NotSupported");
+            Assert(e.LastReport.DeviceCount == 0, "the CPU computes on no device");
+            Assert(e.LastReport.HostBytes == 0, "no staging on the CPU");
+        }
+        // Where CUDA works: device 0 twice is an engine of two devices, exact on integers.
+        Engine two;
+        try { two = new Engine(new[] { 0, 0 }); }
+        catch (TiledMMException noGpu)
+        {
+            Assert(noGpu.Status == Status.NoDevice, noGpu.Message);
+            return;
+        }
+        using (two)
+        {
+            Assert(two.DeviceCount == 2, "two entries");
+            Assert(two.GetDeviceInfo(1).Device == 0, "device 0 twice");
+            const int n = 300;
+            float[] a = new float[n * n], b = new float[n * n], c = new float[n * n];
+            for (int i = 0; i < n * n; ++i) { a[i] = i % 5 - 2; b[i] = i % 3 - 1; }
+            two.Sgemm(Layout.RowMajor, Transpose.NoTrans, Transpose.NoTrans, n, n, n, 1f, a, n, b, n, 0f, c, n);
+            for (int i = 0; i < n; i += 37)
+                for (int j = 0; j < n; j += 41)
+                {
+                    float want = 0;
+                    for (int q = 0; q < n; ++q) want += a[i * n + q] * b[q * n + j];
+                    Assert(c[i * n + j] == want, "exact");
+                }
+        }
+    }
+
     static void LibraryErrorsAreExceptions()
     {
         using (var e = new Engine(Backend.Cpu, 0))
@@ -292,6 +338,7 @@ static partial class EngineTests
         Action[] tests =
         {
             MatchesDoubleReference, VersionsAndSettings, LibraryErrorsAreExceptions,
+            SeveralDevicesAreCheckedAndCpuEnginesHaveNone,
             ShortArraysAreRejectedBeforeNativeCode, DisposeTwiceAndUseAfterDispose,
             DisposeDestroysTheNativeHandleOnce, EnginesLeftToTheGarbageCollectorAreReleased,
             EnginesInThreadsAndASharedEngine, DeprecatedNamesStillWork,

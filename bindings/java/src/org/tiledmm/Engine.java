@@ -84,17 +84,50 @@ public class Engine implements AutoCloseable {
 
   /** An engine on a chosen backend; {@code device} is the CUDA device index. */
   public Engine(Backend backend, int device) {
-    int backendValue = notNull(backend, "backend").nativeValue();
-    SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
-    try {
-      int status = TiledmmNative.tmm_create_with_backend(cell, backendValue, device);
-      if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
-      handle = TiledmmNative.tmmb_handle_cell_value(cell);
-    } finally {
-      TiledmmNative.delete_tmmb_handle_cell(cell);
-    }
+    this(create(notNull(backend, "backend").nativeValue(), device, null));
+  }
+
+  /**
+   * A CUDA engine over several devices (since 1.2): its host-array calls (sgemm, dgemm and
+   * their batched forms) share each large product's tiles between the devices, each taking
+   * the next as it finishes the last. {@code null} or an empty array: every device; a
+   * device may be listed twice. Buffer calls on device memory and streams do not exist in
+   * the bindings; see tmm_create_with_devices in tiledmm.h for the rest. No usable device, or
+   * an index that does not exist: TiledmmException(NO_DEVICE); more than 64:
+   * TiledmmException(INVALID_VALUE).
+   */
+  public Engine(int[] devices) {
+    this(create(0, 0, devices == null ? new int[0] : devices.clone()));
+  }
+
+  private Engine(SWIGTYPE_p_tmm_context_s created) {
+    handle = created;
     CREATED.incrementAndGet();
     cleanable = CLEANER.register(this, new Release(handle));
+  }
+
+  // The native handle: tmm_create_with_backend, or tmm_create_with_devices for a list.
+  private static SWIGTYPE_p_tmm_context_s create(int backend, int device, int[] devices) {
+    SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
+    SWIGTYPE_p_int list =
+        devices == null ? null : TiledmmNative.new_tmmb_int_array(Math.max(1, devices.length));
+    try {
+      int status;
+      if (devices == null) {
+        status = TiledmmNative.tmm_create_with_backend(cell, backend, device);
+      } else {
+        for (int i = 0; i < devices.length; ++i) {
+          TiledmmNative.tmmb_int_array_setitem(list, i, devices[i]);
+        }
+        status = TiledmmNative.tmm_create_with_devices(
+            cell, devices.length == 0 ? null : list, devices.length);
+      }
+      if (status != 0) throw error(status, TiledmmNative.tmm_get_error_message(null));
+      return TiledmmNative.tmmb_handle_cell_value(cell);
+    } finally {
+      TiledmmNative.delete_tmmb_handle_cell(cell);
+      if (list != null) TiledmmNative.delete_tmmb_int_array(list);
+    }
   }
 
   /** The version of the loaded native library, as MAJOR*10000 + MINOR*100 + PATCH. */
@@ -399,7 +432,47 @@ public class Engine implements AutoCloseable {
     }
   }
 
-  /** The engine's GPU; a CPU engine raises TiledmmException(NOT_SUPPORTED). */
+  /**
+   * The devices the engine computes on (since 1.2): as many as an engine over several
+   * devices lists, 1 for one device; a CPU engine raises TiledmmException(NOT_SUPPORTED).
+   */
+  public final synchronized int getDeviceCount() {
+    return getInt(TiledmmNative::tmm_get_device_count);
+  }
+
+  /**
+   * Entry {@code index} (0 to getDeviceCount() - 1) of the engine's devices (since 1.2);
+   * another index raises TiledmmException(INVALID_VALUE), a CPU engine NOT_SUPPORTED.
+   */
+  public final synchronized DeviceInfo getDeviceInfo(int index) {
+    tmm_device_info d = new tmm_device_info();
+    try {
+      check(TiledmmNative.tmm_get_device_info_at(live(), index, d));
+      return new DeviceInfo(d);
+    } finally {
+      d.delete();
+    }
+  }
+
+  /**
+   * What entry {@code index} of the engine's devices did in the last successful call
+   * (since 1.2); no call yet or another index: TiledmmException(INVALID_VALUE); a CPU
+   * engine NOT_SUPPORTED.
+   */
+  public final synchronized DeviceReport getDeviceReport(int index) {
+    tmm_device_report r = new tmm_device_report();
+    try {
+      check(TiledmmNative.tmmb_get_last_device_report(live(), index, r));
+      return new DeviceReport(r);
+    } finally {
+      r.delete();
+    }
+  }
+
+  /**
+   * The engine's GPU (the first of several); a CPU engine raises
+   * TiledmmException(NOT_SUPPORTED).
+   */
   public final synchronized DeviceInfo getDeviceInfo() {
     tmm_device_info d = new tmm_device_info();
     try {

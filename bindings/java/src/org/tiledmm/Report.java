@@ -28,6 +28,8 @@ public final class Report {
   private final MathMode mathMode;
   private final Precision precision;
   private final long batch;
+  private final long deviceCount;
+  private final long hostBytes;
 
   Report(tmm_report r) {
     totalMs = r.getTotal_ms();
@@ -50,6 +52,8 @@ public final class Report {
     mathMode = MathMode.of(r.getMath_mode());
     precision = Precision.of((int) r.getPrecision());
     batch = r.getBatch();
+    deviceCount = r.getDevice_count();
+    hostBytes = r.getHost_bytes();
   }
 
   /** The whole call, copies included, in milliseconds. */
@@ -165,6 +169,23 @@ public final class Report {
    */
   public long getBatch() {
     return batch;
+  }
+
+  /**
+   * The devices that computed tiles of the call (since 1.2): up to as many as an engine
+   * over several devices lists (Engine.getDeviceReport for each), 1 for every other CUDA
+   * call, 0 on the CPU.
+   */
+  public long getDeviceCount() {
+    return deviceCount;
+  }
+
+  /**
+   * Bytes the streamed path's packing threads moved into and out of staging (since 1.2);
+   * divided by getPackMs(), the host's packing rate.
+   */
+  public long getHostBytes() {
+    return hostBytes;
   }
 
   /** For example "cpu_blocked on CPU (BLOCKED, FP32, 4 host threads): upload 0.000 ms, ...". */

@@ -224,6 +224,59 @@ class EngineTest {
   }
 
   @Test
+  void severalDevicesAreCheckedAndCpuEnginesHaveNone() {
+    // A list too long, or an index that does not exist: exceptions, whatever the machine.
+    TiledmmException e = assertThrows(TiledmmException.class, () -> new Engine(new int[65]));
+    assertEquals(Status.INVALID_VALUE, e.getStatus());
+    assertTrue(e.getMessage().contains("count"), e.getMessage());
+    e = assertThrows(TiledmmException.class, () -> new Engine(new int[] {0, 4096}));
+    assertEquals(Status.NO_DEVICE, e.getStatus());
+    try (Engine mm = new Engine(Backend.CPU, 0)) {
+      e = assertThrows(TiledmmException.class, mm::getDeviceCount);
+      assertEquals(Status.NOT_SUPPORTED, e.getStatus());
+      e = assertThrows(TiledmmException.class, () -> mm.getDeviceInfo(0));
+      assertEquals(Status.NOT_SUPPORTED, e.getStatus());
+      float[] a = {2f}, b = {3f}, c = {0f};
+      mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, 1, 1, 1, 1f, a, 1, b, 1,
+          0f, c, 1);
+      e = assertThrows(TiledmmException.class, () -> mm.getDeviceReport(0));
+      assertEquals(Status.NOT_SUPPORTED, e.getStatus());
+      assertEquals(0, mm.getLastReport().getDeviceCount(), "the CPU computes on no device");
+      assertEquals(0, mm.getLastReport().getHostBytes());
+    }
+    // Where CUDA works: device 0 twice is an engine of two devices, exact on integers.
+    int[] list = {0, 0};
+    Engine two;
+    try {
+      two = new Engine(list);
+    } catch (TiledmmException noGpu) {
+      assertEquals(Status.NO_DEVICE, noGpu.getStatus());
+      return;
+    }
+    try (Engine mm = two) {
+      list[1] = 7;  // the engine kept its own copy of the list
+      assertEquals(2, mm.getDeviceCount());
+      assertEquals(0, mm.getDeviceInfo(1).getDevice());
+      int n = 300;
+      float[] a = new float[n * n], b = new float[n * n], c = new float[n * n];
+      for (int i = 0; i < n * n; ++i) {
+        a[i] = (i % 5) - 2;
+        b[i] = (i % 3) - 1;
+      }
+      mm.sgemm(Layout.ROW_MAJOR, Transpose.NO_TRANS, Transpose.NO_TRANS, n, n, n, 1f, a, n, b, n,
+          0f, c, n);
+      for (int i = 0; i < n; i += 37) {
+        for (int j = 0; j < n; j += 41) {
+          float want = 0;
+          for (int q = 0; q < n; ++q) want += a[i * n + q] * b[q * n + j];
+          assertEquals(want, c[i * n + j]);
+        }
+      }
+      assertTrue(mm.getDeviceReport(0).getDevice() == 0);
+    }
+  }
+
+  @Test
   void libraryErrorsAreExceptionsWithStatus() {
     try (Engine mm = new Engine(Backend.CPU, 0)) {
       TiledmmException e = assertThrows(TiledmmException.class, () -> mm.setTileSize(7));
