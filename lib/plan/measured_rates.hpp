@@ -105,7 +105,7 @@ struct HostRates {
   // A call of several lanes: starting their threads, carving, the barrier and joining
   // (an estimate, typed 2026-11-27; no run isolates it).
   double lane_overhead_s = 1e-3;
-  double step_overhead_s = 20e-6;                  // host work per chunk and tile
+  double step_overhead_s = 20e-6;  // host work per chunk and tile
 };
 
 }  // namespace tiledmm

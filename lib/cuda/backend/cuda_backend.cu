@@ -132,7 +132,6 @@ int64_t padded_ld(int64_t cols, int bytes) {
   return cols > INT64_MAX - (per - 1) ? INT64_MAX : (cols + per - 1) / per * per;
 }
 
-
 int attribute(cudaDeviceAttr what, int device) {
   int value = 0;
   check_cuda(cudaDeviceGetAttribute(&value, what, device), "cudaDeviceGetAttribute");

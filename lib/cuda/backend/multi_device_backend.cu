@@ -113,7 +113,9 @@ class MultiDeviceBackend final : public Backend {
     has_last_ = true;
   }
 
-  void gemm_device(const GemmProblem&, const Settings&) override { not_one_device("device pointers"); }
+  void gemm_device(const GemmProblem&, const Settings&) override {
+    not_one_device("device pointers");
+  }
   void set_stream(void*) override { not_one_device("a stream"); }
   void* stream() const override { not_one_device("a stream"); }
 
@@ -249,8 +251,8 @@ class MultiDeviceBackend final : public Backend {
   // the sums of the tiles, bytes and host times, the longest device span.
   static Timing merge(const std::vector<Timing>& times, Clock::time_point t0) {
     Timing t;
-    const auto ran = std::find_if(times.begin(), times.end(),
-                                  [](const Timing& lane) { return lane.tiles > 0; });
+    const auto ran =
+        std::find_if(times.begin(), times.end(), [](const Timing& lane) { return lane.tiles > 0; });
     if (ran != times.end()) {  // what ran: its kernel, mode, precision and cut
       t.kernel = ran->kernel;
       t.algorithm = ran->algorithm;

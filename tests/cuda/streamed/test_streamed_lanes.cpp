@@ -49,8 +49,14 @@ struct Product {
   std::vector<float> a, b, c0, c, want;
 
   Product(int64_t m_, int64_t n_, int64_t k_, float beta_, uint32_t seed)
-      : m(m_), n(n_), k(k_), beta(beta_), a(size_t(m_ * k_)), b(size_t(k_ * n_)),
-        c0(size_t(m_ * n_)), want(size_t(m_ * n_)) {
+      : m(m_),
+        n(n_),
+        k(k_),
+        beta(beta_),
+        a(size_t(m_ * k_)),
+        b(size_t(k_ * n_)),
+        c0(size_t(m_ * n_)),
+        want(size_t(m_ * n_)) {
     tmm_test::fill_exact(a, seed);
     tmm_test::fill_exact(b, seed + 1);
     tmm_test::fill_exact(c0, seed + 2);
@@ -84,8 +90,8 @@ struct Product {
   ::testing::AssertionResult old_or_final() const {
     for (size_t e = 0; e < c.size(); ++e) {
       if (c[e] == want[e] || c[e] == c0[e]) continue;
-      return ::testing::AssertionFailure() << "C[" << e << "] = " << c[e] << ", exactly "
-                                           << want[e] << " or as before " << c0[e];
+      return ::testing::AssertionFailure()
+             << "C[" << e << "] = " << c[e] << ", exactly " << want[e] << " or as before " << c0[e];
     }
     return ::testing::AssertionSuccess();
   }
