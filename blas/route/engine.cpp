@@ -12,18 +12,8 @@
 namespace tiledmm::blas {
 namespace {
 
-// The launcher's rank of this process on its node, to spread ranks over devices.
-int find_local_rank() {
-  for (const char* name :
-       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PALS_LOCAL_RANKID"}) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
-      char* end = nullptr;
-      const long rank = std::strtol(v, &end, 10);
-      if (*end == '\0' && rank >= 0 && rank < (1L << 20)) return int(rank);
-    }
-  }
-  return 0;
-}
+constexpr const char* kLocalRankVariables[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                               "SLURM_LOCALID", "PALS_LOCAL_RANKID"};
 
 tmm_backend to_tmm(BackendChoice b) {
   switch (b) {
@@ -48,6 +38,29 @@ void apply_settings(tmm_handle h, const Config& cfg) {
 Engine* g_engine = nullptr;
 
 }  // namespace
+
+bool launched_as_rank() {
+  for (const char* name : kLocalRankVariables) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return true;
+  }
+  return false;
+}
+
+// The launcher's rank of this process on its node, to spread ranks over devices.
+int find_local_rank() {
+  for (const char* name : kLocalRankVariables) {
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      const long rank = std::strtol(v, &end, 10);
+      if (*end == '\0' && rank >= 0 && rank < (1L << 20)) return int(rank);
+    }
+  }
+  return 0;
+}
+
+bool spans_devices(const Config& cfg, bool is_rank) {
+  return !is_rank && cfg.devices.size() > 1 && cfg.backend != BackendChoice::kCpu;
+}
 
 std::string effective_math(const Config& cfg) {
   // A CPU handle: no device, no thread, nothing started; made and gone.
@@ -74,20 +87,29 @@ Engine& Engine::instance() {
 
 Engine::Engine() : freed_(new std::condition_variable) {
   const Config& cfg = config();
-  max_live_ = cfg.max_handles > 0 ? cfg.max_handles : 2 * int(cfg.devices.size());
   local_rank_ = find_local_rank();
+  spans_ = spans_devices(cfg, launched_as_rank());
+  // A handle of several devices holds staging and buffers on each: two of them.
+  max_live_ = cfg.max_handles > 0 ? cfg.max_handles : spans_ ? 2 : 2 * int(cfg.devices.size());
 }
 
 tmm_status Engine::create(Slot& slot, int index) {
   const Config& cfg = config();
   const tmm_backend backend = to_tmm(cfg.backend);
-  const int device = cfg.devices[size_t(local_rank_ + index) % cfg.devices.size()];
+  const int device =
+      spans_ ? cfg.devices[0] : cfg.devices[size_t(local_rank_ + index) % cfg.devices.size()];
   tmm_handle h = nullptr;
-  tmm_status s = tmm_create_with_backend(&h, backend, device);
+  tmm_status s = spans_ ? tmm_create_with_devices(&h, cfg.devices.data(), int(cfg.devices.size()))
+                        : tmm_create_with_backend(&h, backend, device);
+  if (spans_ && s == TMM_ERROR_NO_DEVICE && cfg.backend == BackendChoice::kAuto) {
+    // AUTO without CUDA: the CPU, as a handle of one device would have run.
+    s = tmm_create_with_backend(&h, backend, device);
+  }
   if (s != TMM_SUCCESS) {
-    Log::line("note: tmm_create_with_backend(%s, device %d) failed: %s: %s",
-              backend_name(cfg.backend), device, tmm_status_string(s),
-              tmm_get_error_message(nullptr));
+    Log::line("note: %s(%s, device %d%s) failed: %s: %s",
+              spans_ ? "tmm_create_with_devices" : "tmm_create_with_backend",
+              backend_name(cfg.backend), device, spans_ ? " and the others listed" : "",
+              tmm_status_string(s), tmm_get_error_message(nullptr));
     return s;
   }
   tmm_backend actual = TMM_BACKEND_CPU;
@@ -102,8 +124,11 @@ tmm_status Engine::create(Slot& slot, int index) {
       compute_capability_.store(10 * info.compute_capability_major + info.compute_capability_minor,
                                 std::memory_order_relaxed);
       multiprocessors_.store(info.multiprocessors, std::memory_order_relaxed);
-      Log::line("note: tiledmm handle on CUDA device %d (%s, %d SMs)", device, info.name,
-                info.multiprocessors);
+      int count = 1;
+      tmm_get_device_count(h, &count);
+      Log::line("note: tiledmm handle on CUDA device %d (%s, %d SMs)%s", device, info.name,
+                info.multiprocessors,
+                count > 1 ? ", spanning every device of TILEDMM_BLAS_DEVICE" : "");
     }
   } else {
     Log::line("note: tiledmm handle on the CPU backend");

@@ -28,6 +28,16 @@ struct Config;
 // parses that variable), else fp32. "unknown" when no handle can be made.
 std::string effective_math(const Config& cfg);
 
+// The launcher variables that make this process an MPI rank (or a Slurm task), and the
+// rank on its node they give (0 when none is set).
+bool launched_as_rank();
+int find_local_rank();
+
+// Whether the pool's handles span every device TILEDMM_BLAS_DEVICE lists
+// (tmm_create_with_devices): the list has several and the process is not a rank of a
+// launcher (ranks take one device each, by their local rank) and may use CUDA.
+bool spans_devices(const Config& cfg, bool is_rank);
+
 struct Slot {
   tmm_handle handle = nullptr;
   bool cuda = false;
@@ -76,6 +86,7 @@ class Engine {
   int made_ = 0;              // handles made by this process (device choice)
   int max_live_ = 2;
   int local_rank_ = 0;
+  bool spans_ = false;         // every handle spans every listed device (spans_devices)
   bool cuda_started_ = false;  // a handle other than CPU was asked for
   bool fork_note_ = false;     // a child disabled at fork, not yet logged
   std::atomic<int> state_{kReady};

@@ -287,7 +287,8 @@ typedef struct tmm_report {
                               every other CUDA call, 0 on the CPU */
   int64_t host_bytes;      /* since 1.2: bytes the streamed path's packing threads
                               moved into and out of staging (host_bytes / pack_ms is
-                              the host's packing rate); 0 on the other paths */
+                              the host's packing rate; a strided batch sums both over
+                              its products); 0 on the other paths */
 } tmm_report;
 
 /* Since 1.2: what one device of a handle did in the last successful call
@@ -296,14 +297,16 @@ typedef struct tmm_report {
 typedef struct tmm_device_report {
   size_t struct_size;     /* in: sizeof(tmm_device_report); out: bytes written */
   int device;             /* the CUDA device index of this entry */
-  int host_threads;       /* packing threads it had (streamed path) */
-  int64_t tiles;          /* tiles of C it computed (0: none reached it) */
+  int host_threads;       /* packing threads it had (streamed path; 0 when it took no
+                             part in the call) */
+  int64_t tiles;          /* tiles of C it computed (0: none reached it; 1 for a
+                             call it computed off the streamed path) */
   int64_t panel_uploads;  /* column tiles it began: panels of op(B) it uploaded */
   int64_t upload_bytes;   /* bytes it copied host to device (streamed path) */
   int64_t download_bytes; /* and device to host */
   int64_t host_bytes;     /* bytes its packing threads moved through staging */
-  double start_ms;        /* its first product enqueued, from the call's start (a
-                             handle of several devices; 0 otherwise and with no tile) */
+  double start_ms;        /* its first product enqueued, from the call's start (the
+                             streamed path; 0 on the others and with no tile) */
   double end_ms;          /* its last tile in C, from the call's start (the same) */
   double compute_ms;      /* its device's span from first product to last epilogue */
   double link_ms;         /* time its copies kept its link busy */
@@ -393,7 +396,11 @@ TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend,
  * a handle per device); tmm_synchronize succeeds at once (host calls return done);
  * TMM_OPTION_DEVICE_MEMORY_BUDGET and TMM_OPTION_HOST_STAGING_BYTES hold per entry (the default
  * budget: each device's free memory shared by the entries that list it); tmm_reserve_host_staging
- * reserves for each entry; tmm_get_device_info describes the first. A failure on one device stops
+ * reserves for each entry; tmm_get_device_info describes the first. The report of a shared
+ * call: tiles, host_bytes, pack_ms and link_ms summed over the devices, compute_ms the
+ * longest device's span, the kernel that of the first device that computed; a strided batch
+ * adds up each device's figures over its products (tmm_get_last_device_report, whose moments
+ * are the last product's). A failure on one device stops
  * the others taking tiles; the call returns once every device is idle, with the first failure's
  * status and a message naming the device, C as "What C holds after a failed sgemm" says (the tiles
  * other devices finished are final), and the handle stays usable. TMM_ERROR_INVALID_VALUE: `out`

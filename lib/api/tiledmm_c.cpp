@@ -840,8 +840,9 @@ tmm_status tmm_get_last_device_report(tmm_handle h, int index, tmm_device_report
     tmm_device_report r{};
     r.struct_size = std::min(out->struct_size, sizeof(tmm_device_report));
     r.device = c.backend->device_info_at(index).device;
-    r.host_threads = t.tiles > 0 || c.backend->device_count() == 1 ? t.host_threads : 0;
-    r.tiles = t.tiles;
+    r.host_threads = t.host_threads;
+    // A device that computed the call off the streamed path computed it as one tile.
+    r.tiles = t.tiles == 0 && t.devices > 0 ? 1 : t.tiles;
     r.panel_uploads = t.panel_uploads;
     r.upload_bytes = t.upload_bytes;
     r.download_bytes = t.download_bytes;

@@ -453,6 +453,7 @@ class CudaBackend final : public Backend {
       t.total_ms += sum.total_ms;
       t.pack_ms += sum.pack_ms;
       t.link_ms += sum.link_ms;
+      t.host_bytes += sum.host_bytes;  // as pack_ms: the call's packing rate
       sum = t;
     }
     sum.batch = p.batch;

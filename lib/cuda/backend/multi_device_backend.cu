@@ -59,6 +59,8 @@ class MultiDeviceBackend final : public Backend {
       Lane lane;
       lane.device = device;
       lane.profile = read_profile(device);
+      // The device may have been reset since a handle last set its kernels' attributes.
+      forget_shared_memory_opt_ins(device);
       lane.engine = std::make_shared<StreamedGemm>();  // on `device`, current
       lanes_.push_back(std::move(lane));
     }
@@ -281,13 +283,37 @@ class MultiDeviceBackend final : public Backend {
     return t;
   }
 
+  // `next` (a product's report) after `sum` (the products' before it): what ran and the
+  // moments are the last product's; the times and the packed bytes add up, and with
+  // `counts` (a device's report) its tiles and copies too.
+  static Timing add_up(const Timing& sum, const Timing& next, bool counts) {
+    Timing t = next;
+    t.upload_ms += sum.upload_ms;
+    t.compute_ms += sum.compute_ms;
+    t.download_ms += sum.download_ms;
+    t.total_ms += sum.total_ms;
+    t.pack_ms += sum.pack_ms;
+    t.link_ms += sum.link_ms;
+    t.host_bytes += sum.host_bytes;
+    if (counts) {
+      t.upload_bytes += sum.upload_bytes;
+      t.download_bytes += sum.download_bytes;
+      t.panel_uploads += sum.panel_uploads;
+      t.tiles += sum.tiles;
+    }
+    t.devices = std::max(t.devices, sum.devices);
+    return t;
+  }
+
   // A strided batch of host products: one call per product, in order, as the single-device
-  // handle runs them; a failure keeps the previous call's report.
+  // handle runs them; a failure keeps the previous call's report. The device reports add
+  // up the products' tiles, bytes and times.
   void gemm_host_products(const GemmProblem& p, const Settings& settings) {
     const Timing before = last_;
     const std::vector<Timing> before_shares = shares_;
     const bool before_has = has_last_;
     Timing sum;
+    std::vector<Timing> share_sums(lanes_.size());
     for (int64_t b = 0; b < p.batch; ++b) {
       try {
         gemm_host(product_of(p, b), settings);
@@ -297,18 +323,13 @@ class MultiDeviceBackend final : public Backend {
         has_last_ = before_has;
         throw;
       }
-      Timing t = last_;
-      t.upload_ms += sum.upload_ms;
-      t.compute_ms += sum.compute_ms;
-      t.download_ms += sum.download_ms;
-      t.total_ms += sum.total_ms;
-      t.pack_ms += sum.pack_ms;
-      t.link_ms += sum.link_ms;
-      t.host_bytes += sum.host_bytes;
-      sum = t;
+      sum = add_up(sum, last_, false);
+      for (size_t i = 0; i < lanes_.size(); ++i)
+        share_sums[i] = add_up(share_sums[i], shares_[i], true);
     }
     sum.batch = p.batch;
     last_ = sum;
+    shares_ = std::move(share_sums);
   }
 
   std::vector<Lane> lanes_;

@@ -193,6 +193,12 @@ class Call {
       up_st_[i] = at(staging, l.c_up_stage[i]);
       down_st_[i] = at(staging, l.c_down_stage[i]);
     }
+    // A kernel choice that refuses (an algorithm or tile this device lacks) refuses here,
+    // before anything is enqueued: the first chunk product's choice, made now. (Every
+    // chunk asks for the same settings; only the last ones are smaller.)
+    (void)kernels_.choose(chunk_problem(std::min(plan_.tile_m, p_.m), std::min(plan_.tile_n, p_.n),
+                                        std::min(plan_.chunk_k, p_.k), true, a_dev_[0], panels_[0],
+                                        acc_[0]));
   }
 
   // C's pages faulted in ahead of the unpacking (a fresh result array's first stores
@@ -293,18 +299,8 @@ class Call {
       start_ms_ = ms_since(t0_);
     }
     first_product_ = false;
-    GemmProblem q = p_;
-    q.m = tile.rows;
-    q.n = col.cols;
-    q.k = chunk.depth;
-    q.alpha = 1.0;
-    q.beta = chunk.index == 0 ? 0.0 : 1.0;
-    q.a = a_dev_[as];
-    q.lda = sizes_.a_ld;
-    q.b = b_on_device(chunk);
-    q.ldb = sizes_.b_ld;
-    q.c = acc_[tile.c_slot];
-    q.ldc = sizes_.c_ld;
+    const GemmProblem q = chunk_problem(tile.rows, col.cols, chunk.depth, chunk.index == 0,
+                                        a_dev_[as], b_on_device(chunk), acc_[tile.c_slot]);
     const KernelChoice kernel = kernels_.choose(q);
     launch_gemm(kernel, q, nullptr, comp_);
     record(slot.consumed, comp_);
@@ -369,7 +365,7 @@ class Call {
     t.link_ms = link_ms_;
     t.compute_ms = first_product_ ? 0.0 : elapsed(s_.first_product, s_.last_epilogue);
     t.splits = 1;
-    t.host_threads = threads_;
+    t.host_threads = first_product_ ? 0 : threads_;
     t.host_bytes = host_bytes_;
     t.upload_bytes = upload_bytes_;
     t.download_bytes = download_bytes_;
@@ -412,6 +408,25 @@ class Call {
       return false;
     }
   };
+
+  // A chunk product on the device: rows x cols of C's accumulator `c` += (or =, for k's
+  // first chunk) a chunk of op(A) times one of op(B).
+  GemmProblem chunk_problem(int64_t rows, int64_t cols, int64_t depth, bool first, const T* a,
+                            const T* b, T* c) const {
+    GemmProblem q = p_;
+    q.m = rows;
+    q.n = cols;
+    q.k = depth;
+    q.alpha = 1.0;
+    q.beta = first ? 0.0 : 1.0;
+    q.a = a;
+    q.lda = sizes_.a_ld;
+    q.b = b;
+    q.ldb = sizes_.b_ld;
+    q.c = c;
+    q.ldc = sizes_.c_ld;
+    return q;
+  }
 
   // Where op(B)'s chunk is on the device (leading dimension b_ld).
   T* b_on_device(const StreamChunk& chunk) const {

@@ -280,12 +280,16 @@ TEST(StreamedLanes, TwoLanesOnDeviceZeroShareATileQueue) {
 
 // A copy failing in one of two lanes (the injected failure hits whichever lane makes
 // the n-th copy): the run reports it once every lane has ended, each element of C old or
-// final, and both engines then run the product exactly.
+// final, and both engines then run the product exactly. C is pinned, so the engines'
+// copies write it directly: a copy still in flight after the run would change C after
+// the run returned (checked after a device-wide synchronisation).
 TEST(StreamedLanes, ALaneFailingMidCallLeavesNothingInFlight) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   StreamedGemm engines[2];
   Product x(1024, 768, 512, 1.0f, 31);
+  ASSERT_EQ(cudaHostRegister(x.c.data(), x.c.size() * sizeof(float), cudaHostRegisterDefault),
+            cudaSuccess);
   const StreamPlan plan = cut(x, 128, 128, 128, 2, true);  // 8 x 6 tiles
   const Settings settings = poisoned();
   const DispatchChunkKernels kernels(settings, this_device());
@@ -316,10 +320,72 @@ TEST(StreamedLanes, ALaneFailingMidCallLeavesNothingInFlight) {
     } catch (const Error& e) {
       EXPECT_EQ(e.status(), Status::OutOfMemory) << e.what();
     }
+    const std::vector<float> on_return = x.c;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(std::memcmp(on_return.data(), x.c.data(), x.c.size() * sizeof(float)), 0)
+        << "C changed after the run returned";
     EXPECT_TRUE(x.old_or_final());
     const LaneResults next = run(0);
     ASSERT_EQ(next.first_failed, -1);
     EXPECT_TRUE(x.exact());
+  }
+  ASSERT_EQ(cudaHostUnregister(x.c.data()), cudaSuccess);
+}
+
+// A chooser that refuses every chunk (as a device lacking the algorithm asked for).
+class Refusing final : public ChunkKernelChooser {
+ public:
+  KernelChoice choose(const GemmProblem&) const override {
+    throw Error(Status::NotSupported, "refused");
+  }
+};
+
+// One lane's prepare failing (its kernel choice refuses, the way a device lacking the
+// algorithm does): no lane works, C is untouched, every engine is free again (a second
+// run on both engines neither waits nor fails) and exact.
+TEST(StreamedLanes, AFailedPrepareReleasesEveryEngine) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  StreamedGemm engines[2];
+  Product x(600, 500, 400, 2.0f, 41);
+  const StreamPlan plan = cut(x, 128, 128, 128, 2, true);
+  const Settings settings = poisoned();
+  const DispatchChunkKernels kernels(settings, this_device());
+  const Refusing refusing;
+  WorkerPool pool;
+  for (int refuser : {0, 1}) {
+    SCOPED_TRACE("lane " + std::to_string(refuser) + " refuses");
+    for (bool refuse : {true, false}) {
+      x.reset();
+      const GemmProblem p = x.problem();
+      TileQueue queue(plan, 2);
+      bool prepared[2] = {false, false};
+      auto prepare = [&](int i) {
+        engines[i].prepare(
+            p, settings, plan,
+            refuse && i == refuser ? static_cast<const ChunkKernelChooser&>(refusing) : kernels);
+        prepared[i] = true;
+      };
+      auto work = [&](int i) {
+        LaneSource source(queue, i);
+        engines[i].work(source);
+      };
+      auto end = [&](int i) noexcept {
+        if (prepared[i]) engines[i].end();
+      };
+      auto stop = [&]() noexcept { queue.cancel(); };
+      LaneResults results;
+      run_lanes(pool, 2, prepare, work, end, stop, results);
+      if (refuse) {
+        EXPECT_EQ(results.first_failed, refuser);
+        EXPECT_FALSE(results.worked);
+        EXPECT_FALSE(prepared[refuser]);
+        EXPECT_EQ(x.c, x.c0) << "nothing written";
+      } else {
+        ASSERT_EQ(results.first_failed, -1);
+        EXPECT_TRUE(x.exact());
+      }
+    }
   }
 }
 
