@@ -340,6 +340,30 @@ tiledmm::MathMode math_mode_from_environment() {
   return tiledmm::MathMode::Fp32;
 }
 
+// The devices TMM_DEVICES names for tmm_create: "all" (an empty list: every device) or
+// indices separated by commas, at most 64. Throws Error(InvalidValue) for anything else.
+std::vector<int> devices_from_environment(const char* text) {
+  std::string v(text);
+  for (char& ch : v) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  std::vector<int> list;
+  if (v == "all") return list;
+  size_t at = 0;
+  while (true) {
+    size_t end = v.find(',', at);
+    const std::string item = v.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    const bool digits = !item.empty() && item.size() <= 6 &&
+                        item.find_first_not_of("0123456789") == std::string::npos;
+    tiledmm::require(digits && list.size() < 64, Status::InvalidValue,
+                     "TMM_DEVICES must be \"all\" or up to 64 device indices separated by "
+                     "commas (got \"",
+                     text, "\")");
+    list.push_back(std::stoi(item));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return list;
+}
+
 // The sizes of tmm_report and tmm_kernel_info in 1.1, the first release that had
 // them: the least a caller may pass. (math_mode joined both before 1.1.0 shipped.)
 constexpr size_t kReportSize11 = offsetof(tmm_report, math_mode) + sizeof(tmm_math_mode);
@@ -511,7 +535,18 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
   });
 }
 
-tmm_status tmm_create(tmm_handle* out) { return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0); }
+tmm_status tmm_create(tmm_handle* out) {
+  const char* v = std::getenv("TMM_DEVICES");
+  if (v == nullptr || *v == '\0') return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0);
+  std::vector<int> list;
+  const tmm_status parsed = guarded(g_thread_error, [&] { list = devices_from_environment(v); });
+  if (parsed != TMM_SUCCESS) return parsed;
+  // AUTO without CUDA: the CPU, whatever the list says.
+  if (tiledmm::cuda_device_count_or_zero() == 0) {
+    return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0);
+  }
+  return tmm_create_with_devices(out, list.empty() ? nullptr : list.data(), int(list.size()));
+}
 
 tmm_status tmm_create_with_devices(tmm_handle* out, const int* devices, int count) {
   return guarded(g_thread_error, [&] {
