@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm_reference.hpp"
@@ -322,6 +324,48 @@ TEST(MultiDevice, EntriesOverlap) {
   }
   EXPECT_LT(latest_start, earliest_end);
   tmm_destroy(h);
+}
+
+// The entries' engines are the handle's own: a long product on a single-device handle
+// (which holds the process's engine of device 0 for the whole product) does not hold the
+// handle of several devices back. Were the entries to share the process's engines, the
+// shared call would wait for the long one to end.
+TEST(MultiDevice, ABusyProcessEngineDoesNotHoldTheHandleBack) {
+  const std::vector<int> list = test_devices();
+  TMM_NEED_DEVICES(list);
+  tmm_handle single = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&single, TMM_BACKEND_CUDA, list[0]), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(single, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(single, TMM_OPTION_DEVICE_MEMORY_BUDGET, int64_t(64) << 20),
+            TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(single, TMM_OPTION_HOST_THREADS, 2), TMM_SUCCESS);
+  // A long product: 6144^3 through 64 MiB and two packing threads (a second or more).
+  const int64_t big = 6144;
+  std::vector<float> a(size_t(big * big), 1.0f), b(a.size(), 1.0f), c(a.size(), 0.0f);
+  std::atomic<bool> started{false}, done{false};
+  tmm_status long_status = TMM_ERROR_INTERNAL;
+  std::thread other([&] {
+    started = true;
+    long_status = tmm_sgemm(single, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, big, big, big, 1.0f,
+                            a.data(), big, b.data(), big, 0.0f, c.data(), big);
+    done = true;
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // inside its product
+  const bool long_still_running = !done;
+  tmm_handle h = multi_handle(list);
+  share_everything(h);
+  Product<float> x(TMM_ROW_MAJOR, false, false, 700, 600, 500, 1.0f, 17);
+  ASSERT_EQ(x.run(h), TMM_SUCCESS) << tmm_get_error_message(h);
+  const bool overtaken = !done;
+  other.join();
+  ASSERT_EQ(long_status, TMM_SUCCESS) << tmm_get_error_message(single);
+  ASSERT_TRUE(long_still_running) << "the long product ended within 200 ms: make it longer";
+  EXPECT_TRUE(overtaken) << "the shared call waited for the single-device handle's product";
+  EXPECT_TRUE(x.exact());
+  EXPECT_EQ(c[0], float(big));
+  tmm_destroy(h);
+  tmm_destroy(single);
 }
 
 // Small products, the direct path and empty products run on the first entry alone.
