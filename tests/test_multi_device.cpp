@@ -339,6 +339,9 @@ TEST(MultiDevice, ABusyProcessEngineDoesNotHoldTheHandleBack) {
   ASSERT_EQ(tmm_set_option(single, TMM_OPTION_DEVICE_MEMORY_BUDGET, int64_t(64) << 20),
             TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(single, TMM_OPTION_HOST_THREADS, 2), TMM_SUCCESS);
+  tmm_handle h = multi_handle(list);
+  share_everything(h);
+  Product<float> x(TMM_ROW_MAJOR, false, false, 700, 600, 500, 1.0f, 17);
   // A long product: 6144^3 through 64 MiB and two packing threads (a second or more).
   const int64_t big = 6144;
   std::vector<float> a(size_t(big * big), 1.0f), b(a.size(), 1.0f), c(a.size(), 0.0f);
@@ -353,12 +356,10 @@ TEST(MultiDevice, ABusyProcessEngineDoesNotHoldTheHandleBack) {
   while (!started) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // inside its product
   const bool long_still_running = !done;
-  tmm_handle h = multi_handle(list);
-  share_everything(h);
-  Product<float> x(TMM_ROW_MAJOR, false, false, 700, 600, 500, 1.0f, 17);
-  ASSERT_EQ(x.run(h), TMM_SUCCESS) << tmm_get_error_message(h);
+  const tmm_status shared_status = x.run(h);
   const bool overtaken = !done;
-  other.join();
+  other.join();  // before any assertion returns
+  ASSERT_EQ(shared_status, TMM_SUCCESS) << tmm_get_error_message(h);
   ASSERT_EQ(long_status, TMM_SUCCESS) << tmm_get_error_message(single);
   ASSERT_TRUE(long_still_running) << "the long product ended within 200 ms: make it longer";
   EXPECT_TRUE(overtaken) << "the shared call waited for the single-device handle's product";
