@@ -50,6 +50,7 @@
 %rename("%s") tmm_version;
 %rename("%s") tmm_status_string;
 %rename("%s") tmm_get_error_message;
+%rename("%s") tmm_create;
 %rename("%s") tmm_create_with_backend;
 %rename("%s") tmm_set_algorithm;
 %rename("%s") tmm_set_tile_size;

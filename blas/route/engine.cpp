@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "support/config.hpp"
@@ -40,10 +41,18 @@ Engine* g_engine = nullptr;
 }  // namespace
 
 bool launched_as_rank() {
+  bool ranked = false;
   for (const char* name : kLocalRankVariables) {
-    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return true;
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') ranked = true;
   }
-  return false;
+  if (!ranked) return false;
+  // A launcher that says this process is alone on its node (a batch script, srun of one
+  // task): it may take every device.
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+                           "SLURM_STEP_NUM_TASKS", "PALS_LOCAL_SIZE"}) {
+    if (const char* v = std::getenv(name); v != nullptr && std::strcmp(v, "1") == 0) return false;
+  }
+  return true;
 }
 
 // The launcher's rank of this process on its node, to spread ranks over devices.
@@ -99,24 +108,45 @@ tmm_status Engine::create(Slot& slot, int index) {
   const int device =
       spans_ ? cfg.devices[0] : cfg.devices[size_t(local_rank_ + index) % cfg.devices.size()];
   tmm_handle h = nullptr;
-  tmm_status s = spans_ ? tmm_create_with_devices(&h, cfg.devices.data(), int(cfg.devices.size()))
-                        : tmm_create_with_backend(&h, backend, device);
-  if (spans_ && s == TMM_ERROR_NO_DEVICE && cfg.backend == BackendChoice::kAuto) {
-    // AUTO without CUDA: the CPU, as a handle of one device would have run.
+  tmm_status s = TMM_SUCCESS;
+  if (spans_) {
+    s = tmm_create_with_devices(&h, cfg.devices.data(), int(cfg.devices.size()));
+    if (s != TMM_SUCCESS) {
+      Log::line("note: tmm_create_with_devices(TILEDMM_BLAS_DEVICE, %d devices) failed: %s: %s",
+                int(cfg.devices.size()), tmm_status_string(s), tmm_get_error_message(nullptr));
+    }
+    // AUTO without CUDA: the CPU, as a handle of one device would have run; with CUDA, a
+    // listed device that does not exist stays a failure (no handle on fewer devices).
+    if (s == TMM_ERROR_NO_DEVICE && cfg.backend == BackendChoice::kAuto) {
+      tmm_handle cpu = nullptr;
+      if (tmm_create_with_backend(&cpu, TMM_BACKEND_AUTO, device) == TMM_SUCCESS) {
+        tmm_backend got = TMM_BACKEND_CUDA;
+        tmm_get_backend(cpu, &got);
+        if (got == TMM_BACKEND_CPU) {
+          h = cpu;
+          s = TMM_SUCCESS;
+        } else {
+          tmm_destroy(cpu);
+        }
+      }
+    }
+    if (s != TMM_SUCCESS) return s;
+  } else {
     s = tmm_create_with_backend(&h, backend, device);
-  }
-  if (s != TMM_SUCCESS) {
-    Log::line("note: %s(%s, device %d%s) failed: %s: %s",
-              spans_ ? "tmm_create_with_devices" : "tmm_create_with_backend",
-              backend_name(cfg.backend), device, spans_ ? " and the others listed" : "",
-              tmm_status_string(s), tmm_get_error_message(nullptr));
-    return s;
+    if (s != TMM_SUCCESS) {
+      Log::line("note: tmm_create_with_backend(%s, device %d) failed: %s: %s",
+                backend_name(cfg.backend), device, tmm_status_string(s),
+                tmm_get_error_message(nullptr));
+      return s;
+    }
   }
   tmm_backend actual = TMM_BACKEND_CPU;
   tmm_get_backend(h, &actual);
   slot.handle = h;
   slot.cuda = actual == TMM_BACKEND_CUDA;
   slot.device = slot.cuda ? device : -1;
+  slot.devices = 1;
+  if (slot.cuda) tmm_get_device_count(h, &slot.devices);
   apply_settings(h, cfg);
   if (slot.cuda) {
     tmm_device_info info{};

@@ -28,8 +28,9 @@ struct Config;
 // parses that variable), else fp32. "unknown" when no handle can be made.
 std::string effective_math(const Config& cfg);
 
-// The launcher variables that make this process an MPI rank (or a Slurm task), and the
-// rank on its node they give (0 when none is set).
+// Whether a launcher's variables make this process one of several MPI ranks (or Slurm
+// tasks) on its node (a rank variable set, and no size variable saying it is alone),
+// and the rank on its node they give (0 when none is set).
 bool launched_as_rank();
 int find_local_rank();
 
@@ -41,7 +42,8 @@ bool spans_devices(const Config& cfg, bool is_rank);
 struct Slot {
   tmm_handle handle = nullptr;
   bool cuda = false;
-  int device = -1;
+  int device = -1;  // the first device it computes on; -1 on the CPU
+  int devices = 1;  // devices it spans (tmm_create_with_devices)
   // C before a beta != 0 call, to recompute after a fault: its bytes, in either
   // precision (route/recovery.cpp).
   std::vector<unsigned char> saved_c;

@@ -88,6 +88,7 @@ Outcome try_tiledmm(const Config& cfg, const GemmCallOf<T>& c, Attempt& at) {
   Slot* s = engine.acquire();
   if (s == nullptr) return Outcome::kDeclined;
   at.device = s->device;
+  at.devices = s->devices;
   if (cfg.threshold == ThresholdMode::kAuto) {
     if (!s->cuda) {
       engine.release(s);

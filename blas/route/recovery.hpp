@@ -22,6 +22,7 @@ enum class Outcome {
 struct Attempt {
   tmm_status status = TMM_SUCCESS;
   int device = -1;
+  int devices = 1;  // the handle's devices (its first is `device`)
 };
 
 // Runs the call on a handle of the pool (tmm_sgemm for float, tmm_dgemm for

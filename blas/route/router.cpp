@@ -238,8 +238,11 @@ void run_gemm(const GemmCallOf<T>& c) noexcept {
         Counters::add_call(c.routine, Counter::kTiledmmCalls, Counter::kTiledmmFlops, flops);
         Counters::note_k(c.routine, c.k);
         if (logging) {
-          char where[32];
-          if (at.device >= 0) {
+          char where[48];
+          if (at.device >= 0 && at.devices > 1) {
+            std::snprintf(where, sizeof where, "tiledmm cuda:%d and %d more", at.device,
+                          at.devices - 1);
+          } else if (at.device >= 0) {
             std::snprintf(where, sizeof where, "tiledmm cuda:%d", at.device);
           } else {
             std::snprintf(where, sizeof where, "tiledmm cpu");

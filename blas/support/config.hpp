@@ -34,7 +34,8 @@ struct Config {
   std::string fallback64 = "libblas64.so.3";  // ILP64 library, when the first has no *64_
   std::string log;                            // empty: off; "stderr" or a path (%p: pid)
   int64_t panel = 4096;  // pilaenv_ answer for single and double precision when tiledmm is on
-  int max_handles = 0;   // tiledmm handles at once; 0: 2 per device in `devices`
+  int max_handles = 0;   // tiledmm handles at once; 0: 2 per device in `devices` (2 in all
+                         // where each handle spans the devices: route/engine.hpp)
   int host_threads = 0;  // TMM_OPTION_HOST_THREADS of each handle; 0: library default
   bool keep_c = true;    // copy C before a routed beta != 0 call, to recompute on a fault
   // Cost model inputs; 0 (overhead: negative) means "derive it" (route/cost_model.hpp).

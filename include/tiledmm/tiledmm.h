@@ -371,9 +371,11 @@ TMM_API const char* tmm_get_error_message(tmm_handle handle);
  * driver exist, otherwise the CPU. *out is written only on success. Since 1.2 the
  * environment variable TMM_DEVICES, read here, asks for a handle over several devices
  * where CUDA is usable (tmm_create_with_devices): "all" (every device) or device
- * indices separated by commas ("0,1"); without CUDA it is ignored (the CPU, as AUTO).
- * Text that is neither: TMM_ERROR_INVALID_VALUE; an index that does not exist:
- * TMM_ERROR_NO_DEVICE. */
+ * indices separated by commas ("0,1"; spaces ignored); without CUDA it is ignored (the
+ * CPU, as AUTO). Text that is neither: TMM_ERROR_INVALID_VALUE; an index that does not
+ * exist: TMM_ERROR_NO_DEVICE. A handle of several devices takes host pointers only
+ * (tmm_sgemm_device and tmm_set_stream are TMM_ERROR_NOT_SUPPORTED there): set TMM_DEVICES
+ * only for programs that multiply host matrices. */
 TMM_API tmm_status tmm_create(tmm_handle* out);
 
 /* Create a handle on a chosen backend. `device` is the CUDA device index (ignored

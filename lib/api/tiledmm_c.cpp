@@ -341,10 +341,14 @@ tiledmm::MathMode math_mode_from_environment() {
 }
 
 // The devices TMM_DEVICES names for tmm_create: "all" (an empty list: every device) or
-// indices separated by commas, at most 64. Throws Error(InvalidValue) for anything else.
+// indices separated by commas (spaces around each allowed), at most 64. Throws
+// Error(InvalidValue) for anything else.
 std::vector<int> devices_from_environment(const char* text) {
-  std::string v(text);
-  for (char& ch : v) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  std::string v;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (!std::isspace(static_cast<unsigned char>(*p)))
+      v += char(std::tolower(static_cast<unsigned char>(*p)));
+  }
   std::vector<int> list;
   if (v == "all") return list;
   size_t at = 0;
@@ -537,7 +541,9 @@ tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend, int dev
 
 tmm_status tmm_create(tmm_handle* out) {
   const char* v = std::getenv("TMM_DEVICES");
-  if (v == nullptr || *v == '\0') return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0);
+  if (out == nullptr || v == nullptr || *v == '\0') {
+    return tmm_create_with_backend(out, TMM_BACKEND_AUTO, 0);
+  }
   std::vector<int> list;
   const tmm_status parsed = guarded(g_thread_error, [&] { list = devices_from_environment(v); });
   if (parsed != TMM_SUCCESS) return parsed;

@@ -64,8 +64,15 @@ namespace TiledMM
             }
         }
 
-        /// <summary>An engine on the best backend: CUDA device 0 if usable, else the CPU.</summary>
-        public Engine() : this(Backend.Auto, 0) { }
+        /// <summary>An engine on the best backend: CUDA device 0 if usable, else the CPU; or,
+        /// where CUDA is usable and the environment variable TMM_DEVICES names devices
+        /// ("all", "0,1"), an engine over those devices (as Engine(int[])), as tmm_create
+        /// does.</summary>
+        public Engine()
+        {
+            EnsureNative();
+            handle = Create(cell => TiledMMNative.tmm_create(cell));
+        }
 
         /// <summary>An engine on a chosen backend; device is the CUDA device index.</summary>
         public Engine(Backend backend, int device)
@@ -86,6 +93,7 @@ namespace TiledMM
         {
             EnsureNative();
             int count = devices == null ? 0 : devices.Length;
+            if (count > 64) throw Error((int)Status.InvalidValue, "count must be 0 to 64 (got " + count + ")");
             SWIGTYPE_p_int list = TiledMMNative.new_tmmb_int_array(Math.Max(1, count));
             try
             {

@@ -190,9 +190,11 @@ namespace TiledMM
     {
         /// <summary>The CUDA device index of this entry.</summary>
         public int Device { get; internal set; }
-        /// <summary>The packing threads it had (streamed path).</summary>
+        /// <summary>The packing threads it had (streamed path; 0 when it took no part in
+        /// the call).</summary>
         public int HostThreads { get; internal set; }
-        /// <summary>Tiles of C it computed (0: none reached it).</summary>
+        /// <summary>Tiles of C it computed (0: none reached it; 1 for a call it computed off
+        /// the streamed path).</summary>
         public long Tiles { get; internal set; }
         /// <summary>Column tiles it began: panels of op(B) it uploaded.</summary>
         public long PanelUploads { get; internal set; }
@@ -202,9 +204,11 @@ namespace TiledMM
         public long DownloadBytes { get; internal set; }
         /// <summary>Bytes its packing threads moved through staging.</summary>
         public long HostBytes { get; internal set; }
-        /// <summary>Its first product, in ms from the call's start (several devices).</summary>
+        /// <summary>Its first product, in ms from the call's start (the streamed path; else
+        /// 0).</summary>
         public double StartMs { get; internal set; }
-        /// <summary>Its last tile in C, in ms from the call's start (several devices).</summary>
+        /// <summary>Its last tile in C, in ms from the call's start (the streamed path; else
+        /// 0).</summary>
         public double EndMs { get; internal set; }
         /// <summary>Its device's span from the first product to the last epilogue.</summary>
         public double ComputeMs { get; internal set; }

@@ -38,12 +38,15 @@ public final class DeviceReport {
     return device;
   }
 
-  /** The packing threads it had (streamed path). */
+  /** The packing threads it had (streamed path; 0 when it took no part in the call). */
   public int getHostThreads() {
     return hostThreads;
   }
 
-  /** Tiles of C it computed (0: none reached it). */
+  /**
+   * Tiles of C it computed (0: none reached it; 1 for a call it computed off the streamed
+   * path).
+   */
   public long getTiles() {
     return tiles;
   }
@@ -68,12 +71,12 @@ public final class DeviceReport {
     return hostBytes;
   }
 
-  /** Its first product, in ms from the call's start (engines of several devices). */
+  /** Its first product, in ms from the call's start (the streamed path; else 0). */
   public double getStartMs() {
     return startMs;
   }
 
-  /** Its last tile in C, in ms from the call's start (engines of several devices). */
+  /** Its last tile in C, in ms from the call's start (the streamed path; else 0). */
   public double getEndMs() {
     return endMs;
   }

@@ -77,14 +77,18 @@ public class Engine implements AutoCloseable {
   private SWIGTYPE_p_tmm_context_s handle;
   private final Cleaner.Cleanable cleanable;
 
-  /** An engine on the best backend: CUDA device 0 if usable, else the CPU. */
+  /**
+   * An engine on the best backend: CUDA device 0 if usable, else the CPU; or, where CUDA
+   * is usable and the environment variable TMM_DEVICES names devices ("all", "0,1"), an
+   * engine over those devices (as {@link #Engine(int[])}), as tmm_create does.
+   */
   public Engine() {
-    this(Backend.AUTO, 0);
+    this(create(0, 0, null, true));
   }
 
   /** An engine on a chosen backend; {@code device} is the CUDA device index. */
   public Engine(Backend backend, int device) {
-    this(create(notNull(backend, "backend").nativeValue(), device, null));
+    this(create(notNull(backend, "backend").nativeValue(), device, null, false));
   }
 
   /**
@@ -97,7 +101,7 @@ public class Engine implements AutoCloseable {
    * TiledmmException(INVALID_VALUE).
    */
   public Engine(int[] devices) {
-    this(create(0, 0, devices == null ? new int[0] : devices.clone()));
+    this(create(0, 0, devices == null ? new int[0] : devices.clone(), false));
   }
 
   private Engine(SWIGTYPE_p_tmm_context_s created) {
@@ -106,14 +110,22 @@ public class Engine implements AutoCloseable {
     cleanable = CLEANER.register(this, new Release(handle));
   }
 
-  // The native handle: tmm_create_with_backend, or tmm_create_with_devices for a list.
-  private static SWIGTYPE_p_tmm_context_s create(int backend, int device, int[] devices) {
+  // The native handle: tmm_create (byDefault), tmm_create_with_backend, or
+  // tmm_create_with_devices for a list.
+  private static SWIGTYPE_p_tmm_context_s create(
+      int backend, int device, int[] devices, boolean byDefault) {
+    if (devices != null && devices.length > 64) {
+      throw error(Status.INVALID_VALUE.nativeValue(),
+          "count must be 0 to 64 (got " + devices.length + ")");
+    }
     SWIGTYPE_p_p_tmm_context_s cell = TiledmmNative.new_tmmb_handle_cell();
     SWIGTYPE_p_int list =
         devices == null ? null : TiledmmNative.new_tmmb_int_array(Math.max(1, devices.length));
     try {
       int status;
-      if (devices == null) {
+      if (byDefault) {
+        status = TiledmmNative.tmm_create(cell);
+      } else if (devices == null) {
         status = TiledmmNative.tmm_create_with_backend(cell, backend, device);
       } else {
         for (int i = 0; i < devices.length; ++i) {
