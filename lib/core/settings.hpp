@@ -78,6 +78,29 @@ struct Timing {
   int devices = 1;  // devices that computed tiles of the call (a multi-device handle's)
 };
 
+// A strided batch's report after one more product: `next` (that product's) after `sum`
+// (the products' before it). What ran and the moments are the last product's; the times
+// and the packed bytes add up, and with `counts` (a device's report over the batch) its
+// tiles, copies and panels too.
+inline Timing add_product(const Timing& sum, const Timing& next, bool counts) {
+  Timing t = next;
+  t.upload_ms += sum.upload_ms;
+  t.compute_ms += sum.compute_ms;
+  t.download_ms += sum.download_ms;
+  t.total_ms += sum.total_ms;
+  t.pack_ms += sum.pack_ms;
+  t.link_ms += sum.link_ms;
+  t.host_bytes += sum.host_bytes;
+  if (counts) {
+    t.upload_bytes += sum.upload_bytes;
+    t.download_bytes += sum.download_bytes;
+    t.panel_uploads += sum.panel_uploads;
+    t.tiles += sum.tiles;
+  }
+  t.devices = next.devices > sum.devices ? next.devices : sum.devices;
+  return t;
+}
+
 struct DeviceInfo {
   std::string name;
   int device = 0;

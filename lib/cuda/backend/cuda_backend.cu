@@ -157,6 +157,22 @@ DeviceProfile read_profile(int device) {
   return d;
 }
 
+DeviceInfo read_device_info(int device) {
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  DeviceInfo info;
+  info.name = prop.name;
+  info.device = device;
+  info.major = prop.major;
+  info.minor = prop.minor;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.global_memory = prop.totalGlobalMem;
+  info.shared_memory_per_block = prop.sharedMemPerBlock;
+  info.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
+  info.l2_cache = uint64_t(prop.l2CacheSize);
+  return info;
+}
+
 int64_t host_path_device_budget(const Settings& s) {
   if (s.device_budget > 0) return s.device_budget;
   size_t free = 0, total = 0;
@@ -197,17 +213,7 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(device_);
     state_ = std::make_unique<DeviceState>();
     stream_ = state_->own_stream.get();
-    cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-    info_.name = prop.name;
-    info_.device = device;
-    info_.major = prop.major;
-    info_.minor = prop.minor;
-    info_.multiprocessors = prop.multiProcessorCount;
-    info_.global_memory = prop.totalGlobalMem;
-    info_.shared_memory_per_block = prop.sharedMemPerBlock;
-    info_.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
-    info_.l2_cache = uint64_t(prop.l2CacheSize);
+    info_ = read_device_info(device);
     profile_ = read_profile(device);
     // The device may have been reset since a handle last set its kernels' attributes.
     forget_shared_memory_opt_ins(device);
@@ -446,15 +452,7 @@ class CudaBackend final : public Backend {
         pending_ = before_pending;
         throw;
       }
-      Timing t = timing_;  // the product's, just committed
-      t.upload_ms += sum.upload_ms;
-      t.compute_ms += sum.compute_ms;
-      t.download_ms += sum.download_ms;
-      t.total_ms += sum.total_ms;
-      t.pack_ms += sum.pack_ms;
-      t.link_ms += sum.link_ms;
-      t.host_bytes += sum.host_bytes;  // as pack_ms: the call's packing rate
-      sum = t;
+      sum = add_product(sum, timing_, false);  // timing_: the product's, just committed
     }
     sum.batch = p.batch;
     timing_ = sum;  // the last product's call committed it, not pending

@@ -30,8 +30,9 @@ std::unique_ptr<Backend> make_cuda_backend_on(int device, std::shared_ptr<Stream
 // Error(NoDevice) for a device that does not exist.
 std::unique_ptr<Backend> make_multi_device_backend(const std::vector<int>& devices);
 
-// What the planner needs of `device`, read from its attributes.
+// What the planner needs of `device`, read from its attributes, and its description.
 DeviceProfile read_profile(int device);
+DeviceInfo read_device_info(int device);
 
 // Device memory the host path may use on the current device: the budget option, or what is
 // free now less a margin (a sixteenth of it and 64 MiB) for the CUDA runtime and other users.

@@ -65,7 +65,7 @@ class MultiDeviceBackend final : public Backend {
       lanes_.push_back(std::move(lane));
     }
     first_ = make_cuda_backend_on(devices.front(), lanes_.front().engine);
-    for (size_t i = 0; i < lanes_.size(); ++i) infos_.push_back(info_of(i));
+    for (const Lane& lane : lanes_) infos_.push_back(read_device_info(lane.device));
     shares_.resize(lanes_.size());
     chunk_kernels_.reserve(lanes_.size());
   }
@@ -152,22 +152,6 @@ class MultiDeviceBackend final : public Backend {
   [[noreturn]] static void not_one_device(const char* what) {
     fail(Status::NotSupported, "a handle of several devices takes host pointers only (", what,
          " belongs to one device: use a handle per device)");
-  }
-
-  DeviceInfo info_of(size_t i) const {
-    cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, lanes_[i].device), "cudaGetDeviceProperties");
-    DeviceInfo info;
-    info.name = prop.name;
-    info.device = lanes_[i].device;
-    info.major = prop.major;
-    info.minor = prop.minor;
-    info.multiprocessors = prop.multiProcessorCount;
-    info.global_memory = prop.totalGlobalMem;
-    info.shared_memory_per_block = prop.sharedMemPerBlock;
-    info.shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
-    info.l2_cache = uint64_t(prop.l2CacheSize);
-    return info;
   }
 
   // What lane i may use: the budget option per device, or (the default) the device's free
@@ -283,28 +267,6 @@ class MultiDeviceBackend final : public Backend {
     return t;
   }
 
-  // `next` (a product's report) after `sum` (the products' before it): what ran and the
-  // moments are the last product's; the times and the packed bytes add up, and with
-  // `counts` (a device's report) its tiles and copies too.
-  static Timing add_up(const Timing& sum, const Timing& next, bool counts) {
-    Timing t = next;
-    t.upload_ms += sum.upload_ms;
-    t.compute_ms += sum.compute_ms;
-    t.download_ms += sum.download_ms;
-    t.total_ms += sum.total_ms;
-    t.pack_ms += sum.pack_ms;
-    t.link_ms += sum.link_ms;
-    t.host_bytes += sum.host_bytes;
-    if (counts) {
-      t.upload_bytes += sum.upload_bytes;
-      t.download_bytes += sum.download_bytes;
-      t.panel_uploads += sum.panel_uploads;
-      t.tiles += sum.tiles;
-    }
-    t.devices = std::max(t.devices, sum.devices);
-    return t;
-  }
-
   // A strided batch of host products: one call per product, in order, as the single-device
   // handle runs them; a failure keeps the previous call's report. The device reports add
   // up the products' tiles, bytes and times.
@@ -323,9 +285,9 @@ class MultiDeviceBackend final : public Backend {
         has_last_ = before_has;
         throw;
       }
-      sum = add_up(sum, last_, false);
+      sum = add_product(sum, last_, false);
       for (size_t i = 0; i < lanes_.size(); ++i)
-        share_sums[i] = add_up(share_sums[i], shares_[i], true);
+        share_sums[i] = add_product(share_sums[i], shares_[i], true);
     }
     sum.batch = p.batch;
     last_ = sum;
