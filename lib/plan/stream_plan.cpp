@@ -183,6 +183,14 @@ double streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_
   return shared_streamed_seconds(p, s, flops_per_s, 1, threads, r);
 }
 
+// The host's packing rate, `threads` threads in all packing for `lanes` lanes: several
+// lanes pack at once, while each waits for its own copies, and together reach more of
+// the host's memory bus than one lane.
+static double pack_rate(const HostRates& r, int lanes, int threads) {
+  const double host_max = lanes > 1 ? std::max(r.pack_max, r.pack_shared_max) : r.pack_max;
+  return std::min(host_max, r.pack_per_thread * std::max(1, threads));
+}
+
 double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double flops_per_s,
                                int lanes, int threads, const HostRates& r) {
   const double size = element_bytes(p.precision);
@@ -196,10 +204,7 @@ double shared_streamed_seconds(const GemmProblem& p, const StreamPlan& s, double
                         (s.b_resident ? (d - 1.0) / double(std::max<int64_t>(1, s.tiles_n)) : 0.0);
   const double moved = a * double(s.tiles_n) + b * panels + c * c_moves;  // each way once
   // The packing threads (all the lanes') share the host; each device has its link.
-  // Several lanes pack at once, while each waits for its own copies: together they
-  // reach more of the host's memory bus than one lane.
-  const double host_max = d > 1 ? std::max(r.pack_max, r.pack_shared_max) : r.pack_max;
-  const double pack = std::min(host_max, r.pack_per_thread * std::max(1, threads));
+  const double pack = pack_rate(r, lanes, threads);
   const double kernel = 2.0 * double(p.m) * double(p.n) * double(p.k) / flops_per_s;
   const double steady = std::max({moved / (d * r.pinned_link), moved / pack, kernel});
   // Fill: the first chunks packed and uploaded before the first kernel; drain: the
@@ -270,6 +275,15 @@ SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<Stre
     out.plan = shared;
     out.lanes = d;
     out.shared_seconds = seconds;
+    // A steal's cost: a row tile at the slowest lane's rate; a panel of op(B) at a lane's
+    // share of the packing and its link (none streaming B: each group brings its chunks).
+    const double size = element_bytes(p.precision);
+    out.steal.tile_s = std::max(
+        1e-12, 2.0 * double(shared.tile_m) * double(shared.tile_n) * double(p.k) / slowest);
+    out.steal.panel_s = shared.b_resident
+                            ? size * double(p.k) * double(shared.tile_n) /
+                                  std::min(pack_rate(r, d, threads) / d, r.pinned_link)
+                            : 0.0;
   }
   return out;
 }

@@ -141,8 +141,16 @@ struct StreamLane {
   double flops_per_s = 0;
 };
 
+// What taking the back half of another lane's range costs (TileQueue's rule 3), in
+// seconds: a row tile at a lane's nominal pace, and a panel of op(B) packed (at a lane's
+// share of the host's packing rate) and uploaded.
+struct StealCost {
+  double tile_s = 1.0, panel_s = 0.0;
+};
+
 struct SharedStreamPlan {
   StreamPlan plan;  // the cut every lane used walks
+  StealCost steal;  // on `plan`, for the lanes used
   int lanes = 1;    // the lanes to use: all of them, or the first alone where sharing does not pay
   double one_seconds = 0;     // the model's time for the first lane alone (plan_stream's cut)
   double shared_seconds = 0;  // and for the lanes used, on `plan`

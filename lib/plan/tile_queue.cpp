@@ -1,13 +1,23 @@
 #include "plan/tile_queue.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.hpp"
 
 namespace tiledmm {
 
-TileQueue::TileQueue(const StreamPlan& plan, int lanes) : plan_(plan) {
+TileQueue::TileQueue(const StreamPlan& plan, int lanes, StealCost cost, Clock now)
+    : plan_(plan), cost_(cost), now_(std::move(now)) {
   require(lanes >= 1, Status::InvalidValue, "tile queue: ", lanes, " lanes (at least 1)");
+  require(cost.tile_s > 0 && cost.panel_s >= 0, Status::InvalidValue,
+          "tile queue: a steal cost needs a tile's time above 0 and a panel's of 0 or more");
+  if (!now_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    now_ = [t0] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+  }
   require(plan.tiles_m >= 0 && plan.tiles_n >= 0 && plan.group >= 1, Status::InvalidValue,
           "tile queue: a plan of ", plan.tiles_m, " x ", plan.tiles_n, " tiles, groups of ",
           plan.group);
@@ -38,11 +48,20 @@ int64_t TileQueue::claim(int lane) {
     if (ranges_[size_t(c)].owner < 0 && ranges_[size_t(c)].front < ranges_[size_t(c)].back)
       return begin(c);
   }
-  // 3. The back half of the range with the most row tiles left, of at least two.
-  int64_t best = -1, most = 1;
+  // 3. The back half of the range whose taking gains the most, if any does.
+  const double now = now_();
+  int64_t best = -1, most = 0;
+  double best_gain = 0;
   for (size_t r = 0; r < ranges_.size(); ++r) {
-    const int64_t left = ranges_[r].back - ranges_[r].front;
-    if (left > most) best = int64_t(r), most = left;
+    const int64_t left = ranges_[r].back - ranges_[r].front, half = left / 2;
+    if (half < 1 || ranges_[r].owner < 0) continue;
+    const double owner_pace = pace(lanes_[size_t(ranges_[r].owner)], now);
+    const double panel = ranges_[r].column == l.last_column ? 0.0 : cost_.panel_s;
+    const double shared =
+        std::max(double(left - half) * owner_pace, panel + double(half) * cost_.tile_s);
+    const double gain = double(left) * owner_pace - shared;
+    if (gain > best_gain * (1 + 1e-12) || (best >= 0 && gain >= best_gain && left > most))
+      best = int64_t(r), most = left, best_gain = gain;
   }
   if (best < 0) return -1;
   const Range& victim = ranges_[size_t(best)];
@@ -53,6 +72,11 @@ int64_t TileQueue::claim(int lane) {
   ranges_[size_t(best)].back = middle;
   ++l.count.steals;
   return int64_t(ranges_.size()) - 1;
+}
+
+double TileQueue::pace(const Lane& l, double now) const {
+  if (l.count.tiles <= 0) return cost_.tile_s;
+  return std::max(cost_.tile_s, (now - l.first_s) / double(l.count.tiles));
 }
 
 bool TileQueue::next(int lane, StreamUnit& unit) {
@@ -69,6 +93,7 @@ bool TileQueue::next(int lane, StreamUnit& unit) {
   const int64_t size = l.fresh || !plan_.b_resident ? plan_.group : 1;
   unit = StreamUnit{r.column, r.front, std::min(r.front + size, r.back)};
   r.front = unit.t1;
+  if (l.count.tiles == 0) l.first_s = now_();
   l.count.columns += l.fresh;
   l.count.tiles += unit.t1 - unit.t0;
   ++l.count.units;

@@ -12,14 +12,21 @@
 //      lanes start apart and each uploads panels no other lane needs);
 //   2. a column no lane has begun, from the last one down (the columns the others would
 //      reach last);
-//   3. the back half of the range with the most row tiles left (of at least two), which
-//      its lane then ends at the middle: one more panel upload, the work shared evenly.
+//   3. the back half of a range, which its lane then ends at the middle, where that ends
+//      the range sooner: its lane would need the tiles left at its pace (seconds since
+//      its first unit per tile handed to it, at least StealCost::tile_s); taken, the
+//      later of its front half at that pace and this lane's panel of op(B) (StealCost::
+//      panel_s, unless the range is in the column of its last unit) and the back half at
+//      tile_s. Of those, the one that gains the most (then the longest). A steal that
+//      costs a panel for a tile or two does not pay: with the default cost (tile 1,
+//      panel 0) any range of two tiles or more does, the longest first.
 // A lane gets nothing more when no range has a tile left, or after cancel() (a lane
 // failed: the others finish the units they hold and stop). Every tile is handed out once.
 // One mutex; next() is called once per unit, a few thousand times per product at most.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -30,8 +37,13 @@ namespace tiledmm {
 
 class TileQueue {
  public:
-  // Throws Error(InvalidValue) for lanes < 1 or a plan with a negative count of tiles.
-  TileQueue(const StreamPlan& plan, int lanes);
+  // Seconds on some steady clock (the lanes' paces are measured with it); the default is
+  // std::chrono::steady_clock's.
+  using Clock = std::function<double()>;
+
+  // Throws Error(InvalidValue) for lanes < 1, a plan with a negative count of tiles, or
+  // a cost with tile_s <= 0 or panel_s < 0.
+  TileQueue(const StreamPlan& plan, int lanes, StealCost cost = StealCost(), Clock now = Clock());
   TileQueue(const TileQueue&) = delete;
   TileQueue& operator=(const TileQueue&) = delete;
 
@@ -65,12 +77,16 @@ class TileQueue {
     int64_t home = 0;          // its next home column
     int64_t last_column = -1;  // the column of its last unit
     bool fresh = false;        // its next unit is the first of a column
+    double first_s = 0;        // when it got its first unit (count.tiles > 0)
     LaneCount count;
   };
 
   int64_t claim(int lane);  // a range for the lane (rules 1-3), or -1; mutex_ held
+  double pace(const Lane& l, double now) const;  // seconds a tile, at least cost_.tile_s
 
   StreamPlan plan_;
+  StealCost cost_;
+  Clock now_;
   mutable std::mutex mutex_;
   std::vector<Range> ranges_;  // one per column tile first (index = column), then stolen halves
   std::vector<Lane> lanes_;

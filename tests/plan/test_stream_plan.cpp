@@ -253,6 +253,32 @@ TEST(SharedStreamPlan, FitsTheSmallestBudgetWithTilesToBalance) {
   }
 }
 
+// The steal cost of a shared cut: a row tile at the slowest lane's rate, a panel of
+// op(B) at a lane's share of the host's packing (or its link, if slower); 16384^3 in
+// single precision on four H100 lanes: a panel costs several tiles, so the queue takes
+// no tile or two at the end of another lane's column for it.
+TEST(SharedStreamPlan, StealCostIsATileAndAPanel) {
+  const GemmProblem p = shape(16384, 16384, 16384);
+  std::vector<StreamLane> lanes = h100_lanes(4);
+  lanes[3].flops_per_s /= 2;
+  const int threads = 48;
+  const HostRates r;
+  const SharedStreamPlan s = plan_shared_stream(p, lanes, threads, r, true);
+  ASSERT_EQ(s.lanes, 4);
+  ASSERT_TRUE(s.plan.b_resident);
+  const double tile = 2.0 * double(s.plan.tile_m) * double(s.plan.tile_n) * double(p.k);
+  EXPECT_DOUBLE_EQ(s.steal.tile_s, tile / lanes[3].flops_per_s);
+  const double pack =
+      std::min(std::max(r.pack_max, r.pack_shared_max), r.pack_per_thread * threads);
+  const double panel = 4.0 * double(p.k) * double(s.plan.tile_n);
+  EXPECT_DOUBLE_EQ(s.steal.panel_s, panel / std::min(pack / 4, r.pinned_link));
+  EXPECT_GT(s.steal.panel_s, 2 * s.steal.tile_s);
+  // One lane: no steal, the default cost.
+  const SharedStreamPlan one = plan_shared_stream(p, h100_lanes(1), threads);
+  EXPECT_EQ(one.steal.tile_s, StealCost().tile_s);
+  EXPECT_EQ(one.steal.panel_s, 0.0);
+}
+
 // A lane whose budgets hold no cut at all (under kMinStreamBudget) does not take the
 // others down: the first lane runs the product alone, as plan_stream would.
 TEST(SharedStreamPlan, ALaneTooSmallForAnyCutLeavesTheFirstAlone) {

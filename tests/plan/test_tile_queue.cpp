@@ -1,8 +1,9 @@
 // The tiles of one streamed product shared by several engines (lib/plan/tile_queue.hpp),
 // host C++: every tile handed out once whatever the interleaving, one lane walks the
 // plan as the single-device engine does, the lanes start apart, a lane out of work takes
-// the back half of the longest range, lanes of unequal speed finish together with
-// tiles in proportion, and cancel() stops the handing out.
+// the back half of the longest range (or, its cost weighed, only where that ends the
+// range sooner), lanes of unequal speed finish together with tiles in proportion, and
+// cancel() stops the handing out.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -219,7 +220,10 @@ TEST(TileQueue, StealsTheBackHalfOfTheLongestRange) {
 // A simulated clock: lane i computes a row tile in 1 / speed[i] and uploads a panel in
 // `panel` (time units); the lane whose clock is earliest pulls next, as the engines do
 // when they have enqueued their last unit. Returns each lane's finishing time.
-std::vector<double> simulate(TileQueue& q, const std::vector<double>& speed, double panel) {
+// `now`, where given, is set to the pulling lane's clock before each pull (the clock of
+// a queue that weighs its steals).
+std::vector<double> simulate(TileQueue& q, const std::vector<double>& speed, double panel,
+                             double* now = nullptr) {
   const size_t lanes = speed.size();
   std::vector<double> clock(lanes, 0.0);
   std::vector<bool> done(lanes, false);
@@ -229,6 +233,7 @@ std::vector<double> simulate(TileQueue& q, const std::vector<double>& speed, dou
       if (!done[i] && (lane == lanes || clock[i] < clock[lane])) lane = i;
     if (lane == lanes) return clock;
     const int64_t columns = q.count(int(lane)).columns;
+    if (now) *now = clock[lane];
     StreamUnit u;
     if (!q.next(int(lane), u)) {
       done[lane] = true;
@@ -266,6 +271,58 @@ TEST(TileQueue, UnequalSpeedsFinishTogether) {
       }
     }
   }
+}
+
+// A queue that weighs its steals (StealCost: a tile at speed 1, a panel of 6 tiles'
+// time) against the plain rule: at every mix of speeds the last lane ends no later and
+// fewer panels go up; where a steal costs a panel for a tile or two (one lane a fifth
+// slower than three others: 3 tiles left when they end), none is taken; a busy lane (a
+// tenth of the others' speed) still has its range taken from it.
+TEST(TileQueue, WeighedStealsEndNoLaterWithFewerPanels) {
+  const double panel = 6.0;
+  for (const std::vector<double>& speed : {std::vector<double>{1, 1, 1, 0.8},
+                                           {1, 3},
+                                           {1, 1, 1, 4},
+                                           {0.1, 1, 1},
+                                           {3, 1, 2, 1, 1, 1, 1, 1},
+                                           {1, 1, 1, 1}}) {
+    for (int64_t group : {1, 4}) {
+      const StreamPlan plan = grid(16, int64_t(speed.size()), group);
+      TileQueue plain(plan, int(speed.size()));
+      double now = 0;
+      TileQueue weighed(plan, int(speed.size()), StealCost{1.0, panel}, [&now] { return now; });
+      const std::vector<double> a = simulate(plain, speed, panel);
+      const std::vector<double> b = simulate(weighed, speed, panel, &now);
+      int64_t panels_a = 0, panels_b = 0, tiles = 0;
+      for (size_t i = 0; i < speed.size(); ++i) {
+        panels_a += plain.count(int(i)).columns;
+        panels_b += weighed.count(int(i)).columns;
+        tiles += weighed.count(int(i)).tiles;
+      }
+      SCOPED_TRACE(std::to_string(speed.size()) + " lanes, group " + std::to_string(group));
+      EXPECT_EQ(tiles, plan.tiles());
+      EXPECT_LE(*std::max_element(b.begin(), b.end()),
+                *std::max_element(a.begin(), a.end()) + 1e-9);
+      EXPECT_LE(panels_b, panels_a);
+      if (speed == std::vector<double>{1, 1, 1, 0.8}) {
+        int64_t steals = 0;
+        for (size_t i = 0; i < speed.size(); ++i) steals += weighed.count(int(i)).steals;
+        EXPECT_EQ(steals, 0);
+        EXPECT_GT(panels_a, panels_b) << "the plain rule takes a panel for a tile or two";
+      }
+      if (speed[0] == 0.1) {
+        EXPECT_LT(weighed.count(0).tiles, 8) << "the busy lane's column was shared";
+      }
+    }
+  }
+}
+
+// The cost is checked: a tile takes some time, a panel none or more.
+TEST(TileQueue, StealCostIsChecked) {
+  const StreamPlan plan = grid(4, 4, 2);
+  EXPECT_THROW(TileQueue(plan, 2, StealCost{0.0, 1.0}), Error);
+  EXPECT_THROW(TileQueue(plan, 2, StealCost{1.0, -1.0}), Error);
+  EXPECT_NO_THROW(TileQueue(plan, 2, StealCost{1e-3, 0.0}));
 }
 
 // More lanes than tiles: each tile once, the lanes with none get nothing.

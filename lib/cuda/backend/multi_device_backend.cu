@@ -102,7 +102,7 @@ class MultiDeviceBackend final : public Backend {
       const SharedStreamPlan shared = plan_shared_stream(p, budgets, threads, HostRates(),
                                                          settings.host_path == HostPath::Streamed);
       if (shared.lanes > 1 && !direct_is_faster(p, settings, budgets[0], shared)) {
-        run_shared(p, settings, shared.plan, threads);
+        run_shared(p, settings, shared, threads);
         return;
       }
     }
@@ -186,11 +186,12 @@ class MultiDeviceBackend final : public Backend {
   }
 
   // The product over every lane, each on a host thread of its own.
-  void run_shared(const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
+  void run_shared(const GemmProblem& p, const Settings& settings, const SharedStreamPlan& shared,
                   int threads) {
     const int lanes = int(lanes_.size());
     const Clock::time_point t0 = Clock::now();
-    TileQueue queue(plan, lanes);
+    const StreamPlan& plan = shared.plan;
+    TileQueue queue(plan, lanes, shared.steal);
     std::vector<Settings> lane_settings(size_t(lanes), settings);
     chunk_kernels_.clear();
     for (int i = 0; i < lanes; ++i) {
