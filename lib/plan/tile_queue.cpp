@@ -48,15 +48,18 @@ int64_t TileQueue::claim(int lane) {
     if (ranges_[size_t(c)].owner < 0 && ranges_[size_t(c)].front < ranges_[size_t(c)].back)
       return begin(c);
   }
-  // 3. The back half of the range whose taking gains the most, if any does.
+  // 3. The back half of the range whose taking gains the most, if any does. A lane that
+  // has had no tile yet counts no panel: the cut was planned for every lane, each with
+  // its panels, and a lane left idle is the largest loss.
   const double now = now_();
+  const bool idle = l.count.tiles == 0;
   int64_t best = -1, most = 0;
   double best_gain = 0;
   for (size_t r = 0; r < ranges_.size(); ++r) {
     const int64_t left = ranges_[r].back - ranges_[r].front, half = left / 2;
     if (half < 1 || ranges_[r].owner < 0) continue;
     const double owner_pace = pace(lanes_[size_t(ranges_[r].owner)], now);
-    const double panel = ranges_[r].column == l.last_column ? 0.0 : cost_.panel_s;
+    const double panel = idle || ranges_[r].column == l.last_column ? 0.0 : cost_.panel_s;
     const double shared =
         std::max(double(left - half) * owner_pace, panel + double(half) * cost_.tile_s);
     const double gain = double(left) * owner_pace - shared;

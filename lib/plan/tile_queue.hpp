@@ -17,8 +17,9 @@
 //      its first unit per tile handed to it, at least StealCost::tile_s); taken, the
 //      later of its front half at that pace and this lane's panel of op(B) (StealCost::
 //      panel_s, unless the range is in the column of its last unit) and the back half at
-//      tile_s. Of those, the one that gains the most (then the longest). A steal that
-//      costs a panel for a tile or two does not pay: with the default cost (tile 1,
+//      tile_s (no panel for a lane that has had no tile yet: the cut was planned for
+//      every lane). Of those, the one that gains the most (then the longest). A steal
+//      that costs a panel for a tile or two does not pay: with the default cost (tile 1,
 //      panel 0) any range of two tiles or more does, the longest first.
 // A lane gets nothing more when no range has a tile left, or after cancel() (a lane
 // failed: the others finish the units they hold and stop). Every tile is handed out once.

@@ -317,6 +317,24 @@ TEST(TileQueue, WeighedStealsEndNoLaterWithFewerPanels) {
   }
 }
 
+// Fewer columns than lanes, and a panel dearer than half a column: a lane that has had no
+// tile yet still takes half a range (the cut was planned for every lane), so every
+// lane computes; later, no lane takes a range in a column other than its own.
+TEST(TileQueue, ALaneWithNoTileYetStealsWhateverThePanel) {
+  const StreamPlan plan = grid(32, 2, 1);
+  double now = 0;
+  TileQueue q(plan, 4, StealCost{1.0, 100.0}, [&now] { return now; });
+  const std::vector<double> finish = simulate(q, {1, 1, 1, 1.5}, 100.0, &now);
+  int64_t tiles = 0;
+  for (int lane = 0; lane < 4; ++lane) {
+    EXPECT_GT(q.count(lane).tiles, 0) << "lane " << lane;
+    EXPECT_EQ(q.count(lane).columns, 1) << "lane " << lane << ": a second panel";
+    tiles += q.count(lane).tiles;
+  }
+  EXPECT_EQ(tiles, plan.tiles());
+  EXPECT_LT(*std::max_element(finish.begin(), finish.end()), 100.0 + 32.0) << "one panel a lane";
+}
+
 // The cost is checked: a tile takes some time, a panel none or more.
 TEST(TileQueue, StealCostIsChecked) {
   const StreamPlan plan = grid(4, 4, 2);
