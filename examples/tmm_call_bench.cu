@@ -19,8 +19,12 @@
 // cudaEventDisableTiming events), cudaStreamWaitEvent, cudaStreamIsCapturing,
 // cudaLaunchKernelEx of an empty kernel, std::mutex lock and unlock.
 //
+// --algorithm naive|tiled|coarsened|blocked and --tile N: tiledmm's handle runs that
+// algorithm (TMM_OPTION_ALGORITHM) and tile size (TMM_OPTION_TILE_SIZE) instead of AUTO's
+// choice, to tell a loop bound by the kernel's own time from one bound by the host.
+//
 //   tmm_call_bench [--shapes MxNxK,...] [--calls N] [--rounds R] [--precision single|double]
-//                  [--one-allocation] [--primitives]
+//                  [--one-allocation] [--algorithm A] [--tile N] [--primitives]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -284,6 +288,8 @@ int main(int argc, char** argv) {
   std::string shapes = "64x64x64", precision = "single";
   int calls = 10000, rounds = 7;
   bool one_allocation = false, only_primitives = false;
+  std::string algorithm = "auto";
+  int tile = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -303,19 +309,28 @@ int main(int argc, char** argv) {
       precision = value();
     } else if (arg == "--one-allocation") {
       one_allocation = true;
+    } else if (arg == "--algorithm") {
+      algorithm = value();
+    } else if (arg == "--tile") {
+      tile = std::atoi(value().c_str());
     } else if (arg == "--primitives") {
       only_primitives = true;
     } else {
       std::fprintf(stderr,
                    "usage: tmm_call_bench [--shapes MxNxK,...] [--calls N] [--rounds R] "
-                   "[--precision single|double] [--one-allocation] [--primitives]\n");
+                   "[--precision single|double] [--one-allocation] [--algorithm A] [--tile N] "
+                   "[--primitives]\n");
       return 2;
     }
   }
-  if (calls < 1 || rounds < 1 || (precision != "single" && precision != "double")) {
+  const std::vector<std::string> algorithms = {"auto", "naive", "tiled", "coarsened", "blocked"};
+  const auto named = std::find(algorithms.begin(), algorithms.end(), algorithm);
+  if (calls < 1 || rounds < 1 || (precision != "single" && precision != "double") ||
+      named == algorithms.end() || tile < 0) {
     std::fprintf(stderr,
                  "tmm_call_bench: --calls and --rounds at least 1, --precision single or "
-                 "double\n");
+                 "double, --algorithm auto, naive, tiled, coarsened or blocked, --tile at "
+                 "least 0\n");
     return 2;
   }
   cudaStream_t stream;
@@ -325,8 +340,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   tmm_handle h = nullptr;
+  // The enum's values follow the list's order (TMM_ALGO_AUTO 0 ... TMM_ALGO_BLOCKED 4).
   if (tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS ||
-      tmm_set_stream(h, stream) != TMM_SUCCESS) {
+      tmm_set_stream(h, stream) != TMM_SUCCESS ||
+      tmm_set_option(h, TMM_OPTION_ALGORITHM, int64_t(named - algorithms.begin())) != TMM_SUCCESS ||
+      tmm_set_option(h, TMM_OPTION_TILE_SIZE, tile) != TMM_SUCCESS) {
     std::fprintf(stderr, "tiledmm: no CUDA handle (%s)\n", tmm_get_error_message(h));
     return 1;
   }
@@ -339,9 +357,9 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf(
-      "tmm_call_bench: tiledmm %d against cuBLAS on %s; %d calls a side, median of %d "
-      "rounds, one stream, column-major NN\n",
-      tmm_version(), prop.name, calls, rounds);
+      "tmm_call_bench: tiledmm %d (algorithm %s, tile %d) against cuBLAS on %s; %d calls a "
+      "side, median of %d rounds, one stream, column-major NN\n",
+      tmm_version(), algorithm.c_str(), tile, prop.name, calls, rounds);
   for (const Shape& s : parse_shapes(shapes)) {
     if (precision == "double") {
       run_shape<double>(s, calls, rounds, one_allocation, stream, h, cb);
