@@ -16,18 +16,17 @@
 //
 // The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
-// host parts it calls: thin_pays and plan_thin, fp32_accurate_takes_strict, plan_blocked,
-// plan_tf32, plan_tf32x3 and,
-// for the Hopper rows' last-wave split, plan_wgmma_tail (lib/plan/planner.cpp: the rule the rows'
-// plan_tail hooks call, the TF32 kernel's packing and transposition included), and the shape tables
-// (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It takes the device as one running a build with
-// sm_90a code (the Hopper rows run on the H100 profile; "no sm_90a:" names what a build without it
-// runs instead), operands on 16-byte boundaries, and a workspace. When it was written, a one-off
-// nvcc build of dispatch.cu, kernel_table.cu and the Hopper kernels' hooks agreed with choose()
-// below on every device shape here, with and without the sm_90a rows. Not covered: a change to
-// dispatch.cu's order of rules, or to the registry's rows (a CUDA build checks only that each name
-// printed is a row of its table); and the direct-or-streamed rule's memory test (direct_bytes,
-// cuda_backend.cu).
+// host parts it calls: thin_pays and plan_thin, fp32_accurate_takes_strict, tiny_pays,
+// plan_blocked, plan_tf32, plan_tf32x3 and, for the Hopper rows' last-wave split, plan_wgmma_tail
+// (lib/plan/planner.cpp: the rule the rows' plan_tail hooks call, the TF32 kernel's packing and
+// transposition included), and the shape tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It
+// takes the device as one running a build with sm_90a code (the Hopper rows run on the H100
+// profile; "no sm_90a:" names what a build without it runs instead), operands on 16-byte
+// boundaries, and a workspace. When it was written, a one-off nvcc build of dispatch.cu,
+// kernel_table.cu and the Hopper kernels' hooks agreed with choose() below on every device shape
+// here, with and without the sm_90a rows. Not covered: a change to dispatch.cu's order of rules, or
+// to the registry's rows (a CUDA build checks only that each name printed is a row of its table);
+// and the direct-or-streamed rule's memory test (direct_bytes, cuda_backend.cu).
 //
 // To regenerate it on purpose (a planner change), from the repository root:
 //   cmake --build build --target planner_golden
@@ -165,6 +164,11 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
       }
       return c;
     }
+  }
+  if (tile == 0 && tiny_pays(p)) {
+    Choice c;
+    c.kernel = "tiled_16";
+    return c;
   }
   return strict(p, d, tile, max_splits);
 }

@@ -65,6 +65,20 @@ constexpr int64_t kAccurateStrictMinDepth = 16384;
 constexpr int64_t kSmallBatchMaxSide = 32;
 constexpr int64_t kSmallBatchMaxDepth = 128;
 
+// One product (not a batch) in strict FP32 with C of at most this many elements and k at
+// most this deep runs TILED 16 (tiny_pays), not BLOCKED's 64 x 64 tile: 64 x 64 x 64 is one
+// block of 64 threads in BLOCKED (9.5 us on the GPU under ncu, cuBLAS's kernel 6.6) and
+// 16 blocks of 256 threads in TILED 16 (5.5 us). A loop of device calls, us a call to the
+// final synchronisation, BLOCKED (AUTO before) against TILED 16: 32^3 11.5 / 6.2, 64^3 11.1 /
+// 7.3, 96^3 16.6 / 8.1, 128^3 14.8 / 8.9, 192^3 18.3 / 12.0, 256^3 22.0 / 14.2, 64 x 64 x
+// 512 36.0 / 17.9, 512 x 64 x 64 11.2 / 7.4, 1024 x 64 x 64 11.1 / 8.1; outside the bounds
+// TILED 16 loses or ties: 384^3 29.0 / 29.6, 512^3 36.1 / 53.6, 128 x 128 x 2048 39.3 /
+// 55.2, 2048 x 2048 x 64 24.1 / 95.9. Run: H100 80GB HBM3, CUDA 13.0, 2026-11-27,
+// docs/benchmarks/device-kernels.md "Per-call cost by kernel" (`tmm_call_bench
+// --algorithm auto|tiled --tile 16`), commit 6643b0a.
+constexpr double kTinyMaxOutputs = 65536;
+constexpr int64_t kTinyMaxDepth = 512;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

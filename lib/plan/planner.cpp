@@ -122,6 +122,11 @@ bool small_batch_pays(const GemmProblem& p) {
          p.k <= kSmallBatchMaxDepth;
 }
 
+bool tiny_pays(const GemmProblem& p) {
+  return p.batch <= 1 && p.precision == Precision::F32 &&
+         double(p.m) * double(p.n) <= kTinyMaxOutputs && p.k <= kTinyMaxDepth;
+}
+
 int small_batch_tile(const GemmProblem& p) { return p.m <= 16 && p.n <= 16 ? 16 : 32; }
 
 bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& d) {

@@ -47,6 +47,14 @@ int blocked_split_cap(const GemmProblem& p, int max_splits);
 bool small_batch_pays(const GemmProblem& p);
 int small_batch_tile(const GemmProblem& p);
 
+// Whether a single product in float that AUTO (and BLOCKED with tile 0) would run on the
+// strict FP32 BLOCKED rows runs TILED's 16 x 16 blocks (tiled_kernel.cu) instead: C of at
+// most kTinyMaxOutputs elements and k at most kTinyMaxDepth (measured_rates.hpp), where
+// BLOCKED's narrowest tile leaves most SMs idle and its few blocks bound the call. Not a
+// batch, not double, not where a tensor-core row runs (TF32 and FP32_ACCURATE on devices
+// that have them).
+bool tiny_pays(const GemmProblem& p);
+
 // Whether a strided batch is too few products to fill the device side by side: fewer
 // 64 x 64 tiles over the whole batch than SMs. Then its products run one by one, each
 // with the single call's plan, where that splits k (4 products of 64 x 64 x 2^20 would

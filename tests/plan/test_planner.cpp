@@ -290,6 +290,27 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
 // The widest tile (128 x 128, tile 256, one block per SM) over kF64WideWaves waves of its
 // tiles or deep k where C fills one; 128 x 64 over a wave of its tiles; else 64 x 64.
 // Only where 160 KiB of shared memory fit a block; a tile asked for stays.
+// A single tiny product in float runs TILED 16: C of at most 65536 elements (256 x 256,
+// 1024 x 64) and k at most 512, measured; not one element more of C or one more step of
+// k, not a batch, not double.
+TEST(PlanTiny, TinyProductsRunTiled16) {
+  for (const GemmProblem& p : {shape(1, 1, 1), shape(64, 64, 64), shape(256, 256, 256),
+                               shape(1024, 64, 512), shape(64, 1024, 1), shape(65536, 1, 512)}) {
+    EXPECT_TRUE(tiny_pays(p)) << p.m << "x" << p.n << "x" << p.k;
+  }
+  for (const GemmProblem& p :
+       {shape(257, 256, 64), shape(256, 257, 64), shape(64, 64, 513), shape(384, 384, 384),
+        shape(2048, 2048, 64), shape(128, 128, 2048)}) {
+    EXPECT_FALSE(tiny_pays(p)) << p.m << "x" << p.n << "x" << p.k;
+  }
+  GemmProblem batch = shape(64, 64, 64);
+  batch.batch = 2;
+  EXPECT_FALSE(tiny_pays(batch)) << "a batch";
+  GemmProblem f64 = shape(64, 64, 64);
+  f64.precision = Precision::F64;
+  EXPECT_FALSE(tiny_pays(f64)) << "double";
+}
+
 // Small products in a batch run TILED (tile 16 up to 16 x 16, else 32); not a single
 // product, nor wider or deeper ones.
 TEST(PlanBatched, SmallProductsRunTiled) {

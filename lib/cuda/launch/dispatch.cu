@@ -3,7 +3,8 @@
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
 // the shape and the device's profile; a strided batch of small products
-// (small_batch_pays) runs TILED, the products side by side. First of all, in every math mode and
+// (small_batch_pays) runs TILED, the products side by side, and so does a tiny product
+// where the strict FP32 rows would run (tiny_pays). First of all, in every math mode and
 // precision, a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
 // kernel (thin_kernel.cu: strict, bound by memory, plan_thin()'s split of k), as
 // BLOCKED with tile 16 does at any shape.
@@ -268,6 +269,9 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
     choice.kernel = tensor_cores;
     if (with_workspace && tensor_cores->plan_tail != nullptr)
       tensor_cores->plan_tail(p, device, choice.plan);
+  } else if (algorithm == Algorithm::Blocked && tile == 0 && tiny_pays(p)) {
+    // A tiny product in strict FP32: TILED's 16 x 16 blocks, more of them than BLOCKED's.
+    choice.kernel = find_kernel(BackendKind::Cuda, p.precision, Algorithm::Tiled, 16, 0);
   } else if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)
       no_such_tile(p.precision, algorithm, tile);

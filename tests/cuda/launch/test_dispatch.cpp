@@ -548,6 +548,42 @@ TEST(Double, BlockedTilesChooseTheirRow) {
 // kernel, in every mode; larger ones a batched BLOCKED or FP64 row, unsplit, unless the
 // batch leaves SMs idle and a product alone splits: then product by product, split;
 // BLOCKED with tile 32 asks for the small kernel, a batch or not.
+// A tiny single product in strict FP32 (tiny_pays) runs TILED 16 under AUTO and BLOCKED
+// with tile 0, on every device; a tile asked for, the tensor-core rows (TF32 and
+// FP32_ACCURATE on the H100), double, a larger C or a deeper k run what they ran before.
+TEST(Tiny, StrictTinyProductsRunTiled16) {
+  for (const Profile& prof : profiles()) {
+    Settings s;
+    EXPECT_STREQ(choose_kernel(shape(64, 64, 64), s, prof.device).kernel->name, "tiled_16")
+        << prof.name;
+    EXPECT_STREQ(choose_kernel(shape(1024, 64, 512), s, prof.device).kernel->name, "tiled_16")
+        << prof.name;
+    s.algorithm = Algorithm::Blocked;
+    EXPECT_STREQ(choose_kernel(shape(200, 100, 300), s, prof.device).kernel->name, "tiled_16")
+        << prof.name;
+    EXPECT_EQ(std::string(choose_kernel(shape(384, 384, 384), s, prof.device).kernel->name)
+                  .rfind("blocked_", 0),
+              0u)
+        << prof.name;
+    EXPECT_EQ(std::string(choose_kernel(shape(64, 64, 513), s, prof.device).kernel->name)
+                  .rfind("blocked_", 0),
+              0u)
+        << prof.name;
+    s.tile_size = 64;
+    EXPECT_STREQ(choose_kernel(shape(64, 64, 64), s, prof.device).kernel->name, "blocked_64x64")
+        << prof.name;
+    GemmProblem f64 = shape(64, 64, 64);
+    f64.precision = Precision::F64;
+    EXPECT_NE(std::string(choose_kernel(f64, Settings(), prof.device).kernel->name), "f64_tiled_16")
+        << prof.name;
+  }
+  for (MathMode mode : {MathMode::Tf32, MathMode::Fp32Accurate}) {
+    Settings s;
+    s.math_mode = mode;
+    EXPECT_EQ(choose_kernel(shape(64, 64, 64), s, h100()).kernel->math_mode, mode);
+  }
+}
+
 TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
   for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
     for (Precision precision : {Precision::F32, Precision::F64}) {
