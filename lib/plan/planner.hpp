@@ -47,8 +47,9 @@ int blocked_split_cap(const GemmProblem& p, int max_splits);
 bool small_batch_pays(const GemmProblem& p);
 int small_batch_tile(const GemmProblem& p);
 
-// Whether a single product in float that AUTO (and BLOCKED with tile 0) would run on the
-// strict FP32 BLOCKED rows runs TILED's 16 x 16 blocks (tiled_kernel.cu) instead: C of at
+// Whether a single product in float that AUTO would run on the strict FP32 BLOCKED rows
+// runs TILED's 16 x 16 blocks (tiled_kernel.cu) instead (BLOCKED asked for, with tile 0
+// too, runs BLOCKED): C of at
 // most kTinyMaxOutputs elements and k at most kTinyMaxDepth (measured_rates.hpp), where
 // BLOCKED's narrowest tile leaves most SMs idle and its few blocks bound the call. Not a
 // batch, not double, not where a tensor-core row runs (TF32 and FP32_ACCURATE on devices

@@ -3,9 +3,9 @@
 // AUTO runs BLOCKED, the fastest kernel at every shape measured on the H100 (see
 // BENCHMARKS.md), with its tile and split-K factor chosen by plan_blocked() from
 // the shape and the device's profile; a strided batch of small products
-// (small_batch_pays) runs TILED, the products side by side, and so does a tiny product
-// where the strict FP32 rows would run (tiny_pays). First of all, in every math mode and
-// precision, a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
+// (small_batch_pays) runs TILED, the products side by side, and AUTO runs TILED 16 for a
+// tiny product where the strict FP32 rows would run (tiny_pays). First of all, in every math mode
+// and precision, a product with m or n at most 16 that thin_pays() runs BLOCKED's tile 16, the thin
 // kernel (thin_kernel.cu: strict, bound by memory, plan_thin()'s split of k), as
 // BLOCKED with tile 16 does at any shape.
 //
@@ -269,8 +269,9 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
     choice.kernel = tensor_cores;
     if (with_workspace && tensor_cores->plan_tail != nullptr)
       tensor_cores->plan_tail(p, device, choice.plan);
-  } else if (algorithm == Algorithm::Blocked && tile == 0 && tiny_pays(p)) {
-    // A tiny product in strict FP32: TILED's 16 x 16 blocks, more of them than BLOCKED's.
+  } else if (s.algorithm == Algorithm::Auto && tiny_pays(p)) {
+    // AUTO, a tiny product in strict FP32: TILED's 16 x 16 blocks, more of them than
+    // BLOCKED's (BLOCKED asked for runs BLOCKED).
     choice.kernel = find_kernel(BackendKind::Cuda, p.precision, Algorithm::Tiled, 16, 0);
   } else if (algorithm == Algorithm::Blocked) {
     if (tile != 0 && find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, 0) == nullptr)

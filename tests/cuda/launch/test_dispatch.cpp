@@ -548,8 +548,8 @@ TEST(Double, BlockedTilesChooseTheirRow) {
 // kernel, in every mode; larger ones a batched BLOCKED or FP64 row, unsplit, unless the
 // batch leaves SMs idle and a product alone splits: then product by product, split;
 // BLOCKED with tile 32 asks for the small kernel, a batch or not.
-// A tiny single product in strict FP32 (tiny_pays) runs TILED 16 under AUTO and BLOCKED
-// with tile 0, on every device; a tile asked for, the tensor-core rows (TF32 and
+// A tiny single product in strict FP32 (tiny_pays) runs TILED 16 under AUTO, on every
+// device; BLOCKED asked for (tile 0 or a tile), the tensor-core rows (TF32 and
 // FP32_ACCURATE on the H100), double, a larger C or a deeper k run what they ran before.
 TEST(Tiny, StrictTinyProductsRunTiled16) {
   for (const Profile& prof : profiles()) {
@@ -558,7 +558,6 @@ TEST(Tiny, StrictTinyProductsRunTiled16) {
         << prof.name;
     EXPECT_STREQ(choose_kernel(shape(1024, 64, 512), s, prof.device).kernel->name, "tiled_16")
         << prof.name;
-    s.algorithm = Algorithm::Blocked;
     EXPECT_STREQ(choose_kernel(shape(200, 100, 300), s, prof.device).kernel->name, "tiled_16")
         << prof.name;
     EXPECT_EQ(std::string(choose_kernel(shape(384, 384, 384), s, prof.device).kernel->name)
@@ -569,6 +568,9 @@ TEST(Tiny, StrictTinyProductsRunTiled16) {
                   .rfind("blocked_", 0),
               0u)
         << prof.name;
+    s.algorithm = Algorithm::Blocked;
+    EXPECT_STREQ(choose_kernel(shape(64, 64, 64), s, prof.device).kernel->name, "blocked_64x64")
+        << prof.name << ": BLOCKED asked for";
     s.tile_size = 64;
     EXPECT_STREQ(choose_kernel(shape(64, 64, 64), s, prof.device).kernel->name, "blocked_64x64")
         << prof.name;
