@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -29,6 +30,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/host_copy.hpp"
 #include "core/lanes.hpp"
+#include "core/shared_chunks.hpp"
 #include "core/worker_pool.hpp"
 #include "cuda/backend/cuda_backend.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -41,6 +43,11 @@ namespace tiledmm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The pinned memory a handle of several devices keeps for the chunks of op(A) its lanes
+// share in a call (SharedChunks): a few row tiles of A, enough for lanes that walk their
+// columns down side by side a few tiles apart; besides each entry's staging.
+constexpr int64_t kSharedChunkBytes = int64_t(256) << 20;
 
 // One listed device: what the planner needs of it and its engine.
 struct Lane {
@@ -198,11 +205,13 @@ class MultiDeviceBackend final : public Backend {
       lane_settings[size_t(i)].host_threads = lane_threads(threads, lanes, i);
       chunk_kernels_.emplace_back(lane_settings[size_t(i)], lanes_[size_t(i)].profile);
     }
+    std::unique_ptr<SharedChunks> shared_a = shared_chunks_of_a(p, plan);
     std::vector<Timing> times(static_cast<size_t>(lanes));
     std::vector<char> prepared(size_t(lanes), 0);
     auto prepare = [&](int i) {
       LaneOptions options;
       options.t0 = t0;
+      options.shared_a = shared_a.get();
       // C's pages are faulted in once, by the first lane's threads.
       options.populate_threads = i == 0 ? std::min(4, threads / 4) : 0;
       lanes_[size_t(i)].engine->prepare(p, lane_settings[size_t(i)], plan,
@@ -232,6 +241,20 @@ class MultiDeviceBackend final : public Backend {
     last_.host_threads = threads;
     shares_ = std::move(times);
     has_last_ = true;
+  }
+
+  // The board of chunks of op(A) the lanes share (each chunk packed once for the
+  // plan's tiles_n column tiles that need it), in up to kSharedChunkBytes of pinned memory
+  // the handle keeps; null where each chunk serves one column tile, or fewer than two
+  // chunks fit.
+  std::unique_ptr<SharedChunks> shared_chunks_of_a(const GemmProblem& p, const StreamPlan& plan) {
+    if (plan.tiles_n < 2) return nullptr;
+    const int64_t slot_bytes = plan.tile_m * plan.chunk_k * int64_t(element_bytes(p.precision));
+    const int64_t all = plan.tiles_m * plan.chunks;  // every chunk of op(A)
+    const int64_t slots = std::min(all, kSharedChunkBytes / std::max<int64_t>(1, slot_bytes));
+    if (slots < 2) return nullptr;
+    void* memory = shared_a_memory_.reserve<std::byte>(size_t(slots * slot_bytes));
+    return std::make_unique<SharedChunks>(memory, slot_bytes, int(slots), plan.tiles_n);
   }
 
   // The call's report from its lanes': what ran (the first lane that computed a tile),
@@ -299,7 +322,8 @@ class MultiDeviceBackend final : public Backend {
   std::vector<DeviceInfo> infos_;
   std::unique_ptr<Backend> first_;  // the first device alone, on the first lane's engine
   std::vector<DispatchChunkKernels> chunk_kernels_;
-  WorkerPool pool_;  // the lanes' threads
+  WorkerPool pool_;               // the lanes' threads
+  PinnedBuffer shared_a_memory_;  // the shared chunks' slots (kSharedChunkBytes at most)
   Timing last_;
   std::vector<Timing> shares_;  // per lane, the last call's
   bool has_last_ = false;

@@ -13,6 +13,7 @@
 
 #include "core/host_copy.hpp"
 #include "core/host_io.hpp"
+#include "core/shared_chunks.hpp"
 #include "cuda/kernels/kernels.hpp"
 #include "cuda/launch/dispatch.hpp"
 #include "cuda/runtime/cuda_objects.hpp"
@@ -142,8 +143,9 @@ template <class T>
 class Call {
  public:
   Call(Resources& s, const GemmProblem& p, const Settings& settings, const StreamPlan& plan,
-       const ChunkKernelChooser& kernels, Clock::time_point t0)
+       const ChunkKernelChooser& kernels, Clock::time_point t0, SharedChunks* shared_a)
       : t0_(t0),
+        shared_a_(shared_a),
         s_(s),
         p_(p),
         settings_(settings),
@@ -167,7 +169,9 @@ class Call {
         up_strips_(strips_),
         h2d_(s.h2d.get()),
         comp_(s.compute.get()),
-        d2h_(s.d2h.get()) {}
+        d2h_(s.d2h.get()) {
+    for (int64_t& key : shared_key_) key = -1;
+  }
 
   // Every allocation before the first write to C (and before any enqueue): one device
   // and one pinned allocation, carved as stream_layout says.
@@ -284,9 +288,12 @@ class Call {
                const StreamRowTile& tile, int as) {
     CopySlot& slot = s_.a_slot[as];
     claim(slot);
+    release_shared(as);
     // The device slot's last reader is done (a no-op the first time).
     wait(h2d_, slot.consumed);
-    if (p_.trans_a) {  // A stored k x m: rows k0.., columns m0..
+    if (upload_shared(slot, as, tile, chunk)) {
+      // Through the call's shared chunks: packed once for every lane.
+    } else if (p_.trans_a) {  // A stored k x m: rows k0.., columns m0..
       upload(slot, a_dev_[as], sizes_.a_ld, a_, chunk.k0 * p_.lda + tile.m0, a_st_[as], a_chunk_,
              chunk.depth, tile.rows);
     } else {  // A stored m x k: rows m0.., columns k0..
@@ -345,7 +352,10 @@ class Call {
   // were queued), every upload waited for, then the compute stream.
   void finish() {
     while (down_.count > 0 || down_.tiles > 0) pump_waiting();
-    for (CopySlot& slot : s_.a_slot) claim(slot);
+    for (int as = 0; as < kASlots; ++as) {
+      claim(s_.a_slot[as]);
+      release_shared(as);
+    }
     for (CopySlot& slot : s_.b_slot) claim(slot);
     for (CopySlot& slot : s_.c_up_strip) claim(slot);
     record(s_.last_epilogue, comp_);
@@ -477,6 +487,51 @@ class Call {
     slot.used = true;
   }
 
+  // A lane of a call over several devices, with the call's board of shared chunks
+  // (LaneOptions::shared_a) and A in pageable memory: the tile's chunk of op(A) from the
+  // board, packed there by the first lane to need it (by this one, if so); false where
+  // the board has no slot free (the caller packs it into its own staging).
+  bool upload_shared(CopySlot& slot, int as, const StreamRowTile& tile, const StreamChunk& chunk) {
+    if (shared_a_ == nullptr || a_.pinned || a_.io != nullptr) return false;
+    const int64_t key = tile.index * plan_.chunks + chunk.index;
+    const SharedChunks::Lease lease = shared_a_->take(key);
+    if (lease.data == nullptr) return false;
+    T* packed = static_cast<T*>(lease.data);
+    const int64_t rows = p_.trans_a ? chunk.depth : tile.rows;
+    const int64_t cols = p_.trans_a ? tile.rows : chunk.depth;
+    if (lease.pack) {
+      try {
+        if (settings_.poison_staging) poison(packed, a_chunk_);
+        const auto u0 = Clock::now();
+        const int64_t offset =
+            p_.trans_a ? chunk.k0 * p_.lda + tile.m0 : tile.m0 * p_.lda + chunk.k0;
+        copy_block(s_.pool, threads_, packed, cols, a_.ptr + offset, a_.ld, rows, cols);
+        pack_ms_ += ms_since(u0);
+        host_bytes_ += rows * cols * int64_t(sizeof(T));
+      } catch (...) {
+        shared_a_->abandon(key);
+        throw;
+      }
+      shared_a_->packed(key);
+    }
+    // From here the use is this slot's: released once its upload is done (claim).
+    shared_key_[as] = key;
+    upload_bytes_ += rows * cols * int64_t(sizeof(T));
+    record(slot.start, h2d_);
+    copy_2d(a_dev_[as], sizes_.a_ld, packed, cols, rows, cols, cudaMemcpyHostToDevice, h2d_);
+    record(slot.end, h2d_);
+    slot.used = true;
+    return true;
+  }
+
+  // A's slot `as` was claimed (its last upload is done): the shared chunk it read, if
+  // any, is one use lighter.
+  void release_shared(int as) {
+    if (shared_key_[as] < 0) return;
+    shared_a_->release(shared_key_[as]);
+    shared_key_[as] = -1;
+  }
+
   // C's tile goes up into cin[cs] strip by strip through the ring of up strips, after
   // the epilogue that last read cin[cs] and the download that last read it (begin_group
   // enqueued all of it); the epilogue waits for c_up_done[cs], after the last strip.
@@ -584,7 +639,10 @@ class Call {
     return true;
   }
 
-  const Clock::time_point t0_;  // start_ms, end_ms and total_ms count from it
+  const Clock::time_point t0_;
+  SharedChunks* const shared_a_;  // the call's shared chunks of op(A), or null
+  int64_t shared_key_[kASlots];   // the shared chunk each A slot read last, or -1  // start_ms,
+                                  // end_ms and total_ms count from it
   Resources& s_;
   const GemmProblem& p_;
   const Settings& settings_;
@@ -662,7 +720,8 @@ void StreamedGemm::prepare(const GemmProblem& p, const Settings& settings, const
     // The one switch from the tag to the element type.
     visit_precision(p.precision, [&](auto zero) {
       using T = decltype(zero);
-      state_->call.emplace<Call<T>>(*state_, p, settings, plan, kernels, t0).carve();
+      state_->call.emplace<Call<T>>(*state_, p, settings, plan, kernels, t0, options.shared_a)
+          .carve();
     });
   } catch (...) {
     state_->call.emplace<std::monostate>();

@@ -35,6 +35,7 @@
 #include "core/device_profile.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
+#include "core/shared_chunks.hpp"
 #include "core/worker_pool.hpp"
 #include "cuda/launch/dispatch.hpp"
 #include "plan/stream_plan.hpp"
@@ -71,6 +72,10 @@ struct LaneOptions {
   // The moment Timing's start_ms and end_ms count from (the multi-device call's start,
   // so that lanes on different devices compare); {}: when prepare() took the engine.
   std::chrono::steady_clock::time_point t0{};
+  // The call's board of chunks of op(A) packed once for every lane (a multi-device call,
+  // A in pageable memory): a chunk another lane packed is uploaded from there; null: each
+  // lane packs its own. It must outlive end().
+  SharedChunks* shared_a = nullptr;
 };
 
 class StreamedGemm {

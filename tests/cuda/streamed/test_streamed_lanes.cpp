@@ -1,8 +1,8 @@
 // The streamed engine as a lane (lib/cuda/streamed/streamed_gemm.hpp: prepare, work over
 // a UnitSource, end): a lane handed no unit, units in any order, two engines on one
-// device sharing a TileQueue through run_lanes (core/lanes.hpp), and a lane failing
-// mid-call. Exact small integers, poisoned staging. Skips without a GPU (fails with
-// TMM_REQUIRE_GPU=1).
+// device sharing a TileQueue through run_lanes (core/lanes.hpp), sharing chunks of op(A)
+// (core/shared_chunks.hpp), and a lane failing mid-call. Exact small integers, poisoned staging.
+// Skips without a GPU (fails with TMM_REQUIRE_GPU=1).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -22,7 +22,9 @@
 #include "core/gemm_problem.hpp"
 #include "core/lanes.hpp"
 #include "core/settings.hpp"
+#include "core/shared_chunks.hpp"
 #include "core/worker_pool.hpp"
+#include "cuda/runtime/cuda_objects.hpp"
 #include "cuda/runtime/host_memory.hpp"
 #include "cuda/streamed/streamed_gemm.hpp"
 #include "gemm_reference.hpp"
@@ -275,6 +277,71 @@ TEST(StreamedLanes, TwoLanesOnDeviceZeroShareATileQueue) {
     EXPECT_LT(std::max(times[0].start_ms, times[1].start_ms),
               std::min(times[0].end_ms, times[1].end_ms))
         << "the two engines overlap";
+  }
+}
+
+// Two lanes on device 0 sharing chunks of op(A) (LaneOptions::shared_a, a board in
+// pinned memory): with a slot for every chunk each is packed once and reused by the
+// other column tiles' units; with three slots most lanes find the board full and pack
+// their own. The exact result each time (staging and board slots poisoned first), every
+// use counted, and less packed with the board than without.
+TEST(StreamedLanes, TwoLanesShareChunksOfA) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  StreamedGemm engines[2];
+  Product x(1000, 1536, 700, 2.0f, 29);
+  const StreamPlan plan = cut(x, 128, 256, 256, 2, true);  // 8 x 6 tiles, 3 chunks
+  const int64_t chunks = plan.tiles_m * plan.chunks;
+  const int64_t slot_bytes = plan.tile_m * plan.chunk_k * int64_t(sizeof(float));
+  PinnedBuffer memory;
+  char* slots = memory.reserve<char>(size_t(chunks * slot_bytes));
+  int64_t unshared_bytes = 0;
+  for (int64_t board_slots : {int64_t(0), chunks, int64_t(3)}) {
+    SCOPED_TRACE("board of " + std::to_string(board_slots) + " slots");
+    x.reset();
+    const GemmProblem p = x.problem();
+    TileQueue queue(plan, 2);
+    std::unique_ptr<SharedChunks> board;
+    if (board_slots > 0)
+      board = std::make_unique<SharedChunks>(slots, slot_bytes, int(board_slots), plan.tiles_n);
+    const Settings settings = poisoned();
+    const DispatchChunkKernels kernels(settings, this_device());
+    Timing times[2];
+    WorkerPool pool;
+    auto prepare = [&](int i) {
+      LaneOptions options;
+      options.populate_threads = 0;
+      options.shared_a = board.get();
+      engines[i].prepare(p, settings, plan, kernels, options);
+    };
+    auto work = [&](int i) {
+      LaneSource source(queue, i);
+      times[i] = engines[i].work(source);
+    };
+    auto end = [&](int i) noexcept { engines[i].end(); };
+    auto stop = [&]() noexcept { queue.cancel(); };
+    LaneResults results;
+    run_lanes(pool, 2, prepare, work, end, stop, results);
+    ASSERT_EQ(results.first_failed, -1);
+    EXPECT_TRUE(x.exact());
+    EXPECT_EQ(times[0].tiles + times[1].tiles, plan.tiles());
+    const int64_t packed = times[0].host_bytes + times[1].host_bytes;
+    if (!board) {
+      unshared_bytes = packed;
+      continue;
+    }
+    const SharedChunks::Counts c = board->counts();
+    EXPECT_EQ(c.packed + c.reused + c.full, plan.tiles_n * chunks) << "every use of every chunk";
+    EXPECT_LT(packed, unshared_bytes);
+    if (board_slots == chunks) {
+      EXPECT_EQ(c.packed, chunks) << "each chunk packed once";
+      EXPECT_EQ(c.full, 0);
+      // A once instead of once per column tile.
+      EXPECT_EQ(unshared_bytes - packed, (plan.tiles_n - 1) * x.m * x.k * int64_t(sizeof(float)));
+    } else {
+      EXPECT_GT(c.full, 0) << "three slots cannot hold what the lanes need";
+      EXPECT_GT(c.reused, 0);
+    }
   }
 }
 
