@@ -519,8 +519,13 @@ void host_section(const Profile& prof) {
               chunk.n = sp.tile_n;
               chunk.k = sp.chunk_k;
               Choice kernel;
-              if (!thin_choice(chunk, prof.device, 0, 1, kernel))
-                kernel = strict(chunk, prof.device, 0, 1);
+              if (!thin_choice(chunk, prof.device, 0, 1, kernel)) {
+                if (tiny_pays(chunk)) {
+                  kernel.kernel = "tiled_16";  // AUTO's chunks as its calls (dispatch)
+                } else {
+                  kernel = strict(chunk, prof.device, 0, 1);
+                }
+              }
               check_name(kernel.kernel);
               char text[320];
               std::snprintf(text, sizeof text,

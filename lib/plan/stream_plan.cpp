@@ -1,6 +1,7 @@
 #include "plan/stream_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/error.hpp"
@@ -275,15 +276,23 @@ SharedStreamPlan plan_shared_stream(const GemmProblem& p, const std::vector<Stre
     out.plan = shared;
     out.lanes = d;
     out.shared_seconds = seconds;
-    // A steal's cost: a row tile at the slowest lane's rate; a panel of op(B) at a lane's
-    // share of the packing and its link (none streaming B: each group brings its chunks).
+    // A steal's cost: a row tile at the slowest lane's rate, or its bytes (its chunks of
+    // op(A) packed, its tile of C down and unpacked) at a lane's share of the packing,
+    // whichever is slower; a panel of op(B) at that share or its link (none streaming
+    // B: each group brings its chunks). The plain rule (the default cost) where either
+    // is not finite.
     const double size = element_bytes(p.precision);
-    out.steal.tile_s = std::max(
-        1e-12, 2.0 * double(shared.tile_m) * double(shared.tile_n) * double(p.k) / slowest);
-    out.steal.panel_s = shared.b_resident
-                            ? size * double(p.k) * double(shared.tile_n) /
-                                  std::min(pack_rate(r, d, threads) / d, r.pinned_link)
-                            : 0.0;
+    const double lane_bytes_s = std::min(pack_rate(r, d, threads) / d, r.pinned_link);
+    const double tile_bytes = size * double(shared.tile_m) *
+                              (double(p.k) + (p.beta != 0.0 ? 2.0 : 1.0) * double(shared.tile_n));
+    StealCost cost;
+    cost.tile_s =
+        std::max(2.0 * double(shared.tile_m) * double(shared.tile_n) * double(p.k) / slowest,
+                 tile_bytes / lane_bytes_s);
+    cost.panel_s =
+        shared.b_resident ? size * double(p.k) * double(shared.tile_n) / lane_bytes_s : 0.0;
+    if (std::isfinite(cost.tile_s) && cost.tile_s > 0 && std::isfinite(cost.panel_s))
+      out.steal = cost;
   }
   return out;
 }

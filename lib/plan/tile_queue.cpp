@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "core/error.hpp"
 
@@ -10,8 +11,11 @@ namespace tiledmm {
 TileQueue::TileQueue(const StreamPlan& plan, int lanes, StealCost cost, Clock now)
     : plan_(plan), cost_(cost), now_(std::move(now)) {
   require(lanes >= 1, Status::InvalidValue, "tile queue: ", lanes, " lanes (at least 1)");
-  require(cost.tile_s > 0 && cost.panel_s >= 0, Status::InvalidValue,
-          "tile queue: a steal cost needs a tile's time above 0 and a panel's of 0 or more");
+  require(std::isfinite(cost.tile_s) && cost.tile_s > 0 && std::isfinite(cost.panel_s) &&
+              cost.panel_s >= 0,
+          Status::InvalidValue,
+          "tile queue: a steal cost needs a tile's time above 0 and a panel's of 0 or more, "
+          "both finite");
   if (!now_) {
     const auto t0 = std::chrono::steady_clock::now();
     now_ = [t0] {
@@ -53,6 +57,7 @@ int64_t TileQueue::claim(int lane) {
   // its panels, and a lane left idle is the largest loss.
   const double now = now_();
   const bool idle = l.count.tiles == 0;
+  const double own_pace = pace(l, now);
   int64_t best = -1, most = 0;
   double best_gain = 0;
   for (size_t r = 0; r < ranges_.size(); ++r) {
@@ -61,7 +66,7 @@ int64_t TileQueue::claim(int lane) {
     const double owner_pace = pace(lanes_[size_t(ranges_[r].owner)], now);
     const double panel = idle || ranges_[r].column == l.last_column ? 0.0 : cost_.panel_s;
     const double shared =
-        std::max(double(left - half) * owner_pace, panel + double(half) * cost_.tile_s);
+        std::max(double(left - half) * owner_pace, panel + double(half) * own_pace);
     const double gain = double(left) * owner_pace - shared;
     if (gain > best_gain * (1 + 1e-12) || (best >= 0 && gain >= best_gain && left > most))
       best = int64_t(r), most = left, best_gain = gain;
@@ -87,9 +92,13 @@ bool TileQueue::next(int lane, StreamUnit& unit) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (cancelled_) return false;
   Lane& l = lanes_[size_t(lane)];
+  if (l.done) return false;
   if (l.range < 0 || ranges_[size_t(l.range)].front >= ranges_[size_t(l.range)].back) {
     l.range = claim(lane);
-    if (l.range < 0) return false;
+    if (l.range < 0) {
+      l.done = true;  // its walk ends here (UnitSource: never true again)
+      return false;
+    }
     l.fresh = ranges_[size_t(l.range)].column != l.last_column;
   }
   Range& r = ranges_[size_t(l.range)];

@@ -17,12 +17,15 @@
 //      its first unit per tile handed to it, at least StealCost::tile_s); taken, the
 //      later of its front half at that pace and this lane's panel of op(B) (StealCost::
 //      panel_s, unless the range is in the column of its last unit) and the back half at
-//      tile_s (no panel for a lane that has had no tile yet: the cut was planned for
-//      every lane). Of those, the one that gains the most (then the longest). A steal
+//      this lane's own pace (no panel for a lane that has had no tile yet: the cut was
+//      planned for every lane). Of those, the one that gains the most (then the longest). A steal
 //      that costs a panel for a tile or two does not pay: with the default cost (tile 1,
 //      panel 0) any range of two tiles or more does, the longest first.
-// A lane gets nothing more when no range has a tile left, or after cancel() (a lane
-// failed: the others finish the units they hold and stop). Every tile is handed out once.
+// A lane gets nothing more when no range has a tile left, or no steal pays, or after
+// cancel() (a lane failed: the others finish the units they hold and stop); once told
+// so, it is told so on every later call (its walk has ended). Every tile is handed out
+// once. A lane that declined a steal does not come back if the range's lane slows down
+// later (a device that turns busy near the end): the owner finishes its range.
 // One mutex; next() is called once per unit, a few thousand times per product at most.
 #pragma once
 
@@ -43,7 +46,7 @@ class TileQueue {
   using Clock = std::function<double()>;
 
   // Throws Error(InvalidValue) for lanes < 1, a plan with a negative count of tiles, or
-  // a cost with tile_s <= 0 or panel_s < 0.
+  // a cost with tile_s <= 0 or panel_s < 0, or either not finite.
   TileQueue(const StreamPlan& plan, int lanes, StealCost cost = StealCost(), Clock now = Clock());
   TileQueue(const TileQueue&) = delete;
   TileQueue& operator=(const TileQueue&) = delete;
@@ -79,6 +82,7 @@ class TileQueue {
     int64_t last_column = -1;  // the column of its last unit
     bool fresh = false;        // its next unit is the first of a column
     double first_s = 0;        // when it got its first unit (count.tiles > 0)
+    bool done = false;         // next() said no more: it says so from then on
     LaneCount count;
   };
 

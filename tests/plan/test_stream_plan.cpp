@@ -253,10 +253,12 @@ TEST(SharedStreamPlan, FitsTheSmallestBudgetWithTilesToBalance) {
   }
 }
 
-// The steal cost of a shared cut: a row tile at the slowest lane's rate, a panel of
-// op(B) at a lane's share of the host's packing (or its link, if slower); 16384^3 in
-// single precision on four H100 lanes: a panel costs several tiles, so the queue takes
-// no tile or two at the end of another lane's column for it.
+// The steal cost of a shared cut: a row tile at the slowest lane's rate or its bytes (A's
+// chunks, C's tile) at a lane's share of the host's packing, whichever is slower; a
+// panel of op(B) at that share (or its link, if slower); 16384^3 in single precision on
+// four H100 lanes: a panel costs several tiles, so the queue takes no tile or two at the
+// end of another lane's column for it. A lane of no speed (a device reporting no clock)
+// leaves the plain rule.
 TEST(SharedStreamPlan, StealCostIsATileAndAPanel) {
   const GemmProblem p = shape(16384, 16384, 16384);
   std::vector<StreamLane> lanes = h100_lanes(4);
@@ -266,17 +268,22 @@ TEST(SharedStreamPlan, StealCostIsATileAndAPanel) {
   const SharedStreamPlan s = plan_shared_stream(p, lanes, threads, r, true);
   ASSERT_EQ(s.lanes, 4);
   ASSERT_TRUE(s.plan.b_resident);
-  const double tile = 2.0 * double(s.plan.tile_m) * double(s.plan.tile_n) * double(p.k);
-  EXPECT_DOUBLE_EQ(s.steal.tile_s, tile / lanes[3].flops_per_s);
   const double pack =
       std::min(std::max(r.pack_max, r.pack_shared_max), r.pack_per_thread * threads);
-  const double panel = 4.0 * double(p.k) * double(s.plan.tile_n);
-  EXPECT_DOUBLE_EQ(s.steal.panel_s, panel / std::min(pack / 4, r.pinned_link));
+  const double lane_rate = std::min(pack / 4, r.pinned_link);
+  const double flops = 2.0 * double(s.plan.tile_m) * double(s.plan.tile_n) * double(p.k);
+  const double bytes = 4.0 * double(s.plan.tile_m) * (double(p.k) + double(s.plan.tile_n));
+  EXPECT_DOUBLE_EQ(s.steal.tile_s, std::max(flops / lanes[3].flops_per_s, bytes / lane_rate));
+  EXPECT_DOUBLE_EQ(s.steal.panel_s, 4.0 * double(p.k) * double(s.plan.tile_n) / lane_rate);
   EXPECT_GT(s.steal.panel_s, 2 * s.steal.tile_s);
   // One lane: no steal, the default cost.
   const SharedStreamPlan one = plan_shared_stream(p, h100_lanes(1), threads);
   EXPECT_EQ(one.steal.tile_s, StealCost().tile_s);
   EXPECT_EQ(one.steal.panel_s, 0.0);
+  lanes[3].flops_per_s = 0;
+  const SharedStreamPlan stalled = plan_shared_stream(p, lanes, threads, r, true);
+  EXPECT_EQ(stalled.steal.tile_s, StealCost().tile_s);
+  EXPECT_EQ(stalled.steal.panel_s, StealCost().panel_s);
 }
 
 // A lane whose budgets hold no cut at all (under kMinStreamBudget) does not take the

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -340,7 +341,33 @@ TEST(TileQueue, StealCostIsChecked) {
   const StreamPlan plan = grid(4, 4, 2);
   EXPECT_THROW(TileQueue(plan, 2, StealCost{0.0, 1.0}), Error);
   EXPECT_THROW(TileQueue(plan, 2, StealCost{1.0, -1.0}), Error);
+  EXPECT_THROW(TileQueue(plan, 2, StealCost{HUGE_VAL, 1.0}), Error);
+  EXPECT_THROW(TileQueue(plan, 2, StealCost{1.0, HUGE_VAL}), Error);
+  EXPECT_THROW(TileQueue(plan, 2, StealCost{std::nan(""), 1.0}), Error);
   EXPECT_NO_THROW(TileQueue(plan, 2, StealCost{1e-3, 0.0}));
+}
+
+// A lane told "no more" is told so on every later call (its walk has ended), though a
+// steal would pay later: lane 0 ends its column while lane 1 has two tiles of its own
+// left, not worth a panel of 100; then lane 1's pace shows a busy device, and lane 0 is
+// still refused.
+TEST(TileQueue, NoMoreStaysNoMore) {
+  const StreamPlan plan = grid(4, 2, 1);
+  double now = 0;
+  TileQueue q(plan, 2, StealCost{1.0, 100.0}, [&now] { return now; });
+  StreamUnit u;
+  ASSERT_TRUE(q.next(0, u));  // column 0, tile 0
+  ASSERT_TRUE(q.next(1, u));  // column 1, tile 0
+  now = 1;
+  ASSERT_TRUE(q.next(1, u));                              // column 1, tile 1
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(q.next(0, u));  // column 0, tiles 1-3
+  EXPECT_FALSE(q.next(0, u)) << "two tiles of another column are not worth a panel of 100";
+  now = 1e6;  // lane 1 now looks very slow: a steal would pay
+  EXPECT_FALSE(q.next(0, u)) << "told no more before";
+  while (q.next(1, u)) {
+  }
+  EXPECT_EQ(q.count(0).tiles + q.count(1).tiles, plan.tiles());
+  EXPECT_EQ(q.count(1).tiles, 4);
 }
 
 // More lanes than tiles: each tile once, the lanes with none get nothing.
