@@ -403,7 +403,9 @@ TMM_API tmm_status tmm_create_with_backend(tmm_handle* out, tmm_backend backend,
  * a handle per device); tmm_synchronize succeeds at once (host calls return done);
  * TMM_OPTION_DEVICE_MEMORY_BUDGET and TMM_OPTION_HOST_STAGING_BYTES hold per entry (the default
  * budget: each device's free memory shared by the entries that list it); tmm_reserve_host_staging
- * reserves for each entry; tmm_get_device_info describes the first. The report of a shared
+ * reserves for each entry; besides them, a shared call may keep up to 256 MiB of pinned memory
+ * in the handle (until tmm_destroy) for the chunks of op(A) its devices share (each packed once
+ * for all of them); tmm_get_device_info describes the first. The report of a shared
  * call: tiles, host_bytes, pack_ms and link_ms summed over the devices, compute_ms the
  * longest device's span, the kernel that of the first device that computed; a strided batch
  * adds up each device's figures over its products (tmm_get_last_device_report, whose moments
