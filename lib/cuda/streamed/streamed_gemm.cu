@@ -639,10 +639,9 @@ class Call {
     return true;
   }
 
-  const Clock::time_point t0_;
+  const Clock::time_point t0_;    // start_ms, end_ms and total_ms count from it
   SharedChunks* const shared_a_;  // the call's shared chunks of op(A), or null
-  int64_t shared_key_[kASlots];   // the shared chunk each A slot read last, or -1  // start_ms,
-                                  // end_ms and total_ms count from it
+  int64_t shared_key_[kASlots];   // the shared chunk each A slot read last, or -1
   Resources& s_;
   const GemmProblem& p_;
   const Settings& settings_;
