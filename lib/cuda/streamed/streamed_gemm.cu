@@ -494,7 +494,9 @@ class Call {
   bool upload_shared(CopySlot& slot, int as, const StreamRowTile& tile, const StreamChunk& chunk) {
     if (shared_a_ == nullptr || a_.pinned || a_.io != nullptr) return false;
     const int64_t key = tile.index * plan_.chunks + chunk.index;
+    const auto w0 = Clock::now();
     const SharedChunks::Lease lease = shared_a_->take(key);
+    pack_ms_ += ms_since(w0);  // a wait for another lane's packing is packing time too
     if (lease.data == nullptr) return false;
     T* packed = static_cast<T*>(lease.data);
     const int64_t rows = p_.trans_a ? chunk.depth : tile.rows;
@@ -639,10 +641,9 @@ class Call {
     return true;
   }
 
-  const Clock::time_point t0_;
+  const Clock::time_point t0_;    // start_ms, end_ms and total_ms count from it
   SharedChunks* const shared_a_;  // the call's shared chunks of op(A), or null
-  int64_t shared_key_[kASlots];   // the shared chunk each A slot read last, or -1  // start_ms,
-                                  // end_ms and total_ms count from it
+  int64_t shared_key_[kASlots];   // the shared chunk each A slot read last, or -1
   Resources& s_;
   const GemmProblem& p_;
   const Settings& settings_;
