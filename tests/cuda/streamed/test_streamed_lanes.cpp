@@ -233,6 +233,25 @@ TEST(StreamedLanes, ScriptedUnitsInAnyOrderGiveTheExactResult) {
   }
 }
 
+// Two engines' whole call over `queue` through run_lanes, each prepared with `options`
+// (poisoned staging); each lane's report in `times`.
+LaneResults run_two_lanes(StreamedGemm (&engines)[2], const GemmProblem& p, const StreamPlan& plan,
+                          TileQueue& queue, const LaneOptions& options, Timing (&times)[2]) {
+  const Settings settings = poisoned();
+  const DispatchChunkKernels kernels(settings, this_device());
+  WorkerPool pool;
+  auto prepare = [&](int i) { engines[i].prepare(p, settings, plan, kernels, options); };
+  auto work = [&](int i) {
+    LaneSource source(queue, i);
+    times[i] = engines[i].work(source);
+  };
+  auto end = [&](int i) noexcept { engines[i].end(); };
+  auto stop = [&]() noexcept { queue.cancel(); };
+  LaneResults results;
+  run_lanes(pool, 2, prepare, work, end, stop, results);
+  return results;
+}
+
 // Two private engines on device 0 (two lanes of a handle listing device 0 twice) sharing
 // a TileQueue through run_lanes: the exact result, every tile computed once (the lanes'
 // tiles sum to the plan's and match the queue's counts), both lanes computing, at the
@@ -247,26 +266,11 @@ TEST(StreamedLanes, TwoLanesOnDeviceZeroShareATileQueue) {
     x.reset();
     const GemmProblem p = x.problem();
     TileQueue queue(plan, 2);
-    const Settings settings = poisoned();
-    const DispatchChunkKernels kernels(settings, this_device());
+    LaneOptions options;
+    options.t0 = std::chrono::steady_clock::now();
+    options.populate_threads = 0;
     Timing times[2];
-    WorkerPool pool;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto prepare = [&](int i) {
-      LaneOptions options;
-      options.t0 = t0;
-      options.populate_threads = 0;
-      engines[i].prepare(p, settings, plan, kernels, options);
-    };
-    auto work = [&](int i) {
-      LaneSource source(queue, i);
-      times[i] = engines[i].work(source);
-    };
-    auto end = [&](int i) noexcept { engines[i].end(); };
-    auto stop = [&]() noexcept { queue.cancel(); };
-    LaneResults results;
-    run_lanes(pool, 2, prepare, work, end, stop, results);
-    ASSERT_EQ(results.first_failed, -1);
+    ASSERT_EQ(run_two_lanes(engines, p, plan, queue, options, times).first_failed, -1);
     EXPECT_TRUE(x.exact());
     EXPECT_EQ(times[0].tiles + times[1].tiles, plan.tiles());
     for (int i = 0; i < 2; ++i) {
@@ -304,25 +308,11 @@ TEST(StreamedLanes, TwoLanesShareChunksOfA) {
     std::unique_ptr<SharedChunks> board;
     if (board_slots > 0)
       board = std::make_unique<SharedChunks>(slots, slot_bytes, int(board_slots), plan.tiles_n);
-    const Settings settings = poisoned();
-    const DispatchChunkKernels kernels(settings, this_device());
+    LaneOptions options;
+    options.populate_threads = 0;
+    options.shared_a = board.get();
     Timing times[2];
-    WorkerPool pool;
-    auto prepare = [&](int i) {
-      LaneOptions options;
-      options.populate_threads = 0;
-      options.shared_a = board.get();
-      engines[i].prepare(p, settings, plan, kernels, options);
-    };
-    auto work = [&](int i) {
-      LaneSource source(queue, i);
-      times[i] = engines[i].work(source);
-    };
-    auto end = [&](int i) noexcept { engines[i].end(); };
-    auto stop = [&]() noexcept { queue.cancel(); };
-    LaneResults results;
-    run_lanes(pool, 2, prepare, work, end, stop, results);
-    ASSERT_EQ(results.first_failed, -1);
+    ASSERT_EQ(run_two_lanes(engines, p, plan, queue, options, times).first_failed, -1);
     EXPECT_TRUE(x.exact());
     EXPECT_EQ(times[0].tiles + times[1].tiles, plan.tiles());
     const int64_t packed = times[0].host_bytes + times[1].host_bytes;
