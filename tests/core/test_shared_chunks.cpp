@@ -1,16 +1,19 @@
 // The board of chunks packed once for every lane (lib/core/shared_chunks.hpp), host C++:
-// a chunk is packed by its first taker and reused by the others, its slot free again
-// after its last use, a full board sends the taker to its own staging, an abandoned
+// a chunk is packed by its first taker and reused by the others, an unread chunk gives
+// its slot to a new one, a slot is free again after its chunk's last use (the board's or
+// not), a board with no slot to give sends the taker to its own staging, an abandoned
 // packing passes to the next taker, and lanes on threads each see every chunk's bytes
 // as its packer wrote them.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -19,7 +22,7 @@
 namespace tiledmm {
 namespace {
 
-TEST(SharedChunks, PackedOnceReusedAndFreedAfterTheLastUse) {
+TEST(SharedChunks, PackedOnceReusedEvictedAndFreedAfterTheLastUse) {
   std::vector<char> memory(2 * 64);
   SharedChunks board(memory.data(), 64, 2, 3);  // two slots, each chunk used three times
   const SharedChunks::Lease first = board.take(7);
@@ -34,20 +37,66 @@ TEST(SharedChunks, PackedOnceReusedAndFreedAfterTheLastUse) {
   EXPECT_NE(other.data, first.data);
   EXPECT_TRUE(other.pack);
   board.packed(8);
-  // Both slots held: a third chunk finds none, and packs into its own staging.
+  // Both slots read: a third chunk finds none, and packs into its own staging.
   EXPECT_EQ(board.take(9).data, nullptr);
   board.release(7);
   board.release(7);
-  EXPECT_EQ(board.take(9).data, nullptr) << "chunk 7 has one use left";
-  EXPECT_FALSE(board.take(7).pack);
-  board.release(7);  // its third and last use
-  const SharedChunks::Lease freed = board.take(9);
-  EXPECT_EQ(freed.data, first.data) << "chunk 7's slot";
-  EXPECT_TRUE(freed.pack);
+  // Chunk 7 is packed and unread (one use left): chunk 9 takes its slot.
+  const SharedChunks::Lease evicting = board.take(9);
+  EXPECT_EQ(evicting.data, first.data) << "chunk 7's slot";
+  EXPECT_TRUE(evicting.pack);
+  board.packed(9);
+  // Chunk 7's last use finds no slot it may take (8 and 9 are read): its own staging.
+  EXPECT_EQ(board.take(7).data, nullptr);
+  board.release(8);
+  board.release(9);
   const SharedChunks::Counts c = board.counts();
-  EXPECT_EQ(c.packed, 2);
-  EXPECT_EQ(c.reused, 2);
+  EXPECT_EQ(c.packed, 3);
+  EXPECT_EQ(c.reused, 1);
   EXPECT_EQ(c.full, 2);
+  EXPECT_EQ(c.evicted, 1);
+  EXPECT_EQ(c.free_slots, 0) << "8 and 9 have uses left";
+  // Their last uses (8: two, 9: one, its first take having found no slot) free both.
+  for (const auto& [key, uses] : {std::pair<int64_t, int>{8, 2}, {9, 1}}) {
+    for (int use = 0; use < uses; ++use) {
+      const SharedChunks::Lease l = board.take(key);
+      ASSERT_NE(l.data, nullptr);
+      EXPECT_FALSE(l.pack);
+      board.release(key);
+    }
+  }
+  EXPECT_EQ(board.counts().free_slots, 2) << "every use made: every slot free";
+}
+
+// A slot is not held to the call's end by a chunk whose early uses found no slot: every
+// use counts, the board's or not, and a chunk packed again after an eviction frees its
+// slot at its last use.
+TEST(SharedChunks, EveryUseMadeFreesEverySlot) {
+  std::vector<char> memory(2 * 16);
+  SharedChunks board(memory.data(), 16, 2, 3);
+  std::mt19937 rng(5);
+  std::vector<int> left(10, 3);
+  std::vector<std::pair<int64_t, bool>> held;  // leases still read
+  int64_t remaining = 30;
+  while (remaining > 0 || !held.empty()) {
+    if (!held.empty() && (remaining == 0 || rng() % 2 == 0)) {
+      const size_t i = rng() % held.size();
+      board.release(held[i].first);
+      held.erase(held.begin() + std::ptrdiff_t(i));
+      continue;
+    }
+    int64_t key = int64_t(rng() % 10);
+    while (left[size_t(key)] == 0) key = (key + 1) % 10;
+    --left[size_t(key)];
+    --remaining;
+    const SharedChunks::Lease l = board.take(key);
+    if (l.data == nullptr) continue;
+    if (l.pack) board.packed(key);
+    held.emplace_back(key, true);
+  }
+  const SharedChunks::Counts c = board.counts();
+  EXPECT_EQ(c.packed + c.reused + c.full, 30);
+  EXPECT_EQ(c.free_slots, 2);
 }
 
 TEST(SharedChunks, AnAbandonedPackingPassesToTheNextTaker) {
@@ -85,6 +134,11 @@ TEST(SharedChunks, MisuseIsAnError) {
   board.packed(5);
   board.release(5);
   EXPECT_THROW(board.release(5), Error) << "its one use is over";
+  SharedChunks twice(memory.data(), 64, 1, 2);
+  ASSERT_TRUE(twice.take(6).pack);
+  twice.packed(6);
+  EXPECT_FALSE(twice.take(6).pack);
+  EXPECT_THROW(twice.take(6), Error) << "a third use of a chunk used twice";
 }
 
 // Lanes on threads, each taking every chunk of a sequence in order (as lanes walking
@@ -128,6 +182,7 @@ TEST(SharedChunks, LanesOnThreadsSeeEveryChunkAsPacked) {
   EXPECT_EQ(c.full, own.load());
   EXPECT_EQ(c.packed + c.reused + c.full, int64_t(lanes) * chunks);
   EXPECT_GT(c.reused, 0) << "lanes side by side share chunks";
+  EXPECT_EQ(c.free_slots, slots) << "every use made: every slot free";
 }
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include "cuda/backend/cuda_backend.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/cuda_objects.hpp"
+#include "cuda/runtime/host_memory.hpp"
 #include "cuda/streamed/streamed_gemm.hpp"
 #include "plan/stream_plan.hpp"
 #include "plan/tile_queue.hpp"
@@ -245,15 +246,26 @@ class MultiDeviceBackend final : public Backend {
 
   // The board of chunks of op(A) the lanes share (each chunk packed once for the
   // plan's tiles_n column tiles that need it), in up to kSharedChunkBytes of pinned memory
-  // the handle keeps; null where each chunk serves one column tile, or fewer than two
-  // chunks fit.
+  // the handle keeps; null where A needs no packing (pinned) or comes through callbacks,
+  // where each chunk serves one column tile, where fewer than two chunks fit, or where the
+  // pinned memory cannot be had (the lanes then pack their own, as without a board).
   std::unique_ptr<SharedChunks> shared_chunks_of_a(const GemmProblem& p, const StreamPlan& plan) {
-    if (plan.tiles_n < 2) return nullptr;
-    const int64_t slot_bytes = plan.tile_m * plan.chunk_k * int64_t(element_bytes(p.precision));
+    if (plan.tiles_n < 2 || p.a_io != nullptr) return nullptr;
+    const int64_t size = int64_t(element_bytes(p.precision));
+    const int64_t rows = stored_rows_a(p), cols = stored_cols_a(p);
+    if (rows > 0 && is_pinned_range(p.a, size_t(((rows - 1) * p.lda + cols) * size)))
+      return nullptr;
+    const int64_t slot_bytes = plan.tile_m * plan.chunk_k * size;
     const int64_t all = plan.tiles_m * plan.chunks;  // every chunk of op(A)
     const int64_t slots = std::min(all, kSharedChunkBytes / std::max<int64_t>(1, slot_bytes));
     if (slots < 2) return nullptr;
-    void* memory = shared_a_memory_.reserve<std::byte>(size_t(slots * slot_bytes));
+    void* memory = nullptr;
+    try {
+      memory = shared_a_memory_.reserve<std::byte>(size_t(slots * slot_bytes));
+    } catch (const Error& e) {
+      if (e.status() != Status::OutOfMemory) throw;
+      return nullptr;
+    }
     return std::make_unique<SharedChunks>(memory, slot_bytes, int(slots), plan.tiles_n);
   }
 

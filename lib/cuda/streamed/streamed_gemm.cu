@@ -291,15 +291,13 @@ class Call {
     release_shared(as);
     // The device slot's last reader is done (a no-op the first time).
     wait(h2d_, slot.consumed);
-    if (upload_shared(slot, as, tile, chunk)) {
-      // Through the call's shared chunks: packed once for every lane.
-    } else if (p_.trans_a) {  // A stored k x m: rows k0.., columns m0..
-      upload(slot, a_dev_[as], sizes_.a_ld, a_, chunk.k0 * p_.lda + tile.m0, a_st_[as], a_chunk_,
-             chunk.depth, tile.rows);
-    } else {  // A stored m x k: rows m0.., columns k0..
-      upload(slot, a_dev_[as], sizes_.a_ld, a_, tile.m0 * p_.lda + chunk.k0, a_st_[as], a_chunk_,
-             tile.rows, chunk.depth);
-    }
+    // A stored k x m (transposed): rows k0.., columns m0..; else m x k: rows m0.., columns k0..
+    const int64_t offset = p_.trans_a ? chunk.k0 * p_.lda + tile.m0 : tile.m0 * p_.lda + chunk.k0;
+    const int64_t rows = p_.trans_a ? chunk.depth : tile.rows;
+    const int64_t cols = p_.trans_a ? tile.rows : chunk.depth;
+    // Through the call's shared chunks where it has them (packed once for every lane).
+    if (!upload_shared(slot, as, tile.index * plan_.chunks + chunk.index, offset, rows, cols))
+      upload(slot, a_dev_[as], sizes_.a_ld, a_, offset, a_st_[as], a_chunk_, rows, cols);
     wait(comp_, slot.end);  // this chunk of A, and (same stream, earlier) of B
     if (first_product_) {
       record(s_.first_product, comp_);
@@ -463,23 +461,34 @@ class Call {
   // caller has claimed `slot` and made h2d wait for the device buffer's last reader.
   void upload(CopySlot& slot, T* dst, int64_t dst_ld, const Operand<T>& from, int64_t offset,
               T* stage, int64_t slot_elements, int64_t rows, int64_t cols) {
-    const T* src = from.io ? nullptr : from.ptr + offset;
-    int64_t src_ld = from.ld;
-    if (!from.pinned) {
-      // Debug: NaN in the whole slot first, so a packing step that misses part of
-      // the block, or a copy that reads the slot before or after it, shows in C.
-      if (settings_.poison_staging) poison(stage, slot_elements);
-      const auto u0 = Clock::now();
-      if (from.io) {
-        io_block(s_.pool, threads_, false, *from.io, offset, from.ld, stage, rows, cols);
-      } else {
-        copy_block(s_.pool, threads_, stage, cols, src, src_ld, rows, cols);
-      }
-      pack_ms_ += ms_since(u0);
-      host_bytes_ += rows * cols * int64_t(sizeof(T));
-      src = stage;
-      src_ld = cols;
+    if (from.pinned) {
+      copy_up(slot, dst, dst_ld, from.ptr + offset, from.ld, rows, cols);
+    } else {
+      pack(from, offset, stage, slot_elements, rows, cols);
+      copy_up(slot, dst, dst_ld, stage, cols, rows, cols);
     }
+  }
+
+  // rows x cols of a pageable operand at `offset`, packed densely into `stage` by the
+  // packing threads.
+  void pack(const Operand<T>& from, int64_t offset, T* stage, int64_t slot_elements, int64_t rows,
+            int64_t cols) {
+    // Debug: NaN in the whole slot first, so a packing step that misses part of the
+    // block, or a copy that reads the slot before or after it, shows in C.
+    if (settings_.poison_staging) poison(stage, slot_elements);
+    const auto u0 = Clock::now();
+    if (from.io) {
+      io_block(s_.pool, threads_, false, *from.io, offset, from.ld, stage, rows, cols);
+    } else {
+      copy_block(s_.pool, threads_, stage, cols, from.ptr + offset, from.ld, rows, cols);
+    }
+    pack_ms_ += ms_since(u0);
+    host_bytes_ += rows * cols * int64_t(sizeof(T));
+  }
+
+  // rows x cols from pinned (src, src_ld) up to (dst, dst_ld), between the slot's events.
+  void copy_up(CopySlot& slot, T* dst, int64_t dst_ld, const T* src, int64_t src_ld, int64_t rows,
+               int64_t cols) {
     upload_bytes_ += rows * cols * int64_t(sizeof(T));
     record(slot.start, h2d_);
     copy_2d(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d_);
@@ -488,26 +497,21 @@ class Call {
   }
 
   // A lane of a call over several devices, with the call's board of shared chunks
-  // (LaneOptions::shared_a) and A in pageable memory: the tile's chunk of op(A) from the
-  // board, packed there by the first lane to need it (by this one, if so); false where
-  // the board has no slot free (the caller packs it into its own staging).
-  bool upload_shared(CopySlot& slot, int as, const StreamRowTile& tile, const StreamChunk& chunk) {
+  // (LaneOptions::shared_a) and A in pageable memory: chunk `key` of op(A) (at `offset`,
+  // rows x cols) into A's slot `as` from the board, packed there by the first lane to
+  // need it (by this one, if so); false where the board has no slot for it (the caller
+  // packs it into its own staging).
+  bool upload_shared(CopySlot& slot, int as, int64_t key, int64_t offset, int64_t rows,
+                     int64_t cols) {
     if (shared_a_ == nullptr || a_.pinned || a_.io != nullptr) return false;
-    const int64_t key = tile.index * plan_.chunks + chunk.index;
+    const auto w0 = Clock::now();
     const SharedChunks::Lease lease = shared_a_->take(key);
+    pack_ms_ += ms_since(w0);  // a wait for another lane's packing is packing time too
     if (lease.data == nullptr) return false;
     T* packed = static_cast<T*>(lease.data);
-    const int64_t rows = p_.trans_a ? chunk.depth : tile.rows;
-    const int64_t cols = p_.trans_a ? tile.rows : chunk.depth;
     if (lease.pack) {
       try {
-        if (settings_.poison_staging) poison(packed, a_chunk_);
-        const auto u0 = Clock::now();
-        const int64_t offset =
-            p_.trans_a ? chunk.k0 * p_.lda + tile.m0 : tile.m0 * p_.lda + chunk.k0;
-        copy_block(s_.pool, threads_, packed, cols, a_.ptr + offset, a_.ld, rows, cols);
-        pack_ms_ += ms_since(u0);
-        host_bytes_ += rows * cols * int64_t(sizeof(T));
+        pack(a_, offset, packed, a_chunk_, rows, cols);
       } catch (...) {
         shared_a_->abandon(key);
         throw;
@@ -516,11 +520,7 @@ class Call {
     }
     // From here the use is this slot's: released once its upload is done (claim).
     shared_key_[as] = key;
-    upload_bytes_ += rows * cols * int64_t(sizeof(T));
-    record(slot.start, h2d_);
-    copy_2d(a_dev_[as], sizes_.a_ld, packed, cols, rows, cols, cudaMemcpyHostToDevice, h2d_);
-    record(slot.end, h2d_);
-    slot.used = true;
+    copy_up(slot, a_dev_[as], sizes_.a_ld, packed, cols, rows, cols);
     return true;
   }
 
