@@ -613,7 +613,21 @@ TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transp
 
 /* The same on device pointers (cudaMalloc or managed memory), enqueued on the
  * handle's stream: it may return before the product is done (tmm_synchronize).
- * The CPU backend gives TMM_ERROR_NOT_SUPPORTED. */
+ * The CPU backend gives TMM_ERROR_NOT_SUPPORTED.
+ *
+ * CUDA graphs (since 1.2): the device calls (tmm_sgemm_device, tmm_dgemm_device and
+ * their strided batched forms) may be captured into a CUDA graph, in any capture mode,
+ * on the handle's stream (tmm_set_stream): while the stream is capturing, a call
+ * enqueues only its kernels, with no allocation, event or host wait, and the graph
+ * replays the product with the call's pointers, shape and scalars. A captured product
+ * uses no workspace: its kernel is the one the call would choose without one (k not
+ * split, no packed operands; the mma.sync tensor-core kernel in TF32 and FP32_ACCURATE on
+ * sm_90), so its bits may differ from the same call made outside a capture. Its report
+ * (tmm_get_last_report) names the kernel, with times 0. The host calls (tmm_sgemm,
+ * tmm_sgemm_io, their double and batched forms) give TMM_ERROR_NOT_SUPPORTED, before
+ * reading or writing anything, while the handle's stream is capturing; while another
+ * stream is captured, by any thread and in any mode, every call runs as usual and
+ * leaves that capture alone. */
 TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,
                                     tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
                                     float alpha, const float* A, int64_t lda, const float* B,

@@ -17,6 +17,13 @@
 // once, whatever either stream still has queued; growing it waits for the last
 // user on the host first. The warm path allocates nothing: one event record and
 // one stream wait per call that needs a workspace.
+//
+// CUDA graphs: a device call on a stream that is being captured enqueues only its
+// kernels (no workspace, so no allocation, event or wait; no timing events), and the
+// graph replays them with the pointers of the call. A host call on a capturing
+// stream is refused before it does anything (it waits for its copies). The calls
+// that allocate or wait on the host run in relaxed capture mode (RelaxedCaptureMode),
+// so a capture on another stream, by any thread, neither fails them nor is spoiled.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -58,6 +65,7 @@ class OrderedWorkspace {
     if (used_) {
       if (bytes > buffer_.capacity()) {
         // Growing frees the old buffer: its last user must be done with it.
+        const RelaxedCaptureMode relaxed;
         check_cuda(cudaEventSynchronize(last_use_.get()), "sgemm workspace");
       } else {
         // Always waited for, even on the same stream: a stream handle can be
@@ -75,6 +83,7 @@ class OrderedWorkspace {
   }
   // Waits on the host until the last user is done (before the buffer is freed).
   void drain() noexcept {
+    const RelaxedCaptureMode relaxed;
     if (used_) cudaEventSynchronize(last_use_.get());
   }
 
@@ -222,6 +231,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     try {
       DeviceGuard guard(device_);
+      const RelaxedCaptureMode relaxed;
       cudaStreamSynchronize(stream_);  // work this handle queued must finish first
       state_->workspace.drain();       // also on the streams it used before
       streamed_.reset();               // this handle's share of the device's engine
@@ -248,6 +258,10 @@ class CudaBackend final : public Backend {
     }
     check_context(device_);
     DeviceGuard guard(device_);
+    require(!capturing(), Status::NotSupported,
+            "the handle's stream is capturing a CUDA graph: a call on host memory waits for its "
+            "copies and cannot be captured (capture tmm_sgemm_device or tmm_dgemm_device)");
+    const RelaxedCaptureMode relaxed;  // another stream may be capturing
     if (!is_empty(p) && !is_scale_only(p)) {
       if (const std::optional<StreamPlan> plan = streamed_plan(p, settings)) {
         // Reads and writes through tmm_sgemm_io's functions too.
@@ -346,13 +360,23 @@ class CudaBackend final : public Backend {
     check_no_alias(p);
     check_context(device_);
     DeviceGuard guard(device_);
-    KernelChoice config = choices_.get(p, settings, profile_);
+    const bool graph = capturing();
+    // Captured: a kernel needing no workspace (a graph must not hold the handle's
+    // workspace, which later calls share and may free).
+    KernelChoice config = choices_.get(p, settings, profile_, /*with_workspace=*/!graph);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
         check_device_pointer(p.b, "B");
       }
       check_device_pointer(p.c, "C");
+    }
+    if (graph) {  // only the kernels: no events to read later, no times in the report
+      require(workspace_bytes(config, p) == 0, Status::Internal,
+              "a captured product's kernel needs a workspace");
+      if (!is_empty(p)) launch_gemm(config, p, nullptr, stream_);
+      commit(describe(config, p), /*pending=*/false);
+      return;
     }
     void* workspace = reserve_workspace(config, p, settings);
     const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
@@ -369,6 +393,7 @@ class CudaBackend final : public Backend {
     if (pending_) {
       check_context(device_);
       DeviceGuard guard(device_);
+      const RelaxedCaptureMode relaxed;  // another stream may be capturing
       EventSet& ev = state_->events[current_];
       check_cuda(cudaEventSynchronize(ev.computed.get()), "sgemm");
       timing_.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
@@ -423,6 +448,14 @@ class CudaBackend final : public Backend {
     if (streamed_seconds(p, plan, rate, threads, rates) < direct_seconds(p, rate, rates))
       return plan;
     return std::nullopt;
+  }
+
+  // Whether the handle's stream is capturing a CUDA graph now (or was, and the
+  // capture failed: cudaStreamCaptureStatusInvalidated).
+  bool capturing() const {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check_cuda(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
+    return status != cudaStreamCaptureStatusNone;
   }
 
   // The device's streamed engine, shared with the process's other handles on it (or the

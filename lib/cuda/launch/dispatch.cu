@@ -278,7 +278,7 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
       no_such_tile(p.precision, algorithm, tile);
     const BlockedPlan plan = plan_blocked(p, device, tile, s.max_splits);
     choice.kernel = find_kernel(BackendKind::Cuda, p.precision, algorithm, plan.tile, 0);
-    choice.plan.splits = plan.splits;
+    choice.plan.splits = with_workspace ? plan.splits : 1;  // partial sums need one
   } else {
     const int coarsening = algorithm == Algorithm::Coarsened ? s.coarsening : 0;
     choice.kernel = find_kernel(BackendKind::Cuda, p.precision, algorithm, tile, coarsening);

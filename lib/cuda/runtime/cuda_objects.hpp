@@ -35,6 +35,24 @@ class DeviceGuard {
   bool changed_ = false;
 };
 
+// Sets this thread's stream capture mode to relaxed for the lifetime of the guard, and
+// then back to what it was. A CUDA graph capture in global mode, on any thread, makes
+// the runtime refuse "unsafe" calls (cudaMalloc, cudaFree, cudaHostAlloc, host waits)
+// from every thread, and invalidates that capture. The library makes such calls only
+// on work it does not capture (growing its buffers, host-memory calls on its own
+// streams, reading a report), so they may run while another stream is being captured
+// without touching that capture.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() noexcept { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;  // the other one, swapped
+};
+
 class Stream {
  public:
   // Default: a blocking stream: like the legacy default stream, it is ordered with
@@ -108,6 +126,7 @@ class PinnedBuffer {
     if (bytes <= capacity_) return ptr_;
     release();
     void* p = nullptr;
+    const RelaxedCaptureMode relaxed;
     const LastErrorScope scope;
     const cudaError_t err = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
     if (err != cudaSuccess) {
@@ -120,6 +139,7 @@ class PinnedBuffer {
     return ptr_;
   }
   void release() noexcept {
+    const RelaxedCaptureMode relaxed;
     if (ptr_ != nullptr) cudaFreeHost(ptr_);
     ptr_ = nullptr;
     capacity_ = 0;

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/cuda_objects.hpp"
 
 namespace tiledmm {
 
@@ -36,6 +37,7 @@ class DeviceBuffer {
   void* reserve_bytes(size_t bytes) {
     if (bytes <= capacity_) return ptr_.get();
     release();
+    const RelaxedCaptureMode relaxed;  // another thread may be capturing a graph
     const LastErrorScope scope;
     try {
       ptr_ = thrust::device_malloc(bytes);
@@ -53,6 +55,7 @@ class DeviceBuffer {
 
   void release() noexcept {
     if (capacity_ == 0) return;
+    const RelaxedCaptureMode relaxed;
     try {
       thrust::device_free(ptr_);
     } catch (...) {
