@@ -620,9 +620,10 @@ TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transp
  * on the handle's stream (tmm_set_stream): while the stream is capturing, a call
  * enqueues only its kernels, with no allocation, event or host wait, and the graph
  * replays the product with the call's pointers, shape and scalars. A captured product
- * uses no workspace: its kernel is the one the call would choose without one (k not
- * split, no packed operands; the mma.sync tensor-core kernel in TF32 and FP32_ACCURATE on
- * sm_90), so its bits may differ from the same call made outside a capture. Its report
+ * uses no workspace: its kernel is the one the call would choose among those needing
+ * none (k not split; on sm_90 a TF32 or FP32_ACCURATE product whose Hopper kernel would
+ * pack its operands runs its mode's mma.sync kernel), so its bits may differ from the
+ * same call made outside a capture. Its report
  * (tmm_get_last_report) names the kernel, with times 0. The host calls (tmm_sgemm,
  * tmm_sgemm_io, their double and batched forms) give TMM_ERROR_NOT_SUPPORTED, before
  * reading or writing anything, while the handle's stream is capturing; while another
