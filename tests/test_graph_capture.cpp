@@ -226,6 +226,7 @@ TEST_P(GraphCapture, DeviceCallsReplayWithTheirPointersAndScalars) {
         << tmm_get_error_message(h);
     EXPECT_EQ(std::memcmp(g.c.data(), host_c_before.data(), g.c.size() * sizeof(float)), 0);
   }
+  EXPECT_EQ(tmm_synchronize(h), TMM_ERROR_NOT_SUPPORTED);  // a capture cannot be waited for
   EXPECT_TRUE(capturing(s));
 
   cudaGraph_t graph = nullptr;
@@ -303,6 +304,38 @@ INSTANTIATE_TEST_SUITE_P(Modes, GraphCapture,
                                                   : "Relaxed") +
                                   (std::get<1>(info.param) ? "Warm" : "Fresh");
                          });
+
+// A handle destroyed while its stream captures: the capture stays valid (the handle does
+// not wait for a capturing stream), and the graph, holding no memory of the handle's,
+// replays after it.
+TEST(GraphCaptureLifetime, AGraphOutlivesItsHandle) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  HandleAndStream owned;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&owned.s, cudaStreamNonBlocking), cudaSuccess);
+  GemmCase g = sgemm_case(96, 80, 200, TMM_NO_TRANS, 0.0f);
+  DeviceVector<float> a(g.a), b(g.b), c(g.c);
+  tmm_handle h = nullptr;
+  ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_stream(h, owned.s), TMM_SUCCESS);
+  ASSERT_EQ(cudaStreamBeginCapture(owned.s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const CaptureCloser closer{owned.s};
+  EXPECT_EQ(tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a.p, g.lda, b.p,
+                             g.ldb, g.beta, c.p, g.ldc),
+            TMM_SUCCESS)
+      << tmm_get_error_message(h);
+  tmm_destroy(h);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(owned.s, &graph), cudaSuccess)
+      << "destroying the handle spoiled the capture";
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, owned.s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(owned.s), cudaSuccess);
+  g.c = c.download();
+  EXPECT_TRUE(tmm_test::check_case(g));
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
 
 // Another thread captures its own stream in global mode, which makes the runtime refuse
 // unsafe calls (cudaMalloc, host waits) from every thread and spoils that capture: the

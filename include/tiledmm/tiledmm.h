@@ -626,7 +626,8 @@ TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transp
  * same call made outside a capture. Its report
  * (tmm_get_last_report) names the kernel, with times 0. The host calls (tmm_sgemm,
  * tmm_sgemm_io, their double and batched forms) give TMM_ERROR_NOT_SUPPORTED, before
- * reading or writing anything, while the handle's stream is capturing; while another
+ * reading or writing anything, while the handle's stream is capturing, and so does
+ * tmm_synchronize (nothing waited for); while another
  * stream is captured, by any thread and in any mode, every call runs as usual and
  * leaves that capture alone. */
 TMM_API tmm_status tmm_sgemm_device(tmm_handle handle, tmm_layout layout, tmm_transpose trans_a,

@@ -232,9 +232,14 @@ class CudaBackend final : public Backend {
     try {
       DeviceGuard guard(device_);
       const RelaxedCaptureMode relaxed;
-      cudaStreamSynchronize(stream_);  // work this handle queued must finish first
-      state_->workspace.drain();       // also on the streams it used before
-      streamed_.reset();               // this handle's share of the device's engine
+      // Work this handle queued must finish first; a stream being captured cannot be
+      // waited for (the wait would spoil the capture), and holds only captured work.
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream_, &status) != cudaSuccess ||
+          status == cudaStreamCaptureStatusNone)
+        cudaStreamSynchronize(stream_);
+      state_->workspace.drain();  // also on the streams it used before
+      streamed_.reset();          // this handle's share of the device's engine
       state_.reset();
     } catch (const Error&) {
       // No device can be made current: the context is gone, and its resources too.
@@ -427,6 +432,9 @@ class CudaBackend final : public Backend {
   void synchronize() override {
     check_context(device_);
     DeviceGuard guard(device_);
+    require(!capturing(), Status::NotSupported,
+            "the handle's stream is capturing a CUDA graph: it cannot be waited for until the "
+            "capture ends");
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
