@@ -234,6 +234,7 @@ TEST(NullHandle, EveryCallSaysInvalidValue) {
                              &x, 1, 0, &x, 1),
             TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_stream(nullptr, nullptr), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_workspace(nullptr, nullptr, 0), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_get_stream(nullptr, &s), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_synchronize(nullptr), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_reserve_host_staging(nullptr, 0), TMM_ERROR_INVALID_VALUE);
@@ -305,6 +306,8 @@ TEST_F(Contract, CpuLacksDeviceFeatures) {
   EXPECT_EQ(tmm_set_stream(h_, nullptr), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_get_stream(h_, &s), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_get_device_info(h_, &d), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_set_workspace(h_, nullptr, 0), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_set_workspace(h_, &x, sizeof x), TMM_ERROR_NOT_SUPPORTED);
   int count = -5;
   EXPECT_EQ(tmm_get_device_count(h_, &count), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(count, -5);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -335,6 +336,132 @@ TEST(GraphCaptureLifetime, AGraphOutlivesItsHandle) {
   EXPECT_TRUE(tmm_test::check_case(g));
   EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
   EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
+
+// A workspace the caller gives (tmm_set_workspace): a captured call runs the kernel the
+// same call runs outside a capture (its split of k, its packed operands), with its bits;
+// a smaller one makes the call give way, never fail; bad memory is refused.
+TEST(GraphCaptureWorkspace, AGivenWorkspaceRunsTheUncapturedKernelWithItsBits) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  HandleAndStream owned;
+  ASSERT_EQ(tmm_create_with_backend(&owned.h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&owned.s, cudaStreamNonBlocking), cudaSuccess);
+  const tmm_handle h = owned.h;
+  const cudaStream_t s = owned.s;
+  ASSERT_EQ(tmm_set_stream(h, s), TMM_SUCCESS);
+
+  struct Call {
+    tmm_algorithm algorithm;
+    tmm_math_mode math;
+    GemmCase g;
+  };
+  std::vector<Call> calls = {
+      {TMM_ALGO_BLOCKED, TMM_MATH_FP32, sgemm_case(kSplitM, kSplitN, kSplitK, TMM_NO_TRANS, 0.0f)},
+      {TMM_ALGO_AUTO, TMM_MATH_TF32, sgemm_case(512, 384, 1024, TMM_TRANS, 0.25f)},
+      {TMM_ALGO_AUTO, TMM_MATH_FP32_ACCURATE, sgemm_case(384, 512, 768, TMM_NO_TRANS, 0.0f)},
+  };
+  std::vector<std::unique_ptr<DeviceVector<float>>> a, b, c;
+  for (const Call& call : calls) {
+    a.push_back(std::make_unique<DeviceVector<float>>(call.g.a));
+    b.push_back(std::make_unique<DeviceVector<float>>(call.g.b));
+    c.push_back(std::make_unique<DeviceVector<float>>(call.g.c));
+  }
+  const auto run = [&](size_t i) {
+    const Call& call = calls[i];
+    EXPECT_EQ(tmm_set_algorithm(h, call.algorithm), TMM_SUCCESS);
+    EXPECT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, call.math), TMM_SUCCESS);
+    const GemmCase& g = call.g;
+    return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a[i]->p, g.lda,
+                            b[i]->p, g.ldb, g.beta, c[i]->p, g.ldc);
+  };
+
+  // Outside a capture, on the handle's own workspace: what each kernel needs, its bits.
+  std::vector<tmm_report> free_runs;
+  std::vector<std::vector<float>> free_c;
+  size_t most = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    ASSERT_EQ(run(i), TMM_SUCCESS) << tmm_get_error_message(h);
+    free_runs.push_back(last_report(h));
+    most = std::max(most, size_t(free_runs.back().workspace_bytes));
+    ASSERT_EQ(tmm_synchronize(h), TMM_SUCCESS);
+    free_c.push_back(c[i]->download());
+    GemmCase got = calls[i].g;
+    got.c = free_c.back();
+    EXPECT_TRUE(tmm_test::check_case(got, tmm_test::arithmetic_of(free_runs.back().math_mode)));
+  }
+  ASSERT_GT(free_runs[0].splits, 1);
+  ASSERT_GT(free_runs[0].workspace_bytes, 0) << "split-K's partial sums are in the workspace";
+
+  void* memory = nullptr;
+  ASSERT_EQ(cudaMalloc(&memory, most), cudaSuccess);
+  ASSERT_EQ(tmm_set_workspace(h, memory, most), TMM_SUCCESS) << tmm_get_error_message(h);
+
+  for (size_t i = 0; i < calls.size(); ++i) c[i]->upload(calls[i].g.c);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  {
+    const CaptureCloser closer{s};
+    std::vector<tmm_report> captured;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      ASSERT_EQ(run(i), TMM_SUCCESS) << tmm_get_error_message(h);
+      captured.push_back(last_report(h));
+    }
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      SCOPED_TRACE(free_runs[i].kernel);
+      EXPECT_STREQ(captured[i].kernel, free_runs[i].kernel);
+      EXPECT_EQ(captured[i].splits, free_runs[i].splits);
+      EXPECT_EQ(captured[i].workspace_bytes, free_runs[i].workspace_bytes);
+      EXPECT_EQ(captured[i].compute_ms, 0.0);
+    }
+    for (int replay = 0; replay < 2; ++replay) {
+      for (size_t i = 0; i < calls.size(); ++i) c[i]->upload(calls[i].g.c);
+      ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+      for (size_t i = 0; i < calls.size(); ++i) {
+        const std::vector<float> got = c[i]->download();
+        EXPECT_EQ(std::memcmp(got.data(), free_c[i].data(), got.size() * sizeof(float)), 0)
+            << free_runs[i].kernel << ": the replay's bits differ from the uncaptured call's"
+            << " (replay " << replay << ")";
+      }
+    }
+    EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+    EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  }
+
+  // Too small for the split: the call runs with less or none, and is right.
+  const size_t half = size_t(free_runs[0].workspace_bytes) / 2 / 256 * 256;
+  ASSERT_EQ(tmm_set_workspace(h, memory, half), TMM_SUCCESS);
+  c[0]->upload(calls[0].g.c);
+  ASSERT_EQ(run(0), TMM_SUCCESS) << tmm_get_error_message(h);
+  EXPECT_LE(size_t(last_report(h).workspace_bytes), half);
+  {
+    GemmCase got = calls[0].g;
+    got.c = c[0]->download();
+    EXPECT_TRUE(tmm_test::check_case(got));
+  }
+
+  // Refused, the setting unchanged: misaligned, host, managed, NULL with bytes, bytes 0.
+  float host[64] = {};
+  void* managed = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&managed, 4096), cudaSuccess);
+  EXPECT_EQ(tmm_set_workspace(h, static_cast<char*>(memory) + 4, 1024), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_workspace(h, host, sizeof host), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_workspace(h, managed, 4096), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_workspace(h, nullptr, 1024), TMM_ERROR_INVALID_VALUE);
+  EXPECT_EQ(tmm_set_workspace(h, memory, 0), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(h)), "");
+
+  // Back to the handle's own: the split as before.
+  ASSERT_EQ(tmm_set_workspace(h, nullptr, 0), TMM_SUCCESS);
+  c[0]->upload(calls[0].g.c);
+  ASSERT_EQ(run(0), TMM_SUCCESS) << tmm_get_error_message(h);
+  EXPECT_EQ(last_report(h).splits, free_runs[0].splits);
+  ASSERT_EQ(tmm_synchronize(h), TMM_SUCCESS);
+  EXPECT_EQ(cudaFree(managed), cudaSuccess);
+  EXPECT_EQ(cudaFree(memory), cudaSuccess);
 }
 
 // Another thread captures its own stream in global mode, which makes the runtime refuse

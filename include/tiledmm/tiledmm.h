@@ -289,6 +289,11 @@ typedef struct tmm_report {
                               moved into and out of staging (host_bytes / pack_ms is
                               the host's packing rate; a strided batch sums both over
                               its products); 0 on the other paths */
+  int64_t workspace_bytes; /* since 1.2: bytes of device workspace the call's kernel
+                              used (split-K partial sums, the Hopper kernels' packed
+                              operands; device calls and the direct host path), 0
+                              where it used none: what tmm_set_workspace must give
+                              for a captured call to run the same kernel */
 } tmm_report;
 
 /* Since 1.2: what one device of a handle did in the last successful call
@@ -620,10 +625,13 @@ TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transp
  * on the handle's stream (tmm_set_stream): while the stream is capturing, a call
  * enqueues only its kernels, with no allocation, event or host wait, and the graph
  * replays the product with the call's pointers, shape and scalars. A captured product
- * uses no workspace: its kernel is the one the call would choose among those needing
- * none (k not split; on sm_90 a TF32 or FP32_ACCURATE product whose Hopper kernel would
- * pack its operands runs its mode's mma.sync kernel), so its bits may differ from the
- * same call made outside a capture. Its report
+ * uses only a workspace the caller gave (tmm_set_workspace): it then runs the kernel
+ * the same call runs outside a capture where that kernel's workspace fits, with the same
+ * bits. Without one, or where it is too small, its kernel is the one the call would
+ * choose among those needing none or no more (k not split; on sm_90 a TF32 or
+ * FP32_ACCURATE product whose Hopper kernel would pack its operands runs its mode's
+ * mma.sync kernel), so its bits may differ from the same call made outside a capture.
+ * Its report
  * (tmm_get_last_report) names the kernel, with times 0. The host calls (tmm_sgemm,
  * tmm_sgemm_io, their double and batched forms) give TMM_ERROR_NOT_SUPPORTED, before
  * reading or writing anything, while the handle's stream is capturing, and so does
@@ -761,6 +769,27 @@ TMM_API tmm_status tmm_dgemm_strided_batched_device(tmm_handle handle, tmm_layou
  * handle per stream. */
 TMM_API tmm_status tmm_set_stream(tmm_handle handle, void* stream);
 TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
+
+/* Since 1.2: `bytes` of the caller's device memory at `workspace` (cudaMalloc'd, or a
+ * 256-byte aligned part of such memory, on the handle's device) for the device calls'
+ * workspace (split-K partial sums, the Hopper kernels' packed operands), in place of
+ * the handle's own, as cublasSetWorkspace; NULL and 0 give the device calls back the
+ * handle's own (allocated and grown as calls need). The host calls never use it.
+ * A call whose kernel needs more than `bytes` runs one that needs no more (k split less
+ * or not at all, or its mode's kernel needing none), as where device memory runs out:
+ * it never fails for that. A call's report gives the bytes its kernel used
+ * (tmm_report.workspace_bytes): make a call outside a capture to learn what its
+ * captured form needs. Outside a capture the calls order their uses of it across the
+ * handle's streams as they order the handle's own (each waits for the last); captured
+ * calls use it without waiting (CUDA graphs, at tmm_sgemm_device), so the caller must
+ * not let a replay of the graph run while other work uses the memory (another replay,
+ * a call of this handle on another stream, or another handle given the same memory),
+ * and keeps it allocated while queued work or a graph that captured it may run.
+ * TMM_ERROR_INVALID_VALUE, the setting unchanged: workspace NULL with bytes > 0 or not
+ * NULL with 0; not 256-byte aligned; not device memory of the handle's device (managed
+ * and host memory included). CPU backend and handles of several devices:
+ * TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_set_workspace(tmm_handle handle, void* workspace, size_t bytes);
 
 /* Allocate now the pinned host staging that the streamed host path
  * (TMM_HOST_PATH_STREAMED) fills, so that the first large tmm_sgemm does not pay for it:

@@ -734,6 +734,10 @@ tmm_status tmm_set_stream(tmm_handle h, void* stream) {
   return on_handle(h, [&](tmm_context_s& c) { c.backend->set_stream(stream); });
 }
 
+tmm_status tmm_set_workspace(tmm_handle h, void* workspace, size_t bytes) {
+  return on_handle(h, [&](tmm_context_s& c) { c.backend->set_workspace(workspace, bytes); });
+}
+
 tmm_status tmm_get_stream(tmm_handle h, void** out) {
   return on_handle(h, [&](tmm_context_s& c) {
     require_out(out, "out");
@@ -806,6 +810,7 @@ tmm_status tmm_get_last_report(tmm_handle h, tmm_report* out) {
     r.batch = t.batch;
     r.device_count = c.backend->kind() == tiledmm::BackendKind::Cuda ? t.devices : 0;
     r.host_bytes = t.host_bytes;
+    r.workspace_bytes = t.workspace_bytes;
     std::memcpy(out, &r, r.struct_size);
   });
 }

@@ -3,8 +3,10 @@
 // knows about the C API.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "core/error.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/settings.hpp"
 
@@ -32,6 +34,15 @@ class Backend {
   // Allocates `bytes` of the host path's pinned staging now (CUDA); a no-op where
   // there is none (the CPU).
   virtual void reserve_host_staging(int64_t bytes) { (void)bytes; }
+
+  // Device memory of the caller's for the device calls' workspace (tmm_set_workspace);
+  // nullptr and 0: the backend's own. Throws NotSupported where there is none (the CPU,
+  // several devices).
+  virtual void set_workspace(void* workspace, size_t bytes) {
+    (void)workspace;
+    (void)bytes;
+    throw Error(Status::NotSupported, "a device workspace needs the CUDA backend of one device");
+  }
 
   virtual void set_stream(void* stream) = 0;
   virtual void* stream() const = 0;

@@ -75,7 +75,8 @@ struct Timing {
   // A lane's first product enqueued and its last tile unpacked, in ms from the call's start
   // (host clock: lanes on different devices compare); 0 and 0 for a lane with no tile.
   double start_ms = 0, end_ms = 0;
-  int devices = 1;  // devices that computed tiles of the call (a multi-device handle's)
+  int devices = 1;              // devices that computed tiles of the call (a multi-device handle's)
+  int64_t workspace_bytes = 0;  // device workspace the call's kernel used
 };
 
 // A strided batch's report after one more product: `next` (that product's) after `sum`

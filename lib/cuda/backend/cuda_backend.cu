@@ -60,8 +60,25 @@ struct EventSet {
 // user; release() marks the end of this call's use on that stream.
 class OrderedWorkspace {
  public:
-  // At least `bytes`, usable by work enqueued on `stream` from now on.
-  void* acquire(size_t bytes, cudaStream_t stream) {
+  OrderedWorkspace() = default;
+  // The caller's memory (tmm_set_workspace): `bytes` at `memory`, never grown.
+  OrderedWorkspace(void* memory, size_t bytes) : given_(memory), given_bytes_(bytes) {}
+
+  // At least `bytes`, usable by work enqueued on `stream` from now on. Captured (the
+  // stream captures a graph): the caller's memory alone, with no wait (an event
+  // recorded outside the capture cannot be waited for in it); the caller orders the
+  // graph's replays.
+  void* acquire(size_t bytes, cudaStream_t stream, bool captured) {
+    if (given_ != nullptr) {
+      require(bytes <= given_bytes_, Status::OutOfMemory, "the workspace given to the handle (",
+              uint64_t(given_bytes_), " bytes, tmm_set_workspace) is smaller than the ",
+              uint64_t(bytes), " bytes the kernel needs");
+      if (used_ && !captured) {
+        check_cuda(cudaStreamWaitEvent(stream, last_use_.get(), 0), "cudaStreamWaitEvent");
+      }
+      return given_;
+    }
+    require(!captured, Status::Internal, "a captured call asked for the handle's own workspace");
     if (used_) {
       if (bytes > buffer_.capacity()) {
         // Growing frees the old buffer: its last user must be done with it.
@@ -78,9 +95,13 @@ class OrderedWorkspace {
   // After the last work using the buffer was enqueued on `stream` (or an attempt
   // to enqueue it failed: what was enqueued before the failure still runs). A
   // record that fails leaves the context broken, and every later call fails.
-  void release(cudaStream_t stream) noexcept {
+  void release(cudaStream_t stream, bool captured) noexcept {
+    if (captured) return;  // replays are the caller's to order
     if (cudaEventRecord(last_use_.get(), stream) == cudaSuccess) used_ = true;
   }
+  void* given() const { return given_; }
+  void resize(size_t bytes) { given_bytes_ = bytes; }
+
   // Waits on the host until the last user is done (before the buffer is freed).
   void drain() noexcept {
     const RelaxedCaptureMode relaxed;
@@ -89,6 +110,8 @@ class OrderedWorkspace {
 
  private:
   DeviceBuffer buffer_;
+  void* given_ = nullptr;  // the caller's memory, used instead of buffer_
+  size_t given_bytes_ = 0;
   Event last_use_{cudaEventDisableTiming};
   bool used_ = false;  // last_use_ has been recorded
 };
@@ -97,10 +120,10 @@ class OrderedWorkspace {
 // by return or by throw.
 class WorkspaceUse {
  public:
-  WorkspaceUse(OrderedWorkspace* workspace, cudaStream_t stream)
-      : workspace_(workspace), stream_(stream) {}
+  WorkspaceUse(OrderedWorkspace* workspace, cudaStream_t stream, bool captured = false)
+      : workspace_(workspace), stream_(stream), captured_(captured) {}
   ~WorkspaceUse() {
-    if (workspace_ != nullptr) workspace_->release(stream_);
+    if (workspace_ != nullptr) workspace_->release(stream_, captured_);
   }
   WorkspaceUse(const WorkspaceUse&) = delete;
   WorkspaceUse& operator=(const WorkspaceUse&) = delete;
@@ -108,6 +131,7 @@ class WorkspaceUse {
  private:
   OrderedWorkspace* workspace_;
   cudaStream_t stream_;
+  bool captured_;
 };
 
 struct DeviceState {
@@ -115,6 +139,8 @@ struct DeviceState {
   EventSet events[2];
   DeviceBuffer a, b, c;
   OrderedWorkspace workspace;  // split-K partial sums, packed operands
+  // The caller's memory for the device calls' workspace (tmm_set_workspace), if given.
+  std::unique_ptr<OrderedWorkspace> given;
 };
 
 float elapsed_ms(const Event& from, const Event& to) {
@@ -239,7 +265,8 @@ class CudaBackend final : public Backend {
           status == cudaStreamCaptureStatusNone)
         cudaStreamSynchronize(stream_);
       state_->workspace.drain();  // also on the streams it used before
-      streamed_.reset();          // this handle's share of the device's engine
+      if (state_->given) state_->given->drain();
+      streamed_.reset();  // this handle's share of the device's engine
       state_.reset();
     } catch (const Error&) {
       // No device can be made current: the context is gone, and its resources too.
@@ -328,7 +355,7 @@ class CudaBackend final : public Backend {
               " MiB (TMM_OPTION_DEVICE_MEMORY_BUDGET); the streamed path fits any budget");
     }
     d.c = is_empty(p) ? nullptr : state_->c.reserve<std::byte>(size_t(p.m * d.ldc) * bytes);
-    void* workspace = reserve_workspace(config, d, settings);
+    void* workspace = reserve_workspace(config, d, settings, state_->workspace, false);
     const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
     const DrainOnThrow drain(stream_);  // declared after `use`: the drain runs first
 
@@ -353,6 +380,7 @@ class CudaBackend final : public Backend {
     check_cuda(cudaEventSynchronize(ev.stop.get()), "sgemm");
 
     Timing t = describe(config, p);
+    t.workspace_bytes = int64_t(workspace_bytes(config, d));
     t.host_path = HostPath::Direct;
     t.upload_ms = elapsed_ms(ev.start, ev.uploaded);
     t.compute_ms = elapsed_ms(ev.uploaded, ev.computed);
@@ -366,9 +394,11 @@ class CudaBackend final : public Backend {
     check_context(device_);
     DeviceGuard guard(device_);
     const bool graph = capturing();
-    // Captured: a kernel needing no workspace (a graph must not hold the handle's
-    // workspace, which later calls share and may free).
-    KernelChoice config = choices_.get(p, settings, profile_, /*with_workspace=*/!graph);
+    // Captured: a kernel needing no workspace (a graph must not hold the handle's own,
+    // which later calls share and may free), unless the caller gave one.
+    OrderedWorkspace& space = state_->given ? *state_->given : state_->workspace;
+    KernelChoice config =
+        choices_.get(p, settings, profile_, /*with_workspace=*/!graph || state_->given);
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -376,20 +406,20 @@ class CudaBackend final : public Backend {
       }
       check_device_pointer(p.c, "C");
     }
+    void* workspace = reserve_workspace(config, p, settings, space, graph);
+    const WorkspaceUse use(workspace ? &space : nullptr, stream_, graph);
+    Timing t = describe(config, p);
+    t.workspace_bytes = int64_t(workspace_bytes(config, p));
     if (graph) {  // only the kernels: no events to read later, no times in the report
-      require(workspace_bytes(config, p) == 0, Status::Internal,
-              "a captured product's kernel needs a workspace");
-      if (!is_empty(p)) launch_gemm(config, p, nullptr, stream_);
-      commit(describe(config, p), /*pending=*/false);
+      if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
+      commit(t, /*pending=*/false);
       return;
     }
-    void* workspace = reserve_workspace(config, p, settings);
-    const WorkspaceUse use(workspace ? &state_->workspace : nullptr, stream_);
     EventSet& ev = next_events();
     check_cuda(cudaEventRecord(ev.uploaded.get(), stream_), "cudaEventRecord");
     if (!is_empty(p)) launch_gemm(config, p, workspace, stream_);
     check_cuda(cudaEventRecord(ev.computed.get(), stream_), "cudaEventRecord");
-    commit(describe(config, p), /*pending=*/true);
+    commit(t, /*pending=*/true);
   }
 
   Timing last_timing() override {
@@ -428,6 +458,32 @@ class CudaBackend final : public Backend {
     stream_ = stream ? static_cast<cudaStream_t>(stream) : state_->own_stream.get();
   }
   void* stream() const override { return stream_; }
+
+  void set_workspace(void* memory, size_t bytes) override {
+    require((memory == nullptr) == (bytes == 0), Status::InvalidValue, "workspace is ",
+            memory ? "not NULL" : "NULL", " with bytes ", uint64_t(bytes),
+            ": give both, or NULL and 0 for the handle's own");
+    check_context(device_);
+    DeviceGuard guard(device_);
+    if (memory == nullptr) {
+      state_->given.reset();  // work queued on it still runs: the caller keeps the memory
+      return;
+    }
+    require(reinterpret_cast<uintptr_t>(memory) % 256 == 0, Status::InvalidValue,
+            "workspace must be 256-byte aligned (as cudaMalloc returns it)");
+    cudaPointerAttributes attr{};
+    const LastErrorScope scope;
+    const cudaError_t err = cudaPointerGetAttributes(&attr, memory);
+    if (err != cudaSuccess) scope.clear_if_ours();
+    require(err == cudaSuccess && attr.type == cudaMemoryTypeDevice && attr.device == device_,
+            Status::InvalidValue, "workspace is not device memory of the handle's device (",
+            device_, ")");
+    if (state_->given && state_->given->given() == memory) {
+      state_->given->resize(bytes);  // the same memory: its last use still ordered
+    } else {
+      state_->given = std::make_unique<OrderedWorkspace>(memory, bytes);
+    }
+  }
 
   void synchronize() override {
     check_context(device_);
@@ -517,11 +573,14 @@ class CudaBackend final : public Backend {
   // FP32_ACCURATE), the kernel gives way to the planner's choice among those needing
   // none (the mma.sync row of the mode, or strict FP32): the call runs, somewhat
   // slower, instead of failing, and the report names the kernel that ran.
-  void* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings) {
+  // From `space`: the handle's own, or the caller's (which a kernel needing more than it
+  // holds gives way the same), without waits where the call is captured.
+  void* reserve_workspace(KernelChoice& config, const GemmProblem& p, const Settings& settings,
+                          OrderedWorkspace& space, bool captured) {
     const size_t bytes = workspace_bytes(config, p);
     if (bytes == 0) return nullptr;
     try {
-      return state_->workspace.acquire(bytes, stream_);
+      return space.acquire(bytes, stream_, captured);
     } catch (const Error& e) {
       if (e.status() != Status::OutOfMemory) throw;
     }
@@ -530,7 +589,7 @@ class CudaBackend final : public Backend {
     const size_t unsplit_bytes = workspace_bytes(unsplit, p);
     if (unsplit_bytes < bytes) {
       try {
-        void* w = unsplit_bytes > 0 ? state_->workspace.acquire(unsplit_bytes, stream_) : nullptr;
+        void* w = unsplit_bytes > 0 ? space.acquire(unsplit_bytes, stream_, captured) : nullptr;
         config = unsplit;
         return w;
       } catch (const Error& e) {
