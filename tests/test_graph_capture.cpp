@@ -467,17 +467,18 @@ TEST(GraphCaptureWorkspace, AGivenWorkspaceRunsTheUncapturedKernelWithItsBits) {
 // Another thread captures its own stream in global mode, which makes the runtime refuse
 // unsafe calls (cudaMalloc, host waits) from every thread and spoils that capture: the
 // library's calls on its own streams meanwhile (a first host call, whose buffers it
-// allocates; a device call growing the workspace; reading a pending time) must succeed
-// and leave the capture valid.
+// allocates; one on the streamed path, its staging, threads and waits; a device call
+// growing the workspace; reading a pending time) must succeed and leave the capture valid.
 TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  // Made before the capture begins: the handle, and the device operands (the test's own
-  // allocations and copies run outside it, or in relaxed mode below).
+  // Made before the capture begins, and read after it ends: the handle and the device
+  // operands (the test's own allocations and copies are not the library's).
   tmm_handle h = nullptr;
   ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_algorithm(h, TMM_ALGO_BLOCKED), TMM_SUCCESS);
   GemmCase host = sgemm_case(300, 200, 500, TMM_TRANS, 0.5f);
+  GemmCase streamed = sgemm_case(1500, 1300, 700, TMM_NO_TRANS, -0.5f);
   GemmCase dev = sgemm_case(kSplitM, kSplitN, kSplitK, TMM_NO_TRANS, 0.0f);
   DeviceVector<float> a(dev.a), b(dev.b), c(dev.c);
 
@@ -507,6 +508,10 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   std::string message;
   const tmm_status host_st = tmm_test::run_case(h, host);
   if (host_st != TMM_SUCCESS) message = tmm_get_error_message(h);
+  // The streamed path: the engine's staging allocated, its threads, its waits.
+  tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED);
+  const tmm_status streamed_st = tmm_test::run_case(h, streamed);
+  if (streamed_st != TMM_SUCCESS && message.empty()) message = tmm_get_error_message(h);
   const tmm_status dev_st =
       tmm_sgemm_device(h, dev.layout, dev.ta, dev.tb, dev.m, dev.n, dev.k, dev.alpha, a.p, dev.lda,
                        b.p, dev.ldb, dev.beta, c.p, dev.ldc);
@@ -520,10 +525,12 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   ASSERT_EQ(begin, cudaSuccess);
   EXPECT_EQ(end, cudaSuccess) << "the library's calls spoiled another thread's capture";
   EXPECT_EQ(host_st, TMM_SUCCESS) << message;
+  EXPECT_EQ(streamed_st, TMM_SUCCESS) << message;
   ASSERT_EQ(dev_st, TMM_SUCCESS) << message;
   EXPECT_EQ(time_st, TMM_SUCCESS) << message;
   EXPECT_GT(ms, 0.0);
   EXPECT_TRUE(tmm_test::check_case(host));
+  EXPECT_TRUE(tmm_test::check_case(streamed));
   EXPECT_GT(last_report(h).splits, 1) << "the device call should have used the workspace";
   dev.c = c.download();
   EXPECT_TRUE(tmm_test::check_case(dev));

@@ -716,6 +716,7 @@ void StreamedGemm::prepare(const GemmProblem& p, const Settings& settings, const
   const Clock::time_point t0 = options.t0 == Clock::time_point{} ? Clock::now() : options.t0;
   try {
     const DeviceGuard guard(device_);
+    const RelaxedCaptureMode relaxed;  // allocations and waits while others capture
     // The one switch from the tag to the element type.
     visit_precision(p.precision, [&](auto zero) {
       using T = decltype(zero);
@@ -732,6 +733,9 @@ void StreamedGemm::prepare(const GemmProblem& p, const Settings& settings, const
 
 Timing StreamedGemm::work(UnitSource& source) {
   const DeviceGuard guard(device_);
+  // Its waits (and the drains below) on the engine's own streams, whichever thread runs
+  // it (a lane's), may go on while another stream captures a graph.
+  const RelaxedCaptureMode relaxed;
   return std::visit(
       [&](auto& call) -> Timing {
         if constexpr (std::is_same_v<std::decay_t<decltype(call)>, std::monostate>) {
