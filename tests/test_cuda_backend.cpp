@@ -659,8 +659,10 @@ GemmCase integer_case(int64_t m, int64_t n, int64_t k, float beta, uint32_t seed
 // back by a gate until every call is enqueued, so the products would run at once if
 // the library let them: a call must never use workspace memory that a product queued
 // on the other stream still uses. Each result must equal, bit for bit, the same call
-// made alone, which matches FP64 exactly.
-TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
+// made alone, which matches FP64 exactly. With `regive`, the calls use a workspace the
+// caller gives (tmm_set_workspace), taken back and given again before each call, at one
+// of two overlapping addresses of one allocation: its order must survive that.
+void two_streams_share_no_workspace(tmm_handle h_, bool regive) {
   struct Shape {
     int64_t m, n, k;
     tmm_math_mode math;
@@ -726,6 +728,32 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
     ASSERT_EQ(cudaMemcpy(c.d->c, c.g.c0.data(), c.g.c0.size() * bytes_of, cudaMemcpyDefault),
               cudaSuccess);
   }
+  void* given = nullptr;  // room for the largest workspace at either of two addresses
+  size_t most = 0;
+  if (regive) {
+    for (Call& c : calls) {
+      set_math(c.math);
+      ASSERT_EQ(run_device(h_, c.g, *c.d), TMM_SUCCESS) << tmm_get_error_message(h_);
+      tmm_report r{};
+      r.struct_size = sizeof r;
+      ASSERT_EQ(tmm_get_last_report(h_, &r), TMM_SUCCESS);
+      most = std::max(most, size_t(r.workspace_bytes));
+      ASSERT_EQ(tmm_synchronize(h_), TMM_SUCCESS);
+      ASSERT_EQ(cudaMemcpy(c.d->c, c.g.c0.data(), c.g.c0.size() * bytes_of, cudaMemcpyDefault),
+                cudaSuccess);
+    }
+    ASSERT_GT(most, size_t(0));
+    ASSERT_EQ(cudaMalloc(&given, most + 256), cudaSuccess);
+    ASSERT_EQ(tmm_set_workspace(h_, given, most), TMM_SUCCESS) << tmm_get_error_message(h_);
+  }
+  // Taken back, then the largest size again at the allocation's start or 256 bytes on
+  // (overlapping the other).
+  const auto regive_before = [&](size_t i) {
+    if (!regive) return;
+    ASSERT_EQ(tmm_set_workspace(h_, nullptr, 0), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_workspace(h_, static_cast<char*>(given) + (i % 2) * 256, most), TMM_SUCCESS)
+        << tmm_get_error_message(h_);
+  };
   // The streamed host call, warmed up too (its engine's buffers grown).
   GemmCase host = integer_case(300, 280, 700, 1.0f, seed + 7);
   auto run_host = [&](GemmCase& g) {
@@ -749,6 +777,7 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
     Call& c = calls[i];
     set_math(c.math);
     ASSERT_EQ(tmm_set_stream(h_, streams[i % 2]), TMM_SUCCESS);
+    regive_before(i);
     ASSERT_EQ(run_device(h_, c.g, *c.d), TMM_SUCCESS) << tmm_get_error_message(h_);
     if (i == calls.size() / 2) run_host(host);  // the engine's own streams, meanwhile
   }
@@ -773,6 +802,18 @@ TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
     EXPECT_EQ(differ, 0) << "elements differ from the same call made alone";
   }
   for (cudaStream_t s : streams) ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+  if (given != nullptr) {
+    ASSERT_EQ(tmm_set_workspace(h_, nullptr, 0), TMM_SUCCESS);
+    ASSERT_EQ(cudaFree(given), cudaSuccess);
+  }
+}
+
+TEST_F(CudaBackend, OneHandleOnTwoStreamsNeverSharesItsWorkspace) {
+  two_streams_share_no_workspace(h_, false);
+}
+
+TEST_F(CudaBackend, AWorkspaceGivenAgainStaysOrderedAcrossStreams) {
+  two_streams_share_no_workspace(h_, true);
 }
 
 // A caller that left a CUDA error pending (cudaGetLastError would return it) gets it

@@ -237,7 +237,8 @@ TEST_P(GraphCapture, DeviceCallsReplayWithTheirPointersAndScalars) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
 
   for (const tmm_report& r : reports) {
-    EXPECT_EQ(r.splits, 1) << r.kernel;  // no workspace: no partial sums
+    EXPECT_EQ(r.splits, 1) << r.kernel;           // no workspace: no partial sums
+    EXPECT_EQ(r.workspace_bytes, 0) << r.kernel;  // nor packed operands
     EXPECT_EQ(r.compute_ms, 0.0) << r.kernel;
     EXPECT_EQ(r.total_ms, 0.0) << r.kernel;
   }
@@ -443,7 +444,28 @@ TEST(GraphCaptureWorkspace, AGivenWorkspaceRunsTheUncapturedKernelWithItsBits) {
     EXPECT_TRUE(tmm_test::check_case(got));
   }
 
-  // Refused, the setting unchanged: misaligned, host, managed, NULL with bytes, bytes 0.
+  // The same while capturing: the captured call gives way too, and its replay is right.
+  c[0]->upload(calls[0].g.c);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  {
+    const CaptureCloser closer{s};
+    ASSERT_EQ(run(0), TMM_SUCCESS) << tmm_get_error_message(h);
+    EXPECT_LE(size_t(last_report(h).workspace_bytes), half);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    GemmCase got = calls[0].g;
+    got.c = c[0]->download();
+    EXPECT_TRUE(tmm_test::check_case(got));
+    EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+    EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  }
+
+  // Refused, the setting unchanged: misaligned, host, managed, NULL with bytes, bytes 0,
+  // bytes past the allocation's end.
   float host[64] = {};
   void* managed = nullptr;
   ASSERT_EQ(cudaMallocManaged(&managed, 4096), cudaSuccess);
@@ -452,7 +474,12 @@ TEST(GraphCaptureWorkspace, AGivenWorkspaceRunsTheUncapturedKernelWithItsBits) {
   EXPECT_EQ(tmm_set_workspace(h, managed, 4096), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_workspace(h, nullptr, 1024), TMM_ERROR_INVALID_VALUE);
   EXPECT_EQ(tmm_set_workspace(h, memory, 0), TMM_ERROR_INVALID_VALUE);
-  EXPECT_NE(std::string(tmm_get_error_message(h)), "");
+  EXPECT_EQ(tmm_set_workspace(h, memory, most + 4096), TMM_ERROR_INVALID_VALUE);
+  EXPECT_NE(std::string(tmm_get_error_message(h)).find("allocation"), std::string::npos)
+      << tmm_get_error_message(h);
+  c[0]->upload(calls[0].g.c);
+  ASSERT_EQ(run(0), TMM_SUCCESS) << tmm_get_error_message(h);
+  EXPECT_LE(size_t(last_report(h).workspace_bytes), half) << "the half setting was kept";
 
   // Back to the handle's own: the split as before.
   ASSERT_EQ(tmm_set_workspace(h, nullptr, 0), TMM_SUCCESS);
@@ -477,8 +504,15 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   ASSERT_EQ(tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_algorithm(h, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  const int twice[] = {0, 0};
+  tmm_handle lanes = nullptr;
+  ASSERT_EQ(tmm_create_with_devices(&lanes, twice, 2), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(lanes, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  // Budgets that cut the product into many tiles (test_multi_device's share_everything).
+  ASSERT_EQ(tmm_set_option(lanes, TMM_OPTION_DEVICE_MEMORY_BUDGET, int64_t(24) << 20), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_option(lanes, TMM_OPTION_HOST_STAGING_BYTES, int64_t(4) << 20), TMM_SUCCESS);
   GemmCase host = sgemm_case(300, 200, 500, TMM_TRANS, 0.5f);
-  GemmCase streamed = sgemm_case(1500, 1300, 700, TMM_NO_TRANS, -0.5f);
+  GemmCase streamed = sgemm_case(2000, 1800, 900, TMM_NO_TRANS, -0.5f);
   GemmCase dev = sgemm_case(kSplitM, kSplitN, kSplitK, TMM_NO_TRANS, 0.0f);
   DeviceVector<float> a(dev.a), b(dev.b), c(dev.c);
 
@@ -508,10 +542,13 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   std::string message;
   const tmm_status host_st = tmm_test::run_case(h, host);
   if (host_st != TMM_SUCCESS) message = tmm_get_error_message(h);
-  // The streamed path: the engine's staging allocated, its threads, its waits.
-  tmm_set_option(h, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED);
-  const tmm_status streamed_st = tmm_test::run_case(h, streamed);
-  if (streamed_st != TMM_SUCCESS && message.empty()) message = tmm_get_error_message(h);
+  // The streamed path over device 0 twice (a handle of two lanes: the engines run on
+  // the lanes' threads): staging allocated, threads, waits.
+  const tmm_status streamed_st = tmm_test::run_case(lanes, streamed);
+  if (streamed_st != TMM_SUCCESS && message.empty()) message = tmm_get_error_message(lanes);
+  tmm_report lanes_report{};
+  lanes_report.struct_size = sizeof lanes_report;
+  tmm_get_last_report(lanes, &lanes_report);
   const tmm_status dev_st =
       tmm_sgemm_device(h, dev.layout, dev.ta, dev.tb, dev.m, dev.n, dev.k, dev.alpha, a.p, dev.lda,
                        b.p, dev.ldb, dev.beta, c.p, dev.ldc);
@@ -519,6 +556,9 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   double ms = 0;
   const tmm_status time_st = tmm_get_last_time(h, &ms);
   if (time_st != TMM_SUCCESS && message.empty()) message = tmm_get_error_message(h);
+  const tmm_status sync_st = tmm_synchronize(h);
+  if (sync_st != TMM_SUCCESS && message.empty()) message = tmm_get_error_message(h);
+  tmm_destroy(lanes);  // waits for its streams and frees its buffers, meanwhile
   stage = 2;
   capturer.join();
 
@@ -528,6 +568,8 @@ TEST(GraphCaptureElsewhere, LibraryCallsLeaveAnotherThreadsGlobalCaptureAlone) {
   EXPECT_EQ(streamed_st, TMM_SUCCESS) << message;
   ASSERT_EQ(dev_st, TMM_SUCCESS) << message;
   EXPECT_EQ(time_st, TMM_SUCCESS) << message;
+  EXPECT_EQ(sync_st, TMM_SUCCESS) << message;
+  EXPECT_EQ(lanes_report.device_count, 2) << "both lanes should have computed tiles";
   EXPECT_GT(ms, 0.0);
   EXPECT_TRUE(tmm_test::check_case(host));
   EXPECT_TRUE(tmm_test::check_case(streamed));

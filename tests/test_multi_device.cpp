@@ -459,6 +459,9 @@ TEST(MultiDevice, DeviceCallsAreNotSupportedAndSynchronizeSucceeds) {
   void* stream = nullptr;
   EXPECT_EQ(tmm_get_stream(h, &stream), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_set_stream(h, nullptr), TMM_ERROR_NOT_SUPPORTED);
+  int word = 0;
+  EXPECT_EQ(tmm_set_workspace(h, nullptr, 0), TMM_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(tmm_set_workspace(h, &word, sizeof word), TMM_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(tmm_synchronize(h), TMM_SUCCESS);
   EXPECT_EQ(tmm_reserve_host_staging(h, int64_t(1) << 20), TMM_SUCCESS);
   cudaFree(d);

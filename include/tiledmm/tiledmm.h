@@ -780,15 +780,16 @@ TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
  * it never fails for that. A call's report gives the bytes its kernel used
  * (tmm_report.workspace_bytes): make a call outside a capture to learn what its
  * captured form needs. Outside a capture the calls order their uses of it across the
- * handle's streams as they order the handle's own (each waits for the last); captured
+ * handle's streams as they order the handle's own (each waits for the last, also where
+ * the memory was given again or replaced since, on whatever stream); captured
  * calls use it without waiting (CUDA graphs, at tmm_sgemm_device), so the caller must
  * not let a replay of the graph run while other work uses the memory (another replay,
  * a call of this handle on another stream, or another handle given the same memory),
  * and keeps it allocated while queued work or a graph that captured it may run.
  * TMM_ERROR_INVALID_VALUE, the setting unchanged: workspace NULL with bytes > 0 or not
  * NULL with 0; not 256-byte aligned; not device memory of the handle's device (managed
- * and host memory included). CPU backend and handles of several devices:
- * TMM_ERROR_NOT_SUPPORTED. */
+ * and host memory included); `bytes` running past the end of its allocation. CPU
+ * backend and handles of several devices: TMM_ERROR_NOT_SUPPORTED. */
 TMM_API tmm_status tmm_set_workspace(tmm_handle handle, void* workspace, size_t bytes);
 
 /* Allocate now the pinned host staging that the streamed host path

@@ -60,9 +60,15 @@ struct EventSet {
 // user; release() marks the end of this call's use on that stream.
 class OrderedWorkspace {
  public:
-  OrderedWorkspace() = default;
-  // The caller's memory (tmm_set_workspace): `bytes` at `memory`, never grown.
-  OrderedWorkspace(void* memory, size_t bytes) : given_(memory), given_bytes_(bytes) {}
+  // The caller's memory instead of a buffer of its own (tmm_set_workspace): `bytes` at
+  // `memory`, never grown; nullptr: none given. The order of uses stays across changes
+  // (the next use of any memory given waits for the last use of the one before, which
+  // the new one may overlap).
+  void give(void* memory, size_t bytes) {
+    given_ = memory;
+    given_bytes_ = memory ? bytes : 0;
+  }
+  bool given() const { return given_ != nullptr; }
 
   // At least `bytes`, usable by work enqueued on `stream` from now on. Captured (the
   // stream captures a graph): the caller's memory alone, with no wait (an event
@@ -99,9 +105,6 @@ class OrderedWorkspace {
     if (captured) return;  // replays are the caller's to order
     if (cudaEventRecord(last_use_.get(), stream) == cudaSuccess) used_ = true;
   }
-  void* given() const { return given_; }
-  void resize(size_t bytes) { given_bytes_ = bytes; }
-
   // Waits on the host until the last user is done (before the buffer is freed).
   void drain() noexcept {
     const RelaxedCaptureMode relaxed;
@@ -140,7 +143,7 @@ struct DeviceState {
   DeviceBuffer a, b, c;
   OrderedWorkspace workspace;  // split-K partial sums, packed operands
   // The caller's memory for the device calls' workspace (tmm_set_workspace), if given.
-  std::unique_ptr<OrderedWorkspace> given;
+  OrderedWorkspace given;
 };
 
 float elapsed_ms(const Event& from, const Event& to) {
@@ -265,7 +268,7 @@ class CudaBackend final : public Backend {
           status == cudaStreamCaptureStatusNone)
         cudaStreamSynchronize(stream_);
       state_->workspace.drain();  // also on the streams it used before
-      if (state_->given) state_->given->drain();
+      state_->given.drain();
       streamed_.reset();  // this handle's share of the device's engine
       state_.reset();
     } catch (const Error&) {
@@ -396,9 +399,9 @@ class CudaBackend final : public Backend {
     const bool graph = capturing();
     // Captured: a kernel needing no workspace (a graph must not hold the handle's own,
     // which later calls share and may free), unless the caller gave one.
-    OrderedWorkspace& space = state_->given ? *state_->given : state_->workspace;
+    OrderedWorkspace& space = state_->given.given() ? state_->given : state_->workspace;
     KernelChoice config =
-        choices_.get(p, settings, profile_, /*with_workspace=*/!graph || state_->given);
+        choices_.get(p, settings, profile_, /*with_workspace=*/!graph || state_->given.given());
     if (!is_empty(p)) {
       if (!is_scale_only(p)) {
         check_device_pointer(p.a, "A");
@@ -466,7 +469,7 @@ class CudaBackend final : public Backend {
     check_context(device_);
     DeviceGuard guard(device_);
     if (memory == nullptr) {
-      state_->given.reset();  // work queued on it still runs: the caller keeps the memory
+      state_->given.give(nullptr, 0);  // work queued on it still runs: the caller keeps it
       return;
     }
     require(reinterpret_cast<uintptr_t>(memory) % 256 == 0, Status::InvalidValue,
@@ -478,11 +481,9 @@ class CudaBackend final : public Backend {
     require(err == cudaSuccess && attr.type == cudaMemoryTypeDevice && attr.device == device_,
             Status::InvalidValue, "workspace is not device memory of the handle's device (",
             device_, ")");
-    if (state_->given && state_->given->given() == memory) {
-      state_->given->resize(bytes);  // the same memory: its last use still ordered
-    } else {
-      state_->given = std::make_unique<OrderedWorkspace>(memory, bytes);
-    }
+    require(within_one_allocation(memory, bytes), Status::InvalidValue,
+            "workspace: ", uint64_t(bytes), " bytes from it run past the end of its allocation");
+    state_->given.give(memory, bytes);
   }
 
   void synchronize() override {
@@ -491,6 +492,7 @@ class CudaBackend final : public Backend {
     require(!capturing(), Status::NotSupported,
             "the handle's stream is capturing a CUDA graph: it cannot be waited for until the "
             "capture ends");
+    const RelaxedCaptureMode relaxed;  // another stream may be capturing
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 

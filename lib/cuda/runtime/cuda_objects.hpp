@@ -44,13 +44,17 @@ class DeviceGuard {
 // without touching that capture.
 class RelaxedCaptureMode {
  public:
-  RelaxedCaptureMode() noexcept { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode() noexcept
+      : swapped_(cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess) {}
+  ~RelaxedCaptureMode() {
+    if (swapped_) cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
   RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
   RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
 
  private:
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;  // the other one, swapped
+  bool swapped_;                                               // restored only if it was swapped
 };
 
 class Stream {

@@ -31,6 +31,22 @@ PointerGetAttribute pointer_get_attribute() noexcept {
   return fn;
 }
 
+}  // namespace
+
+bool within_one_allocation(const void* p, size_t bytes) noexcept {
+  const PointerGetAttribute get = pointer_get_attribute();
+  if (get == nullptr || p == nullptr) return true;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  const CUdeviceptr at = reinterpret_cast<CUdeviceptr>(p);
+  if (get(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, at) != CUDA_SUCCESS ||
+      get(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, at) != CUDA_SUCCESS)
+    return true;
+  return at >= start && bytes <= size - (at - start);
+}
+
+namespace {
+
 std::atomic<int64_t> g_copies_to_failure{0};
 std::atomic<int> g_injected_error{cudaSuccess};
 

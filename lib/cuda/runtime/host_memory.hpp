@@ -16,6 +16,10 @@ namespace tiledmm {
 // is only partly pinned, and when the driver cannot tell. Never throws.
 bool is_pinned_range(const void* p, size_t bytes) noexcept;
 
+// True when [p, p + bytes) lies inside one allocation the driver knows (its range: the
+// allocation's start and size); true as well when the driver cannot tell. Never throws.
+bool within_one_allocation(const void* p, size_t bytes) noexcept;
+
 // rows x cols elements of `bytes` each from (src, src_ld) to (dst, dst_ld), leading
 // dimensions in elements, on `stream`; pitches beyond cudaMemcpy2D's reach go row by
 // row. In bytes, so that one copy serves both precisions.

@@ -718,6 +718,39 @@ TEST(Double, LadderSettingsChooseDoubleRows) {
 // algorithm, tile, coarsening, math mode, max_splits, the workspace flag, the profile):
 // the cache's answer equals choose_kernel's, field by field, or both throw the same
 // status; and it does hit.
+// A choice asked for without a workspace (a captured device call, the streamed path's
+// chunks) needs none, on every device, shape, precision, mode and algorithm that has
+// one: the strict BLOCKED row once split k regardless (found by test_graph_capture).
+TEST(Workspace, AChoiceWithoutAWorkspaceNeedsNone) {
+  int64_t checked = 0, split_with = 0;
+  for (const Profile& prof : profiles()) {
+    for (GemmProblem p : shapes()) {
+      for (Precision precision : {Precision::F32, Precision::F64}) {
+        p.precision = precision;
+        for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp32Accurate}) {
+          for (const ChoiceCase c :
+               {ChoiceCase{Algorithm::Auto, 0, mode}, ChoiceCase{Algorithm::Blocked, 0, mode}}) {
+            Settings s;
+            s.algorithm = c.algorithm;
+            s.tile_size = c.tile;
+            s.math_mode = c.mode;
+            SCOPED_TRACE(std::string(prof.name) + " " + describe(c) + " " + std::to_string(p.m) +
+                         " x " + std::to_string(p.n) + " x " + std::to_string(p.k));
+            const KernelChoice with = choose_kernel(p, s, prof.device, true);
+            split_with += with.plan.splits > 1;
+            const KernelChoice without = choose_kernel(p, s, prof.device, false);
+            EXPECT_EQ(workspace_bytes(without, p), 0u) << without.kernel->name;
+            EXPECT_EQ(without.plan.splits, 1) << without.kernel->name;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(split_with, 0) << "some of these choices split k with a workspace";
+  EXPECT_GT(checked, 1000);
+}
+
 TEST(ChoiceCache, HitsEqualFreshChoices) {
   std::vector<Profile> all = profiles();
   all.push_back({"T4", t4()});
