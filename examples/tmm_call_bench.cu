@@ -194,11 +194,11 @@ void run_shape(const Shape& s, int calls, int rounds, bool one_allocation, cudaS
   const double ratio = median(sync[0]) / median(sync[1]);
   std::printf(
       "%lldx%lldx%lld %s %s: tiledmm %.2f us/call to sync (enqueue %.2f), cuBLAS %.2f (enqueue "
-      "%.2f); ratio %.3f %s; kernel %s; |C - cuBLAS C| / |cuBLAS C| = %.1e\n",
+      "%.2f); ratio %.3f %s; kernel %s, splits %d; |C - cuBLAS C| / |cuBLAS C| = %.1e\n",
       (long long)s.m, (long long)s.n, (long long)s.k, fp64 ? "double" : "single",
       one_allocation ? "one allocation" : "three allocations", median(sync[0]), median(enq[0]),
       median(sync[1]), median(enq[1]), ratio, ratio <= 1.0 ? "PASS" : "over", report.kernel,
-      std::sqrt(diff / std::max(norm, 1e-300)));
+      report.splits, std::sqrt(diff / std::max(norm, 1e-300)));
   if (one_allocation) {
     CHECK_CUDA(cudaFree(block));
   } else {

@@ -28,6 +28,9 @@ constexpr int kMaxSplits = 32;        // slices of k wherever C is large
 constexpr int kMaxDeepSplits = 1024;  // and where C is small, by its partials' bytes
 constexpr int64_t kMaxSplitPartialBytes = int64_t(64) << 20;
 constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
+// Except where k is too shallow for two such slices and the tile's blocks leave SMs idle
+// (512^3 ran 64 blocks of 64 x 64 on 132 SMs): slices of this depth fill them.
+constexpr int64_t kMinDepthPerSplitIdle = 128;
 
 // Blocks of shape `s` one SM of `d` holds at once (resident_blocks).
 int resident_blocks_of(const BlockedShapeInfo& s, const DeviceProfile& d) {
@@ -73,9 +76,12 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
                               (double(slots) * per_block_rate);
     const double pass_time =
         double(element_bytes(p.precision)) * double(p.m) * double(p.n) / split_bandwidth;
+    const int64_t min_depth = p.k < 2 * kMinDepthPerSplit && blocks < d.multiprocessors
+                                  ? kMinDepthPerSplitIdle
+                                  : kMinDepthPerSplit;
     for (int splits = 1; splits <= most_splits; ++splits) {
       const int64_t depth = ceil_div(p.k, splits);
-      if (splits > 1 && depth < kMinDepthPerSplit) break;
+      if (splits > 1 && depth < min_depth) break;
       if (splits > 1 &&
           floor_time + kLaunchSeconds + double(splits + 2) * pass_time >= best_time * 0.95)
         break;
