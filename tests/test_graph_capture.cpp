@@ -307,6 +307,84 @@ INSTANTIATE_TEST_SUITE_P(Modes, GraphCapture,
                                   (std::get<1>(info.param) ? "Warm" : "Fresh");
                          });
 
+// Two calls on forked streams of one capture (the handle's stream switched between them,
+// as a program that forks work does), replayed 100 times with new inputs each time, each
+// replay against FP64: a graph holds pointers, not values. (Scalars by device pointer,
+// which would let a replay change alpha and beta too, are not built.)
+TEST(GraphCaptureFork, TwoCallsOnForkedStreamsReplayWithNewInputs) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  HandleAndStream owned;
+  ASSERT_EQ(tmm_create_with_backend(&owned.h, TMM_BACKEND_CUDA, 0), TMM_SUCCESS);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&owned.s, cudaStreamNonBlocking), cudaSuccess);
+  cudaStream_t fork = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&fork, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t forked = nullptr, joined = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming), cudaSuccess);
+  ASSERT_EQ(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming), cudaSuccess);
+  const tmm_handle h = owned.h;
+
+  // A shape BLOCKED splits outside a capture (here unsplit: no workspace), and a TF32 one.
+  GemmCase split = sgemm_case(64, 80, 4096, TMM_NO_TRANS, 0.5f);
+  GemmCase tf32 = sgemm_case(256, 192, 512, TMM_TRANS, 0.0f);
+  DeviceVector<float> sa(split.a), sb(split.b), sc(split.c);
+  DeviceVector<float> ta(tf32.a), tb(tf32.b), tc(tf32.c);
+  const auto call = [&](cudaStream_t stream, const GemmCase& g, tmm_algorithm algorithm,
+                        tmm_math_mode math, const DeviceVector<float>& a,
+                        const DeviceVector<float>& b, const DeviceVector<float>& c) {
+    EXPECT_EQ(tmm_set_stream(h, stream), TMM_SUCCESS);
+    EXPECT_EQ(tmm_set_algorithm(h, algorithm), TMM_SUCCESS);
+    EXPECT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, math), TMM_SUCCESS);
+    return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a.p, g.lda, b.p, g.ldb,
+                            g.beta, c.p, g.ldc);
+  };
+
+  ASSERT_EQ(cudaStreamBeginCapture(owned.s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  tmm_math_mode tf32_ran = TMM_MATH_FP32;
+  {
+    const CaptureCloser closer{owned.s};
+    ASSERT_EQ(cudaEventRecord(forked, owned.s), cudaSuccess);
+    ASSERT_EQ(cudaStreamWaitEvent(fork, forked, 0), cudaSuccess);  // `fork` joins the capture
+    ASSERT_EQ(call(owned.s, split, TMM_ALGO_BLOCKED, TMM_MATH_FP32, sa, sb, sc), TMM_SUCCESS)
+        << tmm_get_error_message(h);
+    ASSERT_EQ(call(fork, tf32, TMM_ALGO_AUTO, TMM_MATH_TF32, ta, tb, tc), TMM_SUCCESS)
+        << tmm_get_error_message(h);
+    tf32_ran = last_report(h).math_mode;
+    ASSERT_EQ(cudaEventRecord(joined, fork), cudaSuccess);
+    ASSERT_EQ(cudaStreamWaitEvent(owned.s, joined, 0), cudaSuccess);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(owned.s, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(tmm_set_stream(h, nullptr), TMM_SUCCESS);
+
+  const int replays = tmm_test::under_sanitizer() ? 5 : 100;
+  for (int replay = 0; replay < replays; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay));
+    tmm_test::fill_case(split, tmm_test::fresh_seed());  // new A, B and C, same shapes
+    tmm_test::fill_case(tf32, tmm_test::fresh_seed());
+    sa.upload(split.a);
+    sb.upload(split.b);
+    sc.upload(split.c);
+    ta.upload(tf32.a);
+    tb.upload(tf32.b);
+    tc.upload(tf32.c);
+    ASSERT_EQ(cudaGraphLaunch(exec, owned.s), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(owned.s), cudaSuccess);
+    GemmCase got = split;
+    got.c = sc.download();
+    ASSERT_TRUE(tmm_test::check_case(got));
+    got = tf32;
+    got.c = tc.download();
+    ASSERT_TRUE(tmm_test::check_case(got, tmm_test::arithmetic_of(tf32_ran)));
+  }
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(forked), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(joined), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(fork), cudaSuccess);
+}
+
 // A handle destroyed while its stream captures: the capture stays valid (the handle does
 // not wait for a capturing stream), and the graph, holding no memory of the handle's,
 // replays after it.
