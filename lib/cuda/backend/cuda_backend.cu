@@ -19,8 +19,9 @@
 // one stream wait per call that needs a workspace.
 //
 // CUDA graphs: a device call on a stream that is being captured enqueues only its
-// kernels (no workspace, so no allocation, event or wait; no timing events), and the
-// graph replays them with the pointers of the call. A host call on a capturing
+// kernels (no allocation, event or wait; no timing events), with no workspace but one
+// the caller gave (tmm_set_workspace), and the graph replays them with the pointers of
+// the call. A host call on a capturing
 // stream is refused before it does anything (it waits for its copies). The calls
 // that allocate or wait on the host run in relaxed capture mode (RelaxedCaptureMode),
 // so a capture on another stream, by any thread, neither fails them nor is spoiled.
