@@ -331,7 +331,7 @@ TEST(GraphCaptureFork, TwoCallsOnForkedStreamsReplayWithNewInputs) {
   const auto call = [&](cudaStream_t stream, const GemmCase& g, tmm_algorithm algorithm,
                         tmm_math_mode math, const DeviceVector<float>& a,
                         const DeviceVector<float>& b, const DeviceVector<float>& c) {
-    EXPECT_EQ(tmm_set_stream(h, stream), TMM_SUCCESS);
+    EXPECT_EQ(tmm_set_stream(h, stream), TMM_SUCCESS) << tmm_get_error_message(h);
     EXPECT_EQ(tmm_set_algorithm(h, algorithm), TMM_SUCCESS);
     EXPECT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, math), TMM_SUCCESS);
     return tmm_sgemm_device(h, g.layout, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a.p, g.lda, b.p, g.ldb,

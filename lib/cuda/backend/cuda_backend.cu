@@ -452,10 +452,23 @@ class CudaBackend final : public Backend {
     if (stream != nullptr) {  // a destroyed or foreign handle must fail here, not later
       check_context(device_);
       DeviceGuard guard(device_);
+      // A stream that is capturing is a valid stream too (a program forks work onto
+      // it and calls again): the query runs in relaxed capture mode, and where the
+      // runtime still refuses it, the capture status (legal on any capturing stream)
+      // says whether the stream is one.
       unsigned flags = 0;
+      const RelaxedCaptureMode relaxed;
       const LastErrorScope scope;
-      const cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
-      if (err != cudaSuccess) scope.clear_if_ours();
+      cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
+      if (err != cudaSuccess) {
+        scope.clear_if_ours();
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) == cudaSuccess &&
+            capture != cudaStreamCaptureStatusNone)
+          err = cudaSuccess;
+        else
+          scope.clear_if_ours();
+      }
       require(err == cudaSuccess, Status::InvalidValue,
               "stream is not a valid CUDA stream: ", cudaGetErrorName(err));
     }
