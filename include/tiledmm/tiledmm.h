@@ -755,6 +755,54 @@ TMM_API tmm_status tmm_dgemm_strided_batched_device(tmm_handle handle, tmm_layou
                                                     double beta, double* C, int64_t ldc,
                                                     int64_t stride_c, int64_t batch);
 
+/* The device calls with alpha and beta in device memory, as cuBLAS's
+ * CUBLAS_POINTER_MODE_DEVICE (since 1.2): `alpha` and `beta` each point to one element
+ * of the call's type in device memory of the handle's device (cudaMalloc or managed
+ * memory), read by the kernels when they run, not by the call. So a graph captured
+ * with these calls replays with the values that memory holds at each replay, and a
+ * kernel may compute the scalars it uses. Otherwise each is its device call above
+ * (tmm_sgemm_device, tmm_dgemm_device, the strided batched forms): the same arguments,
+ * checks, kernels, streams, workspace, reports and capture rules, with these
+ * differences, since the call cannot see the values:
+ *  - A and B must be valid for every product whose k > 0, and C for every product
+ *    with m, n > 0, whatever alpha and beta hold (the value calls need no A or B
+ *    where alpha = 0, no C read where beta = 0). The kernels read A and B even where
+ *    alpha holds 0; each element of C then becomes beta * C (0 where beta holds 0),
+ *    A's and B's values (NaN, Inf) never showing. Where beta holds 0, C is not read
+ *    (a NaN there does not show), as in the value calls.
+ *  - k = 0 launches a kernel that writes beta * C (the value call's scale-only case).
+ *  - The result's bits are those of the value call with the same scalars (the same
+ *    kernel reads them from memory instead of its arguments), alpha 0 aside.
+ *  - TMM_ERROR_INVALID_VALUE also where `alpha` or `beta` is NULL, and where a kernel
+ *    would run (m, n and batch > 0) where either is not device memory of the handle's
+ *    device or shares a byte with a product of C (the kernels write C while others
+ *    read the scalars). The memory must not change
+ *    while the call's kernels run: change it on the handle's stream (or after
+ *    tmm_synchronize), as between the replays of a graph.
+ * The CPU backend and a handle of several devices: TMM_ERROR_NOT_SUPPORTED. */
+TMM_API tmm_status tmm_sgemm_device_scalars(tmm_handle handle, tmm_layout layout,
+                                            tmm_transpose trans_a, tmm_transpose trans_b,
+                                            int64_t m, int64_t n, int64_t k, const float* alpha,
+                                            const float* A, int64_t lda, const float* B,
+                                            int64_t ldb, const float* beta, float* C,
+                                            int64_t ldc);
+TMM_API tmm_status tmm_dgemm_device_scalars(tmm_handle handle, tmm_layout layout,
+                                            tmm_transpose trans_a, tmm_transpose trans_b,
+                                            int64_t m, int64_t n, int64_t k, const double* alpha,
+                                            const double* A, int64_t lda, const double* B,
+                                            int64_t ldb, const double* beta, double* C,
+                                            int64_t ldc);
+TMM_API tmm_status tmm_sgemm_strided_batched_device_scalars(
+    tmm_handle handle, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b, int64_t m,
+    int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, int64_t stride_a,
+    const float* B, int64_t ldb, int64_t stride_b, const float* beta, float* C, int64_t ldc,
+    int64_t stride_c, int64_t batch);
+TMM_API tmm_status tmm_dgemm_strided_batched_device_scalars(
+    tmm_handle handle, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b, int64_t m,
+    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
+    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
+    int64_t stride_c, int64_t batch);
+
 /* The CUDA stream (a cudaStream_t) the handle enqueues on. NULL selects the
  * handle's own stream, created with it. CPU backend: TMM_ERROR_NOT_SUPPORTED.
  * A handle the CUDA runtime rejects gives TMM_ERROR_INVALID_VALUE; the stream must
