@@ -453,22 +453,17 @@ class CudaBackend final : public Backend {
       check_context(device_);
       DeviceGuard guard(device_);
       // A stream that is capturing is a valid stream too (a program forks work onto
-      // it and calls again): the query runs in relaxed capture mode, and where the
-      // runtime still refuses it, the capture status (legal on any capturing stream)
-      // says whether the stream is one.
-      unsigned flags = 0;
-      const RelaxedCaptureMode relaxed;
+      // it and calls again): its capture status is legal to ask for and says so.
+      // cudaStreamGetFlags, the check of any other stream, would invalidate a
+      // capture (on the H100, driver 580, even in relaxed mode).
       const LastErrorScope scope;
-      cudaError_t err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
-      if (err != cudaSuccess) {
-        scope.clear_if_ours();
-        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-        if (cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture) == cudaSuccess &&
-            capture != cudaStreamCaptureStatusNone)
-          err = cudaSuccess;
-        else
-          scope.clear_if_ours();
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      cudaError_t err = cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture);
+      if (err == cudaSuccess && capture == cudaStreamCaptureStatusNone) {
+        unsigned flags = 0;
+        err = cudaStreamGetFlags(static_cast<cudaStream_t>(stream), &flags);
       }
+      if (err != cudaSuccess) scope.clear_if_ours();
       require(err == cudaSuccess, Status::InvalidValue,
               "stream is not a valid CUDA stream: ", cudaGetErrorName(err));
     }
