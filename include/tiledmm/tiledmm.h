@@ -624,7 +624,8 @@ TMM_API tmm_status tmm_sgemm_io(tmm_handle handle, tmm_layout layout, tmm_transp
  * their strided batched forms) may be captured into a CUDA graph, in any capture mode,
  * on the handle's stream (tmm_set_stream): while the stream is capturing, a call
  * enqueues only its kernels, with no allocation, event or host wait, and the graph
- * replays the product with the call's pointers, shape and scalars. A captured product
+ * replays the product with the call's pointers, shape and scalars (new scalars at each
+ * replay: tmm_sgemm_device_scalars below). A captured product
  * uses only a workspace the caller gave (tmm_set_workspace): it then runs the kernel
  * the same call runs outside a capture where that kernel's workspace fits, with the same
  * bits. Without one, or where it is too small, its kernel is the one the call would
@@ -774,21 +775,20 @@ TMM_API tmm_status tmm_dgemm_strided_batched_device(tmm_handle handle, tmm_layou
  *  - The result's bits are those of the value call with the same scalars (the same
  *    kernel reads them from memory instead of its arguments), alpha 0 aside.
  *  - TMM_ERROR_INVALID_VALUE also where `alpha` or `beta` is NULL, and where a kernel
- *    would run (m, n and batch > 0) where either is not device memory of the handle's
- *    device or shares a byte with a product of C (the kernels write C while others
- *    read the scalars). The memory must not change
+ *    would run (m, n and batch > 0) where either is not a device, managed or registered
+ *    host pointer (as the matrices) or shares a byte with a product of C (the kernels
+ *    write C while others read the scalars). The memory must not change
  *    while the call's kernels run: change it on the handle's stream (or after
  *    tmm_synchronize), as between the replays of a graph.
  * The CPU backend and a handle of several devices: TMM_ERROR_NOT_SUPPORTED. */
 TMM_API tmm_status tmm_sgemm_device_scalars(tmm_handle handle, tmm_layout layout,
-                                            tmm_transpose trans_a, tmm_transpose trans_b,
-                                            int64_t m, int64_t n, int64_t k, const float* alpha,
+                                            tmm_transpose trans_a, tmm_transpose trans_b, int64_t m,
+                                            int64_t n, int64_t k, const float* alpha,
                                             const float* A, int64_t lda, const float* B,
-                                            int64_t ldb, const float* beta, float* C,
-                                            int64_t ldc);
+                                            int64_t ldb, const float* beta, float* C, int64_t ldc);
 TMM_API tmm_status tmm_dgemm_device_scalars(tmm_handle handle, tmm_layout layout,
-                                            tmm_transpose trans_a, tmm_transpose trans_b,
-                                            int64_t m, int64_t n, int64_t k, const double* alpha,
+                                            tmm_transpose trans_a, tmm_transpose trans_b, int64_t m,
+                                            int64_t n, int64_t k, const double* alpha,
                                             const double* A, int64_t lda, const double* B,
                                             int64_t ldb, const double* beta, double* C,
                                             int64_t ldc);

@@ -404,6 +404,27 @@ tmm_status gemm_batched(tmm_handle h, bool device, int layout, int trans_a, int 
   });
 }
 
+// The bodies of the _device_scalars calls: the device call with alpha and beta in device
+// memory (GemmProblem::alpha_at). The problem's own scalars are 1, so that every check is
+// the one for a call that reads A, B and C.
+template <class T>
+tmm_status gemm_scalars(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                        int64_t k, const T* alpha, const T* A, int64_t lda, int64_t stride_a,
+                        const T* B, int64_t ldb, int64_t stride_b, const T* beta, T* C, int64_t ldc,
+                        int64_t stride_c, int64_t batch) {
+  return on_handle(h, [&](tmm_context_s& c) {
+    require(alpha != nullptr, Status::InvalidValue,
+            "alpha is NULL (this call takes alpha and beta in device memory)");
+    require(beta != nullptr, Status::InvalidValue,
+            "beta is NULL (this call takes alpha and beta in device memory)");
+    auto p = batched_problem(layout, trans_a, trans_b, m, n, k, T(1), A, lda, stride_a, B, ldb,
+                             stride_b, T(1), C, ldc, stride_c, batch);
+    p.alpha_at = alpha;
+    p.beta_at = beta;
+    c.backend->gemm_device(p, c.settings);  // checks aliasing where it is supported
+  });
+}
+
 // A single product is the batch of one (make_batched_problem's checks are make_problem's).
 template <class T>
 tmm_status gemm_host(tmm_handle h, int layout, int trans_a, int trans_b, int64_t m, int64_t n,
@@ -728,6 +749,43 @@ tmm_status tmm_dgemm_strided_batched_device(tmm_handle h, tmm_layout layout, tmm
                                             int64_t stride_c, int64_t batch) {
   return gemm_batched(h, true, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda,
                       stride_a, B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
+tmm_status tmm_sgemm_device_scalars(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                    tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                    const float* alpha, const float* A, int64_t lda, const float* B,
+                                    int64_t ldb, const float* beta, float* C, int64_t ldc) {
+  return gemm_scalars(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, 0, B, ldb,
+                      0, beta, C, ldc, 0, 1);
+}
+
+tmm_status tmm_dgemm_device_scalars(tmm_handle h, tmm_layout layout, tmm_transpose trans_a,
+                                    tmm_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                    const double* alpha, const double* A, int64_t lda,
+                                    const double* B, int64_t ldb, const double* beta, double* C,
+                                    int64_t ldc) {
+  return gemm_scalars(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, 0, B, ldb,
+                      0, beta, C, ldc, 0, 1);
+}
+
+tmm_status tmm_sgemm_strided_batched_device_scalars(tmm_handle h, tmm_layout layout,
+                                                    tmm_transpose trans_a, tmm_transpose trans_b,
+                                                    int64_t m, int64_t n, int64_t k,
+                                                    const float* alpha, const float* A, int64_t lda,
+                                                    int64_t stride_a, const float* B, int64_t ldb,
+                                                    int64_t stride_b, const float* beta, float* C,
+                                                    int64_t ldc, int64_t stride_c, int64_t batch) {
+  return gemm_scalars(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, stride_a,
+                      B, ldb, stride_b, beta, C, ldc, stride_c, batch);
+}
+
+tmm_status tmm_dgemm_strided_batched_device_scalars(
+    tmm_handle h, tmm_layout layout, tmm_transpose trans_a, tmm_transpose trans_b, int64_t m,
+    int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, int64_t stride_a,
+    const double* B, int64_t ldb, int64_t stride_b, const double* beta, double* C, int64_t ldc,
+    int64_t stride_c, int64_t batch) {
+  return gemm_scalars(h, raw(layout), raw(trans_a), raw(trans_b), m, n, k, alpha, A, lda, stride_a,
+                      B, ldb, stride_b, beta, C, ldc, stride_c, batch);
 }
 
 tmm_status tmm_set_stream(tmm_handle h, void* stream) {

@@ -236,9 +236,24 @@ int64_t input_product_meeting_c(const Rows& c, int64_t c_stride, const Rows& x, 
 }  // namespace
 
 void check_no_alias(const GemmProblem& p) {
-  if (is_empty(p) || is_scale_only(p)) return;
+  if (is_empty(p)) return;
   const i128 size = element_bytes(p.precision);
   const Rows c = rows_of(p.c, p.m, p.n, p.ldc, p.precision);
+  // Scalars in device memory: kernels read them while others write C (k = 0 too).
+  const void* scalars[2] = {p.alpha_at, p.beta_at};
+  const char* names[2] = {"alpha", "beta"};
+  for (int i = 0; i < 2; ++i) {
+    if (scalars[i] == nullptr) continue;
+    const int64_t meets = input_product_meeting_c(
+        c, int64_t(p.stride_c * size), rows_of(scalars[i], 1, 1, 1, p.precision), 0, p.batch);
+    if (meets < 0) continue;
+    if (p.batch > 1)
+      fail(Status::InvalidValue, names[i], " shares bytes with C's product ", meets,
+           " (the kernels would read it while others write C)");
+    fail(Status::InvalidValue, names[i],
+         " shares bytes with C (the kernels would read it while others write C)");
+  }
+  if (is_scale_only(p)) return;
   const Rows a = rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision);
   const Rows b = rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb, p.precision);
   if (p.batch <= 1) {

@@ -47,6 +47,12 @@ struct GemmProblem {
   // b * stride_x elements past a, b and c. A single call: 1 and strides 0.
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  // tmm_?gemm_device_scalars: alpha and beta in device memory (one element of the
+  // problem's precision each), read by the kernels when they run; null for a call
+  // that passes them by value. Where set, `alpha` and `beta` above are 1, so that
+  // every host decision is the general one (A, B and C read, no quick return but k = 0).
+  const void* alpha_at = nullptr;
+  const void* beta_at = nullptr;
 
   // The matrices as elements of T, which must be the problem's precision.
   template <class T>
@@ -84,14 +90,33 @@ struct GemmView {
   T* c;
   int64_t ldc;
   int64_t stride_a, stride_b, stride_c;  // a strided batch's, in elements (select_product)
+  // Where not null, the kernels take alpha and beta from here (device memory) rather
+  // than from the fields above (GemmProblem::alpha_at; kernel_common.cuh's scalars_of).
+  const T* alpha_at;
+  const T* beta_at;
 };
 
 // The view of p in its own precision T; the scalars are rounded to T once, here.
 template <class T>
 GemmView<T> view_of(const GemmProblem& p) {
-  return {p.trans_a,   p.trans_b,  p.m,         p.n,       p.k,       T(p.alpha),
-          p.a_as<T>(), p.lda,      p.b_as<T>(), p.ldb,     T(p.beta), p.c_as<T>(),
-          p.ldc,       p.stride_a, p.stride_b,  p.stride_c};
+  return {p.trans_a,
+          p.trans_b,
+          p.m,
+          p.n,
+          p.k,
+          T(p.alpha),
+          p.a_as<T>(),
+          p.lda,
+          p.b_as<T>(),
+          p.ldb,
+          T(p.beta),
+          p.c_as<T>(),
+          p.ldc,
+          p.stride_a,
+          p.stride_b,
+          p.stride_c,
+          static_cast<const T*>(p.alpha_at),
+          static_cast<const T*>(p.beta_at)};
 }
 
 inline bool has_io(const GemmProblem& p) { return p.a_io || p.b_io || p.c_io; }
@@ -166,7 +191,8 @@ inline bool rows_16_byte_aligned(const void* ptr, int64_t ld, int64_t stride, in
 // True when the call changes nothing: an empty C (or no product).
 inline bool is_empty(const GemmProblem& p) { return p.m == 0 || p.n == 0 || p.batch == 0; }
 
-// True when A and B take no part: C = beta * C.
+// True when A and B take no part: C = beta * C. (Scalars in device memory: k = 0 only;
+// alpha is 1 here, and a kernel that reads 0 there leaves beta * C.)
 inline bool is_scale_only(const GemmProblem& p) { return p.k == 0 || p.alpha == 0.0; }
 
 }  // namespace tiledmm

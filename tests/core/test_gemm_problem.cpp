@@ -285,6 +285,55 @@ TEST(BatchedAliasing, InputsMeetingAnyOutputAreRejectedExactly) {
   EXPECT_GT(apart, 300);
 }
 
+// Scalars in device memory (tmm_?gemm_device_scalars) may not share a byte with any
+// product of C, whatever k (a kernel reads them while others write C; k = 0 included),
+// and may lie in A or B, which are only read: check_no_alias against counting elements
+// over random batches, the scalar anywhere in the array, at byte offsets too.
+TEST(ScalarsAliasing, ScalarsMeetingAnyOutputAreRejectedExactly) {
+  std::vector<float> buf(4096);
+  std::mt19937 rng(2468);
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  int inside = 0, apart = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t m = pick(1, 5), n = pick(1, 5), k = pick(0, 3), batch = pick(1, 6);
+    const int64_t ldc = n + pick(0, 6), sc = m * ldc + pick(0, 5);
+    float* c = buf.data() + pick(0, 200);
+    const float* a = buf.data() + 3000;  // A and B apart from C
+    GemmProblem p = batch_of(Layout::RowMajor, m, n, k, a, k + 1, 0, a, n, 0, c, ldc, sc, batch);
+    // The scalar: a float of the array, or 1 to 3 bytes past one (an unaligned pointer
+    // meets the elements it straddles).
+    const int64_t byte = pick(0, 240 * int64_t(sizeof(float)) + int64_t(6 * sc * sizeof(float)));
+    const char* at = reinterpret_cast<const char*>(buf.data()) + byte;
+    const bool beta = pick(0, 1) == 1;
+    (beta ? p.beta_at : p.alpha_at) = at;
+    (beta ? p.alpha_at : p.beta_at) = a;  // the other one in A: allowed
+    bool want = false;
+    for (const float* x : elements_of(c, m, n, ldc, sc, batch)) {
+      const char* e = reinterpret_cast<const char*>(x);
+      want = want || (at < e + sizeof(float) && e < at + sizeof(float));
+    }
+    bool got = false;
+    try {
+      check_no_alias(p);
+    } catch (const Error& e) {
+      got = true;
+      EXPECT_EQ(e.status(), Status::InvalidValue);
+      EXPECT_NE(std::string(e.what()).find(beta ? "beta shares bytes with C"
+                                                : "alpha shares bytes with C"),
+                std::string::npos)
+          << e.what();
+    }
+    ASSERT_EQ(got, want) << "m " << m << " n " << n << " k " << k << " ldc " << ldc << " stride_c "
+                         << sc << " batch " << batch << " c+" << (c - buf.data())
+                         << " scalar at byte " << byte;
+    (want ? inside : apart)++;
+  }
+  EXPECT_GT(inside, 300);
+  EXPECT_GT(apart, 300);
+}
+
 // ---- The element type's tag ---------------------------------------------------
 
 static_assert(element_bytes(Precision::F32) == sizeof(float), "F32 is float");

@@ -409,6 +409,8 @@ class CudaBackend final : public Backend {
         check_device_pointer(p.b, "B");
       }
       check_device_pointer(p.c, "C");
+      check_device_pointer(p.alpha_at, "alpha");  // null (scalars by value): no check
+      check_device_pointer(p.beta_at, "beta");
     }
     void* workspace = reserve_workspace(config, p, settings, space, graph);
     const WorkspaceUse use(workspace ? &space : nullptr, stream_, graph);

@@ -441,14 +441,15 @@ __device__ __forceinline__ void store_c_tile(const GemmView<T>& p, TileOrigin ti
                                              const T (&acc)[S::TM][S::TN]) {
   using E = typename S::E;
   using Vector = typename E::Vector;
-  const bool vec_c = Vec && interior;
+  const Scalars<T> s = scalars_of(p);
+  const bool vec_c = Vec && interior && s.alpha != T(0);  // alpha 0: store_c's rule
   each_group<S>(tile, thr, acc, [&](int64_t row, int64_t col, const T* v) {
     if (vec_c) {
       Vector* c = reinterpret_cast<Vector*>(p.c + row * p.ldc + col);
-      Vector out = E::scaled(p.alpha, v);
-      if (p.beta != T(0)) {
+      Vector out = E::scaled(s.alpha, v);
+      if (s.beta != T(0)) {
         const Vector old = *c;
-        E::add_scaled(out, p.beta, old);
+        E::add_scaled(out, s.beta, old);
       }
       *c = out;
     } else if (row < p.m) {

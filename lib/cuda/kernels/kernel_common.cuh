@@ -28,12 +28,39 @@ __device__ __forceinline__ T load_b(const GemmView<T>& p, int64_t q, int64_t j) 
   return TransB ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
 }
 
-// C[i][j] = alpha * acc + beta * C[i][j]; C is not read when beta is 0, so a NaN
-// there cannot leak into the result.
+// The BLAS scalars of a product: the view's, or where the call gave them in device
+// memory (tmm_sgemm_device_scalars: alpha_at and beta_at set), the values there, read
+// when the kernel runs.
+template <class T>
+struct Scalars {
+  T alpha, beta;
+};
+template <class T>
+__device__ __forceinline__ Scalars<T> scalars_of(T alpha, T beta, const T* alpha_at,
+                                                 const T* beta_at) {
+  if (alpha_at == nullptr) return {alpha, beta};
+  return {__ldg(alpha_at), __ldg(beta_at)};
+}
+template <class T>
+__device__ __forceinline__ Scalars<T> scalars_of(const GemmView<T>& p) {
+  return scalars_of(p.alpha, p.beta, p.alpha_at, p.beta_at);
+}
+
+// alpha * acc + beta * old(), old() (C's element) not called where beta is 0, so that
+// a NaN there cannot leak into the result. alpha 0 comes only from device memory (a
+// call passing 0 by value runs scale_kernel): it leaves beta * C, as scale_kernel, A's
+// and B's values (NaN, Inf) in acc not showing.
+template <class T, class Old>
+__device__ __forceinline__ T blas_value(Scalars<T> s, T acc, Old old) {
+  if (s.alpha == T(0)) return s.beta == T(0) ? T(0) : s.beta * old();
+  return s.beta == T(0) ? s.alpha * acc : s.alpha * acc + s.beta * old();
+}
+
+// C[i][j] = alpha * acc + beta * C[i][j] (blas_value).
 template <class T>
 __device__ __forceinline__ void store_c(const GemmView<T>& p, int64_t i, int64_t j, T acc) {
   T* c = p.c + i * p.ldc + j;
-  *c = p.beta == T(0) ? p.alpha * acc : p.alpha * acc + p.beta * *c;
+  *c = blas_value(scalars_of(p), acc, [&] { return *c; });
 }
 
 // Two adjacent elements of T as one vector access: float2 or double2.
@@ -50,19 +77,21 @@ struct PairOf<double> {
 
 // C[row][col, col + 1] = alpha * v + beta * C, inside the matrix only; one vector
 // access (8 bytes for floats, 16 for doubles) where both columns exist and C is aligned
-// for it.
+// for it (and alpha is not 0: store_c's rule).
 template <class T>
 __device__ __forceinline__ void store_pair(const GemmView<T>& p, int64_t row, int64_t col, T v0,
                                            T v1) {
   using Pair = typename PairOf<T>::type;
   if (row >= p.m || col >= p.n) return;
   T* c = p.c + row * p.ldc + col;
-  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & (sizeof(Pair) - 1)) == 0) {
-    Pair out{p.alpha * v0, p.alpha * v1};
-    if (p.beta != T(0)) {
+  const Scalars<T> s = scalars_of(p);
+  if (col + 1 < p.n && (reinterpret_cast<uintptr_t>(c) & (sizeof(Pair) - 1)) == 0 &&
+      s.alpha != T(0)) {
+    Pair out{s.alpha * v0, s.alpha * v1};
+    if (s.beta != T(0)) {
       const Pair old = *reinterpret_cast<const Pair*>(c);
-      out.x += p.beta * old.x;
-      out.y += p.beta * old.y;
+      out.x += s.beta * old.x;
+      out.y += s.beta * old.y;
     }
     *reinterpret_cast<Pair*>(c) = out;
   } else {

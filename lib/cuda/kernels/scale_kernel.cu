@@ -13,7 +13,8 @@ __global__ void scale_kernel(GemmView<T> p, int64_t first_block_row) {
   const int64_t col = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= p.m || col >= p.n) return;
   T* c = p.c + row * p.ldc + col;
-  *c = p.beta == T(0) ? T(0) : p.beta * *c;
+  const T beta = scalars_of(p).beta;
+  *c = beta == T(0) ? T(0) : beta * *c;
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ struct ThinView {
   int64_t cs, cl;
   int64_t long_side, small, k;
   T alpha, beta;
+  const T* alpha_at;  // GemmView's: scalars in device memory where set
+  const T* beta_at;
 };
 
 template <class T>
@@ -66,14 +68,14 @@ ThinView<T> thin_view_of(const GemmProblem& p) {
     t.c = v.c, t.cs = 1, t.cl = p.ldc;
   }
   t.long_side = f.long_side, t.small = f.small_side, t.k = p.k;
-  t.alpha = v.alpha, t.beta = v.beta;
+  t.alpha = v.alpha, t.beta = v.beta, t.alpha_at = v.alpha_at, t.beta_at = v.beta_at;
   return t;
 }
 
 template <class T>
 __device__ __forceinline__ void store_thin(const ThinView<T>& t, int64_t s, int64_t l, T acc) {
   T* c = t.c + s * t.cs + l * t.cl;
-  *c = t.beta == T(0) ? t.alpha * acc : t.alpha * acc + t.beta * *c;
+  *c = blas_value(scalars_of(t.alpha, t.beta, t.alpha_at, t.beta_at), acc, [&] { return *c; });
 }
 
 // X(s, c0 + j) for s < SB, j < CHUNK into xs (x_at(s, j) is its address there), zero
