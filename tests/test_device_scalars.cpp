@@ -792,18 +792,15 @@ TEST_F(DeviceScalars, NullScalarsAreRefusedEvenWhereNothingRuns) {
   expect_refused(scalars_batched(h_, d, ds.alpha, da.p, db.p, nullptr, dc.p, 2), h_, dc, d.c);
 }
 
-// Scalars in host memory (the stack, the heap, pinned host memory) where a kernel would run.
+// Scalars in host memory the device cannot read (the stack, the heap) where a kernel would
+// run. (Pinned host memory it can: ScalarsInsideTheInputsManagedOrPinnedMemoryAreRead.)
 TEST_F(DeviceScalars, ScalarsOutsideDeviceMemoryAreRefused) {
   Small s(small_case(20, 30, 40));
   const GemmCase& g = s.g;
   float on_stack[2] = {g.alpha, g.beta};
   std::vector<float> on_heap = {g.alpha, g.beta};
-  float* pinned = nullptr;
-  ASSERT_EQ(cudaMallocHost(&pinned, 2 * sizeof(float)), cudaSuccess);
-  pinned[0] = g.alpha, pinned[1] = g.beta;
   for (const float* host :
-       {static_cast<const float*>(on_stack), static_cast<const float*>(on_heap.data()),
-        static_cast<const float*>(pinned)}) {
+       {static_cast<const float*>(on_stack), static_cast<const float*>(on_heap.data())}) {
     expect_refused(scalars_call(h_, g, host, s.a.p, s.b.p, s.scalars.beta, s.c.p), h_, s.c, g.c);
     expect_refused(scalars_call(h_, g, s.scalars.alpha, s.a.p, s.b.p, host + 1, s.c.p), h_, s.c,
                    g.c);
@@ -822,7 +819,6 @@ TEST_F(DeviceScalars, ScalarsOutsideDeviceMemoryAreRefused) {
   ScalarsOnDevice<double> ds(d.alpha, d.beta);
   const double host_alpha = d.alpha;
   expect_refused(scalars_call(h_, d, &host_alpha, da.p, db.p, ds.beta, dc.p), h_, dc, d.c);
-  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
 // A scalar sharing bytes with C (the kernels write C while others read the scalars): an
@@ -876,13 +872,16 @@ TEST_F(DeviceScalars, ScalarsInsideCAreRefused) {
 
 // Scalars inside A and B (only read), both on one element, and in managed memory: the
 // call runs with what they hold, with the value call's bits.
-TEST_F(DeviceScalars, ScalarsInsideTheInputsOrManagedMemoryAreRead) {
+TEST_F(DeviceScalars, ScalarsInsideTheInputsManagedOrPinnedMemoryAreRead) {
   Small s(small_case(50, 40, 60));
   GemmCase g = s.g;
   const int64_t ia = g.at(3, 4, g.lda), ib = g.at(5, 6, g.ldb);
   float* managed = nullptr;
   ASSERT_EQ(cudaMallocManaged(&managed, 2 * sizeof(float)), cudaSuccess);
   managed[0] = -1.25f, managed[1] = 0.375f;
+  float* pinned = nullptr;  // pinned host memory: the device reads it (as the matrices')
+  ASSERT_EQ(cudaMallocHost(&pinned, 2 * sizeof(float)), cudaSuccess);
+  pinned[0] = 1.5f, pinned[1] = -0.625f;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   struct Where {
     const char* what;
@@ -894,6 +893,7 @@ TEST_F(DeviceScalars, ScalarsInsideTheInputsOrManagedMemoryAreRead) {
       {"alpha and beta on one element of A", s.a.p + ia, s.a.p + ia, g.a[size_t(ia)],
        g.a[size_t(ia)]},
       {"managed memory", managed, managed + 1, -1.25f, 0.375f},
+      {"pinned host memory", pinned, pinned + 1, 1.5f, -0.625f},
   };
   for (const Where& w : cases) {
     SCOPED_TRACE(w.what);
@@ -907,6 +907,7 @@ TEST_F(DeviceScalars, ScalarsInsideTheInputsOrManagedMemoryAreRead) {
     EXPECT_TRUE(tmm_test::check_case(g));
   }
   EXPECT_EQ(cudaFree(managed), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
 // Nothing to run (m, n or batch 0): success, C untouched, with valid scalars and with
