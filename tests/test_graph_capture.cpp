@@ -340,8 +340,9 @@ TEST(GraphCaptureFork, TwoCallsOnForkedStreamsReplayWithNewInputs) {
 
   ASSERT_EQ(cudaStreamBeginCapture(owned.s, cudaStreamCaptureModeGlobal), cudaSuccess);
   tmm_math_mode tf32_ran = TMM_MATH_FP32;
+  cudaGraph_t graph = nullptr;
   {
-    const CaptureCloser closer{owned.s};
+    const CaptureCloser closer{owned.s};  // ends the capture on a failed assertion
     ASSERT_EQ(cudaEventRecord(forked, owned.s), cudaSuccess);
     ASSERT_EQ(cudaStreamWaitEvent(fork, forked, 0), cudaSuccess);  // `fork` joins the capture
     ASSERT_EQ(call(owned.s, split, TMM_ALGO_BLOCKED, TMM_MATH_FP32, sa, sb, sc), TMM_SUCCESS)
@@ -351,9 +352,8 @@ TEST(GraphCaptureFork, TwoCallsOnForkedStreamsReplayWithNewInputs) {
     tf32_ran = last_report(h).math_mode;
     ASSERT_EQ(cudaEventRecord(joined, fork), cudaSuccess);
     ASSERT_EQ(cudaStreamWaitEvent(owned.s, joined, 0), cudaSuccess);
+    ASSERT_EQ(cudaStreamEndCapture(owned.s, &graph), cudaSuccess);
   }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(owned.s, &graph), cudaSuccess);
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   ASSERT_EQ(tmm_set_stream(h, nullptr), TMM_SUCCESS);

@@ -244,8 +244,12 @@ void check_no_alias(const GemmProblem& p) {
   const char* names[2] = {"alpha", "beta"};
   for (int i = 0; i < 2; ++i) {
     if (scalars[i] == nullptr) continue;
-    const int64_t meets = input_product_meeting_c(
-        c, int64_t(p.stride_c * size), rows_of(scalars[i], 1, 1, 1, p.precision), 0, p.batch);
+    // One element, the same for every product (stride 0); C's products are apart
+    // (make_batched_problem), so C's stride is not 0 where there are several.
+    const Rows x = rows_of(scalars[i], 1, 1, 1, p.precision);
+    const int64_t meets =
+        p.batch <= 1 ? (share_an_element(c, x) ? 0 : -1)
+                     : input_product_meeting_c(c, int64_t(p.stride_c * size), x, 0, p.batch);
     if (meets < 0) continue;
     if (p.batch > 1)
       fail(Status::InvalidValue, names[i], " shares bytes with C's product ", meets,
