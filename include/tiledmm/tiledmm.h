@@ -717,10 +717,11 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * whole products on each of its threads). The CUDA backend on device pointers chooses
  * one kernel for every product (so a product's bits may differ from its single call's):
  * the strict FP32 and FP64 kernels (AUTO's choice in strict FP32, in double, and for
- * small products in every mode) run the whole batch in one launch with k not split,
- * except a batch too small to fill the GPU whose products split k alone: those run one
- * launch per product, as do the TF32, FP32_ACCURATE and thin kernels, in order on the
- * handle's stream; on host pointers one host call per product, each finished before
+ * small products in every mode) and the TF32 and FP32_ACCURATE kernels (their mma.sync
+ * rows: a batch does not run on the Hopper rows) run the whole batch in one launch with
+ * k not split, except a batch too small to fill the GPU whose products split k alone:
+ * those run one launch per product, as do the thin kernels, in order on the handle's
+ * stream; on host pointers one host call per product, each finished before
  * the next. After a failure past the checks, each element of every C_b's m x n part
  * holds its old value or its final one (products before the failing one final), and
  * the last report stays the previous successful call's. The report's `batch` says how

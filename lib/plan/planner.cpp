@@ -194,11 +194,14 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
   // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
   // change on Hopper"). Not past the wgmma kernel's extents: there the mma.sync tiles
   // run, which have none.
-  if (forced_tile == 0 && wide_everywhere && wgmma_takes(p.m, p.n, p.k)) {
+  // A strided batch runs on the mma.sync rows, its products side by side (the wgmma
+  // kernel takes one product): its tiles count together.
+  const int64_t products = std::max<int64_t>(1, p.batch);
+  if (forced_tile == 0 && wide_everywhere && products == 1 && wgmma_takes(p.m, p.n, p.k)) {
     for (const MmaShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
   }
-  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
+  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile, products);
 }
 
 int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
@@ -260,15 +263,17 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
   if (!tf32x3_pays(d)) return 0;
   // Only where plan_tail_split will split (two slices or more per tile in one wave), and
   // within the wgmma kernel's extents: otherwise the narrow tile's blocks fill more SMs.
+  // A strided batch: on the mma.sync rows, as plan_tf32's.
+  const int64_t products = std::max<int64_t>(1, p.batch);
   const int64_t wide_tiles =
       ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);
-  if (forced_tile == 0 && wide_splits_deep_k && wgmma_takes(p.m, p.n, p.k) &&
+  if (forced_tile == 0 && wide_splits_deep_k && products == 1 && wgmma_takes(p.m, p.n, p.k) &&
       2 * wide_tiles <= d.multiprocessors && is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
     for (const MmaShapeInfo& s : kTf32x3Shapes)
       if (s.tile == kTf32x3Wgmma128x128.tile && s.shared_bytes <= d.shared_memory_per_block_optin)
         return s.tile;
   }
-  return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile);
+  return plan_tensor_core_tile(kTf32x3Shapes, p, d, forced_tile, products);
 }
 
 TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfile& d,

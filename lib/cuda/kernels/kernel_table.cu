@@ -174,7 +174,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .math_mode(MathMode::Tf32)
         .shape(kTf32Mma128x256)
         .min_cc(80)
-        .launch(launch_tf32_mma),
+        .launch(launch_tf32_mma)
+        .batched(),
     cuda_row("tf32_mma_128x128",
              "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 128 tile, "
              "4-stage cp.async, 80 KiB shared memory, no split-K")
@@ -182,7 +183,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .math_mode(MathMode::Tf32)
         .shape(kTf32Mma128x128)
         .min_cc(80)
-        .launch(launch_tf32_mma),
+        .launch(launch_tf32_mma)
+        .batched(),
 // FP32 accuracy on tensor cores: AUTO and BLOCKED (tile 0: plan_tf32x3's choice, or the
 // row's tile) when the math mode is FP32_ACCURATE.
 #if TILEDMM_WITH_SM90A
@@ -209,7 +211,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .math_mode(MathMode::Fp32Accurate)
         .shape(kTf32x3Mma128x64)
         .min_cc(80)
-        .launch(launch_tf32x3_mma),
+        .launch(launch_tf32x3_mma)
+        .batched(),
     cuda_row("tf32x3_mma_64x64",
              "FP32-accurate 3xTF32 on tensor cores (mma.sync m16n8k8: big and 2^11-scaled small "
              "parts, per-tile sums added in FP32 with Fast2Sum), 64 x 64 tile, 4-stage "
@@ -218,7 +221,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .math_mode(MathMode::Fp32Accurate)
         .shape(kTf32x3Mma64x64)
         .min_cc(80)
-        .launch(launch_tf32x3_mma),
+        .launch(launch_tf32x3_mma)
+        .batched(),
     // Double precision: the ladder's kernels over double (the same templates as the float
     // rows above), with their twins' defaults. After every float row, so that a float row's
     // index does not move (a 1.1-sized tmm_kernel_info lists the float rows alone).

@@ -97,13 +97,6 @@ const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precis
   return nullptr;
 }
 
-const KernelEntry* first_blocked_row_here(const GemmProblem& p, Precision precision, MathMode mode,
-                                          int tile, const DeviceProfile& device,
-                                          bool with_workspace) {
-  return first_blocked_row_here(p, precision, mode, tile, device, with_workspace,
-                                [](const KernelEntry&) { return true; });
-}
-
 // The FP64 tensor-core row of `tile` (plan_f64's for tile 0) where DMMA pays and one runs.
 const KernelEntry* f64_tensor_core_row(const GemmProblem& p, int tile,
                                        const DeviceProfile& device) {
@@ -189,7 +182,11 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
           ? plan_tf32(p, device, tile, hopper_row_runs(MathMode::Tf32, device))
           : plan_tf32x3(p, device, tile, with_workspace && hopper_row_runs(s.math_mode, device));
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
-  return first_blocked_row_here(p, Precision::F32, s.math_mode, chosen, device, with_workspace);
+  // A strided batch: a batched row (mma.sync), its products in one launch; the Hopper
+  // rows take one product a launch.
+  const bool batch = p.batch > 1;
+  return first_blocked_row_here(p, Precision::F32, s.math_mode, chosen, device, with_workspace,
+                                [batch](const KernelEntry& k) { return !batch || k.batched; });
 }
 
 // BLOCKED's tile 16: the thin kernel (thin_kernel.cu), which AUTO also runs where

@@ -610,9 +610,12 @@ TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
       p.precision = precision;
       p.batch = 4;
       const KernelChoice few = choose_kernel(p, s, h100());
-      // A row that is not batched (a TF32 one) runs product by product anyway, as its
-      // single call does.
-      EXPECT_TRUE(few.by_product || !few.kernel->batched) << few.kernel->name;
+      // Product by product where a product alone splits k (each as its single call), else
+      // in one launch (a batched row) or one launch each (a row that is not).
+      GemmProblem one = p;
+      one.batch = 1;
+      const bool single_splits = choose_kernel(one, s, h100()).plan.splits > 1;
+      EXPECT_TRUE(few.by_product || !single_splits) << few.kernel->name;
       if (few.by_product) {
         EXPECT_GT(few.plan.splits, 1) << few.kernel->name << ": each product splits k";
       }
@@ -625,6 +628,38 @@ TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
       }
     }
   }
+}
+
+// A batch of tensor-core products runs in one launch on a batched (mma.sync) row, not
+// one launch per product on a Hopper row (10,000 x 64^3 in TF32 took 83 ms so, against
+// cuBLAS's 0.25: docs/benchmarks/batched.md); BLOCKED's tile 256 in TF32 too.
+TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
+  struct Batch {
+    int64_t size, batch;
+  };
+  for (MathMode mode : {MathMode::Tf32, MathMode::Fp32Accurate}) {
+    for (const Batch& b :
+         {Batch{64, 10000}, Batch{128, 4000}, Batch{256, 1000}, Batch{1024, 100}}) {
+      Settings s;
+      s.math_mode = mode;
+      GemmProblem p = shape(b.size, b.size, b.size);
+      p.batch = b.batch;
+      p.stride_a = p.stride_b = p.stride_c = b.size * b.size;
+      const KernelChoice c = choose_kernel(p, s, h100());
+      EXPECT_TRUE(c.kernel->batched) << c.kernel->name << " at " << b.size;
+      EXPECT_FALSE(c.by_product) << c.kernel->name << " at " << b.size;
+      EXPECT_EQ(c.plan.splits, 1) << c.kernel->name;
+      EXPECT_EQ(c.kernel->math_mode, mode) << c.kernel->name << " at " << b.size;
+    }
+  }
+  Settings s;
+  s.math_mode = MathMode::Tf32;
+  s.algorithm = Algorithm::Blocked;
+  s.tile_size = 256;
+  GemmProblem p = shape(512, 512, 512);
+  p.batch = 8;
+  p.stride_a = p.stride_b = p.stride_c = 512 * 512;
+  EXPECT_STREQ(choose_kernel(p, s, h100()).kernel->name, "tf32_mma_128x256");
 }
 
 // A batch's workspace holds what any of its products needs, whatever their alignments:

@@ -392,15 +392,5 @@ void launch_mma_blocks(Kernel kernel, int bytes, int64_t blocks, unsigned produc
                 args...);
 }
 
-// Launches `kernel`, a block of shape S per BM x BN tile of C, with `bytes` of dynamic
-// shared memory (over 48 KiB needs the opt-in) and the largest carveout, so that blocks
-// can share an SM. `name` heads the error messages.
-template <class S, class Kernel, class T>
-void launch_mma_tiles(Kernel kernel, int bytes, const GemmView<T>& p, cudaStream_t stream,
-                      const char* name) {
-  launch_mma_blocks<S>(kernel, bytes, ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN), 1u, p.k, stream,
-                       name, p);
-}
-
 }  // namespace
 }  // namespace tiledmm

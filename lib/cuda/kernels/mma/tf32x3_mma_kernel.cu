@@ -219,6 +219,7 @@ template <class S, bool KContigA, bool KContigB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32x3_mma_kernel(GemmView<float> p) {
 #if TMM_MMA_SYNC
   extern __shared__ __align__(16) float shared[];
+  select_product(p);  // a strided batch's product blockIdx.z
   MmaMainloop<S, KContigA, KContigB, VecA, VecB> block(
       p, shared, grouped_tile_of_block<S::BM, S::BN, kX3GroupM>(p.m, p.n));
   float acc[S::MT][S::NT][4] = {};
@@ -273,10 +274,16 @@ static_assert(kTf32x3Shapes[0].shared_bytes <= 99 * 1024 &&
 // 16-byte aligned.
 template <class S, bool KContigA, bool KContigB>
 void launch_for_alignment(const GemmProblem& p, cudaStream_t stream) {
+  // A strided batch: its products side by side (blockIdx.z), the tiles of one product
+  // in each slice of the grid's z.
+  const int64_t tiles = ceil_div(p.m, S::BM) * ceil_div(p.n, S::BN);
   with_alignment(p, [&](auto vec_a, auto vec_b) {
-    launch_mma_tiles<S>(
-        tf32x3_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
-        shared_bytes<S, KContigA, KContigB>(), view_of<float>(p), stream, "tf32x3 kernel");
+    launch_in_product_slices(p, [&](const GemmProblem& q, unsigned products) {
+      launch_mma_blocks<S>(
+          tf32x3_mma_kernel<S, KContigA, KContigB, decltype(vec_a)::value, decltype(vec_b)::value>,
+          shared_bytes<S, KContigA, KContigB>(), tiles, products, p.k, stream, "tf32x3 kernel",
+          view_of<float>(q));
+    });
   });
 }
 
