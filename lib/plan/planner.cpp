@@ -195,13 +195,29 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
   // change on Hopper"). Not past the wgmma kernel's extents: there the mma.sync tiles
   // run, which have none.
   // A strided batch runs on the mma.sync rows, its products side by side (the wgmma
-  // kernel takes one product): its tiles count together.
+  // kernel takes one product): the tile that leaves the least of its area idle over a
+  // product (the wider on a tie), and none (the strict rows' batched tiles, down to 64 x
+  // 64) where even that leaves more than half idle. On the H100 10,000 x 64^3 ran in
+  // 1.18 ms on 128 x 256 tiles, 0.21 on strict 64 x 64 ones; 4,000 x 128^3 0.59 in 128 x
+  // 256 (docs/benchmarks/batched.md, "Batched tensor cores").
   const int64_t products = std::max<int64_t>(1, p.batch);
-  if (forced_tile == 0 && wide_everywhere && products == 1 && wgmma_takes(p.m, p.n, p.k)) {
+  if (forced_tile == 0 && products > 1) {
+    const MmaShapeInfo* best = nullptr;
+    double best_area = 0;
+    for (const MmaShapeInfo& s : kTf32Shapes) {
+      if (s.shared_bytes > d.shared_memory_per_block_optin) continue;
+      const double area =
+          double(ceil_div(p.m, s.rows) * s.rows) * double(ceil_div(p.n, s.cols) * s.cols);
+      if (best == nullptr || area < best_area) best = &s, best_area = area;
+    }
+    if (best == nullptr || best_area > 2.0 * double(p.m) * double(p.n)) return 0;
+    return best->tile;
+  }
+  if (forced_tile == 0 && wide_everywhere && wgmma_takes(p.m, p.n, p.k)) {
     for (const MmaShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;
   }
-  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile, products);
+  return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
 }
 
 int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
