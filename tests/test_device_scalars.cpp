@@ -26,13 +26,16 @@
 #include <utility>
 #include <vector>
 
+#include "capture_fixtures.hpp"
 #include "gemm_reference.hpp"
 #include "gemm_reference_f64.hpp"
 
 namespace {
 
+using tmm_test::CaptureCloser;
 using tmm_test::DgemmCase;
 using tmm_test::GemmCase;
+using tmm_test::HandleAndStream;
 
 // The element type of a case (float for GemmCase, double for DgemmCase).
 template <class Case>
@@ -118,33 +121,6 @@ struct Handle {
   ~Handle() { tmm_destroy(h); }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
-};
-
-// A handle and the stream it runs on, destroyed in that order at scope exit.
-struct HandleAndStream {
-  tmm_handle h = nullptr;
-  cudaStream_t s = nullptr;
-  HandleAndStream() = default;
-  ~HandleAndStream() {
-    tmm_destroy(h);
-    if (s != nullptr) cudaStreamDestroy(s);
-  }
-  HandleAndStream(const HandleAndStream&) = delete;
-  HandleAndStream& operator=(const HandleAndStream&) = delete;
-};
-
-// Ends a capture still open when the test leaves (a failed assertion), so that the
-// next test's allocations are not refused.
-struct CaptureCloser {
-  cudaStream_t s;
-  ~CaptureCloser() {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &status) != cudaSuccess || status == cudaStreamCaptureStatusNone)
-      return;
-    cudaGraph_t graph = nullptr;
-    cudaStreamEndCapture(s, &graph);
-    if (graph != nullptr) cudaGraphDestroy(graph);
-  }
 };
 
 // A graph and its executable form, destroyed at scope exit.

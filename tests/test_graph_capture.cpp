@@ -19,13 +19,16 @@
 #include <utility>
 #include <vector>
 
+#include "capture_fixtures.hpp"
 #include "gemm_reference.hpp"
 #include "gemm_reference_f64.hpp"
 
 namespace {
 
+using tmm_test::CaptureCloser;
 using tmm_test::DgemmCase;
 using tmm_test::GemmCase;
+using tmm_test::HandleAndStream;
 
 // A device copy of a host vector, freed at scope exit.
 template <class T>
@@ -99,30 +102,6 @@ bool capturing(cudaStream_t s) {
   EXPECT_EQ(cudaStreamIsCapturing(s, &status), cudaSuccess);
   return status == cudaStreamCaptureStatusActive;
 }
-
-// A handle and the stream it runs on, destroyed in that order at scope exit.
-struct HandleAndStream {
-  tmm_handle h = nullptr;
-  cudaStream_t s = nullptr;
-  ~HandleAndStream() {
-    tmm_destroy(h);
-    if (s != nullptr) cudaStreamDestroy(s);
-  }
-};
-
-// Ends a capture still open when the test leaves (a failed assertion), so that the
-// next test's allocations are not refused.
-struct CaptureCloser {
-  cudaStream_t s;
-  ~CaptureCloser() {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &status) != cudaSuccess || status == cudaStreamCaptureStatusNone)
-      return;
-    cudaGraph_t graph = nullptr;
-    cudaStreamEndCapture(s, &graph);
-    if (graph != nullptr) cudaGraphDestroy(graph);
-  }
-};
 
 // The shape BLOCKED splits along k outside a capture (CudaBackend.SplitKShapesMatchReference's).
 constexpr int64_t kSplitM = 150, kSplitN = 333, kSplitK = 6000;
