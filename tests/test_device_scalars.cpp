@@ -783,6 +783,10 @@ TEST_F(DeviceScalars, ScalarsOutsideDeviceMemoryAreRefused) {
     expect_refused(scalars_batched(h_, g, host, s.a.p, s.b.p, s.scalars.beta, s.c.p, 1), h_, s.c,
                    g.c);
   }
+  // Misaligned device memory.
+  const float* odd =
+      reinterpret_cast<const float*>(reinterpret_cast<const char*>(s.scalars.alpha) + 1);
+  expect_refused(scalars_call(h_, g, odd, s.a.p, s.b.p, s.scalars.beta, s.c.p), h_, s.c, g.c);
   // k = 0 launches a kernel too (C = beta * C).
   GemmCase scale = g;
   scale.k = 0;
@@ -884,6 +888,36 @@ TEST_F(DeviceScalars, ScalarsInsideTheInputsManagedOrPinnedMemoryAreRead) {
   }
   EXPECT_EQ(cudaFree(managed), cudaSuccess);
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+}
+
+// The memory given by tmm_set_workspace is written by the kernels: a scalar or a matrix
+// in it is refused (it would be overwritten while read), in a value call too; memory
+// apart from it is fine.
+TEST_F(DeviceScalars, OperandsInsideAGivenWorkspaceAreRefused) {
+  Small s(small_case(64, 80, 4096));  // BLOCKED splits it where a workspace is given
+  const GemmCase& g = s.g;
+  float* given = nullptr;
+  const size_t bytes = size_t(8) << 20;
+  ASSERT_EQ(cudaMalloc(&given, bytes), cudaSuccess);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_workspace(h_, given, bytes), TMM_SUCCESS) << message();
+  float* inside = given + (bytes / sizeof(float)) / 2;
+  ASSERT_EQ(cudaMemcpy(inside, &g.alpha, sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  expect_refused(scalars_call(h_, g, inside, s.a.p, s.b.p, s.scalars.beta, s.c.p), h_, s.c, g.c);
+  EXPECT_NE(message().find("alpha shares bytes with the workspace"), std::string::npos)
+      << message();
+  expect_refused(scalars_call(h_, g, s.scalars.alpha, s.a.p, s.b.p, inside, s.c.p), h_, s.c, g.c);
+  expect_refused(value_call(h_, g, s.a.p, inside, s.c.p), h_, s.c, g.c);  // B in it
+  EXPECT_NE(message().find("B shares bytes with the workspace"), std::string::npos) << message();
+  // Apart from it: split as before, and right.
+  ASSERT_EQ(scalars_call(h_, g, s.scalars.alpha, s.a.p, s.b.p, s.scalars.beta, s.c.p), TMM_SUCCESS)
+      << message();
+  GemmCase got = g;
+  got.c = s.c.download();
+  EXPECT_TRUE(tmm_test::check_case(got));
+  ASSERT_EQ(tmm_set_workspace(h_, nullptr, 0), TMM_SUCCESS);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaFree(given), cudaSuccess);
 }
 
 // Nothing to run (m, n or batch 0): success, C untouched, with valid scalars and with
@@ -1311,7 +1345,7 @@ TEST(DeviceScalarsGraph, ForkedStreamsReplayWithNewScalars) {
   ASSERT_EQ(cudaGraphInstantiate(&graph.exec, graph.graph, 0), cudaSuccess);
   ASSERT_EQ(tmm_set_stream(h, nullptr), TMM_SUCCESS);
 
-  replay_and_check(graph.exec, owned.s, products, tmm_test::under_sanitizer() ? 5 : 30, 3);
+  replay_and_check(graph.exec, owned.s, products, tmm_test::under_sanitizer() ? 5 : 100, 3);
   EXPECT_EQ(cudaEventDestroy(forked), cudaSuccess);
   EXPECT_EQ(cudaEventDestroy(joined), cudaSuccess);
   EXPECT_EQ(cudaStreamDestroy(fork), cudaSuccess);

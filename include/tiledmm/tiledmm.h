@@ -718,8 +718,9 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * one kernel for every product (so a product's bits may differ from its single call's):
  * the strict FP32 and FP64 kernels (AUTO's choice in strict FP32, in double, and for
  * small products in every mode) and the TF32 and FP32_ACCURATE kernels (their mma.sync
- * rows: a batch does not run on the Hopper rows) run the whole batch in one launch with
- * k not split, except a batch too small to fill the GPU whose products split k alone:
+ * rows; TF32 runs strict where a tensor-core tile would idle over half its area, and
+ * FP32_ACCURATE strict where the Hopper rows exist, the faster there) run the whole batch in one
+ * launch with k not split, except a batch too small to fill the GPU whose products split k alone:
  * those run one launch per product, as do the thin kernels, in order on the handle's
  * stream; on host pointers one host call per product, each finished before
  * the next. After a failure past the checks, each element of every C_b's m x n part
@@ -775,10 +776,12 @@ TMM_API tmm_status tmm_dgemm_strided_batched_device(tmm_handle handle, tmm_layou
  *  - k = 0 launches a kernel that writes beta * C (the value call's scale-only case).
  *  - The result's bits are those of the value call with the same scalars (the same
  *    kernel reads them from memory instead of its arguments), alpha 0 aside.
- *  - TMM_ERROR_INVALID_VALUE also where `alpha` or `beta` is NULL, and where a kernel
+ *  - TMM_ERROR_INVALID_VALUE also where `alpha` or `beta` is NULL or not aligned to its
+ *    type, and where a kernel
  *    would run (m, n and batch > 0) where either is not a device, managed or registered
  *    host pointer (as the matrices) or shares a byte with a product of C (the kernels
- *    write C while others read the scalars). The memory must not change
+ *    write C while others read the scalars), or with memory given by tmm_set_workspace
+ *    (as the matrices: the kernels write it). The memory must not change
  *    while the call's kernels run: change it on the handle's stream (or after
  *    tmm_synchronize), as between the replays of a graph.
  * The CPU backend and a handle of several devices: TMM_ERROR_NOT_SUPPORTED. */
@@ -834,8 +837,10 @@ TMM_API tmm_status tmm_get_stream(tmm_handle handle, void** out);
  * calls use it without waiting (CUDA graphs, at tmm_sgemm_device), so the caller must
  * not let a replay of the graph run while other work uses the memory (another replay,
  * a call of this handle on another stream, or another handle given the same memory),
- * and keeps it allocated while queued work or a graph that captured it may run.
- * TMM_ERROR_INVALID_VALUE, the setting unchanged: workspace NULL with bytes > 0 or not
+ * and keeps it allocated while queued work or a graph that captured it may run. The
+ * kernels write it: a device call whose matrices (or scalars in device memory) share a
+ * byte with it, while it is given, gives TMM_ERROR_INVALID_VALUE before it enqueues
+ * anything. TMM_ERROR_INVALID_VALUE, the setting unchanged: workspace NULL with bytes > 0 or not
  * NULL with 0; not 256-byte aligned; not device memory of the handle's device (managed
  * and host memory included); `bytes` running past the end of its allocation. CPU
  * backend and handles of several devices: TMM_ERROR_NOT_SUPPORTED. */

@@ -417,6 +417,10 @@ tmm_status gemm_scalars(tmm_handle h, int layout, int trans_a, int trans_b, int6
             "alpha is NULL (this call takes alpha and beta in device memory)");
     require(beta != nullptr, Status::InvalidValue,
             "beta is NULL (this call takes alpha and beta in device memory)");
+    require(reinterpret_cast<uintptr_t>(alpha) % alignof(T) == 0 &&
+                reinterpret_cast<uintptr_t>(beta) % alignof(T) == 0,
+            Status::InvalidValue, "alpha and beta must be aligned to their type (", sizeof(T),
+            " bytes)");
     auto p = batched_problem(layout, trans_a, trans_b, m, n, k, T(1), A, lda, stride_a, B, ldb,
                              stride_b, T(1), C, ldc, stride_c, batch);
     p.alpha_at = alpha;

@@ -278,4 +278,26 @@ void check_no_alias(const GemmProblem& p) {
           p.col_major ? "A" : "B", " (BLAS does not allow C to alias an input)");
 }
 
+const char* operand_meeting(const GemmProblem& p, const void* at, int64_t bytes) {
+  if (is_empty(p) || at == nullptr || bytes <= 0) return nullptr;
+  const i128 size = element_bytes(p.precision);
+  const Rows range{i128(reinterpret_cast<uintptr_t>(at)), 1, bytes, bytes};
+  // x's products (stride elements apart) against the one range: the range as a batch of
+  // stride 0 where x's stride is not (the general path of input_product_meeting_c).
+  const auto meets = [&](const Rows& x, int64_t stride) {
+    if (p.batch <= 1 || stride == 0) return share_an_element(range, x);
+    return input_product_meeting_c(range, 0, x, int64_t(stride * size), p.batch) >= 0;
+  };
+  if (!is_scale_only(p)) {
+    if (meets(rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision), p.stride_a))
+      return p.col_major ? "B" : "A";
+    if (meets(rows_of(p.b, stored_rows_b(p), stored_cols_b(p), p.ldb, p.precision), p.stride_b))
+      return p.col_major ? "A" : "B";
+  }
+  if (meets(rows_of(p.c, p.m, p.n, p.ldc, p.precision), p.stride_c)) return "C";
+  if (p.alpha_at != nullptr && meets(rows_of(p.alpha_at, 1, 1, 1, p.precision), 0)) return "alpha";
+  if (p.beta_at != nullptr && meets(rows_of(p.beta_at, 1, 1, 1, p.precision), 0)) return "beta";
+  return nullptr;
+}
+
 }  // namespace tiledmm

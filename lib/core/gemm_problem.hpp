@@ -157,13 +157,20 @@ inline GemmProblem make_problem(Layout layout, bool trans_a, bool trans_b, int64
 }
 
 // Throws Error(InvalidValue) when C shares an element (a byte) with A or B in a call
-// that reads them. Interleaved submatrices of one array that share no element pass.
-// `p` comes from make_problem (or make_batched_problem: then no product's C may share
-// an element with any product's A or B; O(1) where their address ranges are apart,
-// O(batch x rows) where an input's stride is C's, else O(batch x the products of the
-// input whose range meets a C's x rows)), whose checks
-// keep the arithmetic exact.
+// that reads them, or with scalars in device memory (alpha_at, beta_at: any k). Interleaved
+// submatrices of one array that share no element pass. `p` comes from make_problem (or
+// make_batched_problem: then no product's C may share an element with any product's A or B; O(1)
+// where their address ranges are apart, O(batch x rows) where an input's stride is C's, else
+// O(batch x the products of the input whose range meets a C's x rows)), whose checks keep the
+// arithmetic exact.
 void check_no_alias(const GemmProblem& p);
+
+// The first operand of p that shares a byte with [at, at + bytes), over every product
+// of the batch the call reads or writes: "A", "B" (as the caller named them), "C",
+// "alpha" or "beta" (scalars in device memory); nullptr where none does. O(1) where the
+// ranges are apart, O(batch x rows) at most. (tmm_set_workspace's memory, which the
+// kernels write.) p comes from make_problem or make_batched_problem.
+const char* operand_meeting(const GemmProblem& p, const void* at, int64_t bytes);
 
 // Rows and columns of a matrix as stored (row-major canonical form).
 inline int64_t stored_rows_a(const GemmProblem& p) { return p.trans_a ? p.k : p.m; }

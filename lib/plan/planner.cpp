@@ -279,7 +279,9 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
   if (!tf32x3_pays(d)) return 0;
   // Only where plan_tail_split will split (two slices or more per tile in one wave), and
   // within the wgmma kernel's extents: otherwise the narrow tile's blocks fill more SMs.
-  // A strided batch: on the mma.sync rows, as plan_tf32's.
+  // A strided batch: on the mma.sync rows (the wgmma kernel takes one product), its tiles
+  // counted together. (Dispatch runs FP32_ACCURATE batches strict where the Hopper rows
+  // exist.)
   const int64_t products = std::max<int64_t>(1, p.batch);
   const int64_t wide_tiles =
       ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);

@@ -91,7 +91,8 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 // rate; only sm_80 and sm_90 and later run it). With wide_splits_deep_k (dispatch's: on
 // Hopper, where tile 128 runs the wgmma kernel, which can split k) tile 128 also where k
 // is deep (is_deep_k): split along k (plan_tail_split), its blocks fill the SMs that
-// the narrow tile's few blocks would leave idle.
+// the narrow tile's few blocks would leave idle. A strided batch: the mma.sync tiles
+// only, its products' tiles counted together.
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                 bool wide_splits_deep_k = false);
 

@@ -54,7 +54,8 @@ struct KernelEntry {
   WorkspaceBytes workspace = nullptr;  // nullptr: needs none
   // Whether the current device can run it beyond its cc range (its code loaded);
   // nullptr: always. Rows of one (algorithm, mode, tile, coarsening) may differ only
-  // in where they run: dispatch takes the first that runs on the device.
+  // in where they run and in `batched`: dispatch takes the first that runs on the device
+  // (for a strided batch, the first batched one, where there is one).
   bool (*available)() = nullptr;
   // How it splits k in its last wave for p on the device (plan.splits, plan.tail_tiles);
   // nullptr: it never splits. Dispatch asks only where a workspace may be used.

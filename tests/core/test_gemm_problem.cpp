@@ -339,6 +339,63 @@ TEST(ScalarsAliasing, ScalarsMeetingAnyOutputAreRejectedExactly) {
   EXPECT_GT(apart, 200);
 }
 
+// operand_meeting (the memory given by tmm_set_workspace, which the kernels write)
+// against counting bytes: A, B (stride 0 included), C and scalars of random batches in
+// one array, a random byte range; A and B not counted where k = 0.
+TEST(OperandMeeting, FindsEveryOperandSharingAByteWithTheRange) {
+  std::vector<float> buf(8192);
+  std::mt19937 rng(1357);
+  auto pick = [&](int lo, int hi) {
+    return int64_t(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  int meeting = 0, apart = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t m = pick(1, 4), n = pick(1, 4), k = pick(0, 4), batch = pick(1, 4);
+    const int64_t lda = k + pick(1, 3), ldc = n + pick(0, 3);
+    const int64_t sa = pick(0, 1) ? 0 : m * lda + pick(0, 3), sc = m * ldc + pick(0, 3);
+    const float* a = buf.data() + pick(0, 1500);
+    const float* b = buf.data() + pick(2000, 3500);
+    float* c = buf.data() + pick(4000, 5500);
+    GemmProblem p = batch_of(Layout::RowMajor, m, n, k, a, lda, sa, b, n, n * k, c, ldc, sc, batch);
+    p.alpha_at = buf.data() + pick(6000, 6100);
+    p.beta_at = buf.data() + pick(6000, 6100);
+    // Near an operand's first element (or anywhere), at any byte.
+    const void* near[] = {a, b, c, p.alpha_at, p.beta_at, buf.data() + pick(0, 6200)};
+    const char* base = static_cast<const char*>(near[pick(0, 5)]);
+    const int64_t begin = (base - reinterpret_cast<const char*>(buf.data())) + pick(-40, 120);
+    const int64_t bytes = pick(1, 64);
+    const char* at = reinterpret_cast<const char*>(buf.data()) + std::max<int64_t>(0, begin);
+    const auto hit = [&](const std::set<const float*>& elements) {
+      for (const float* x : elements) {
+        const char* e = reinterpret_cast<const char*>(x);
+        if (e < at + bytes && at < e + sizeof(float)) return true;
+      }
+      return false;
+    };
+    const std::set<const float*> alpha{static_cast<const float*>(p.alpha_at)};
+    const std::set<const float*> beta{static_cast<const float*>(p.beta_at)};
+    const bool uses_ab = k > 0;
+    std::string want;
+    if (uses_ab && hit(elements_of(a, m, k, lda, sa, batch)))
+      want = "A";
+    else if (uses_ab && hit(elements_of(b, k, n, n, n * k, batch)))
+      want = "B";
+    else if (hit(elements_of(c, m, n, ldc, sc, batch)))
+      want = "C";
+    else if (hit(alpha))
+      want = "alpha";
+    else if (hit(beta))
+      want = "beta";
+    const char* got = operand_meeting(p, at, bytes);
+    ASSERT_EQ(got ? std::string(got) : std::string(), want)
+        << "m " << m << " n " << n << " k " << k << " batch " << batch << " stride_a " << sa
+        << " range at byte " << begin << " of " << bytes;
+    (want.empty() ? apart : meeting)++;
+  }
+  EXPECT_GT(meeting, 300);
+  EXPECT_GT(apart, 300);
+}
+
 // ---- The element type's tag ---------------------------------------------------
 
 static_assert(element_bytes(Precision::F32) == sizeof(float), "F32 is float");

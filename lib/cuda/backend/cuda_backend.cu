@@ -70,6 +70,8 @@ class OrderedWorkspace {
     given_bytes_ = memory ? bytes : 0;
   }
   bool given() const { return given_ != nullptr; }
+  size_t given_bytes() const { return given_bytes_; }
+  const void* given_memory() const { return given_; }
 
   // At least `bytes`, usable by work enqueued on `stream` from now on. Captured (the
   // stream captures a graph): the caller's memory alone, with no wait (an event
@@ -411,6 +413,13 @@ class CudaBackend final : public Backend {
       check_device_pointer(p.c, "C");
       check_device_pointer(p.alpha_at, "alpha");  // null (scalars by value): no check
       check_device_pointer(p.beta_at, "beta");
+      // The kernels write a given workspace while they read the operands.
+      if (const OrderedWorkspace& given = state_->given; given.given()) {
+        const char* name = operand_meeting(p, given.given_memory(), int64_t(given.given_bytes()));
+        require(name == nullptr, Status::InvalidValue, name ? name : "",
+                " shares bytes with the workspace given by tmm_set_workspace, which the "
+                "kernels write");
+      }
     }
     void* workspace = reserve_workspace(config, p, settings, space, graph);
     const WorkspaceUse use(workspace ? &space : nullptr, stream_, graph);

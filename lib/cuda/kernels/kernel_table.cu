@@ -152,7 +152,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .batched(),
 // Tensor cores: AUTO and BLOCKED (tile 0: plan_tf32's choice, or the row's tile) when
 // the math mode allows TF32. Hopper first: where its sm_90a code loaded, it runs
-// instead of the mma.sync row of its tile.
+// instead of the mma.sync row of its tile, but for a strided batch (the mma.sync rows
+// are batched, the Hopper rows not).
 #if TILEDMM_WITH_SM90A
     cuda_row("tf32_wgmma_128x256",
              "TF32 tensor cores on Hopper (wgmma m64n256k8), FP32 accumulation, 128 x 256 tile, "

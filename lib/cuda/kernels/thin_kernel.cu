@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/blocked_core.cuh"
+#include "cuda/kernels/kernel_common.cuh"
 #include "cuda/kernels/kernels.hpp"
 #include "plan/thin_shapes.hpp"
 

@@ -20,8 +20,9 @@ namespace tiledmm {
 struct KernelChoice {
   const KernelEntry* kernel;
   KernelPlan plan;
-  // A strided batch on a batched row that runs product by product anyway, each with the
-  // single call's plan (batch_leaves_sms_idle: few products over deep k).
+  // A strided batch that runs product by product anyway, each with the single call's
+  // kernel and plan, which may be a row that is not batched (batch_leaves_sms_idle: few
+  // products over deep k).
   bool by_product = false;
 };
 

@@ -50,12 +50,19 @@ int shared_optin() {
   return bytes;
 }
 
-// Whether an FP64 tensor-core row's block fits this device's shared memory (the
-// 128 x 128 row's 160 KiB do not on sm_86 and sm_89, which opt into 99 KiB).
-bool f64_row_fits(const KernelEntry& row, int optin) {
+// Whether a tensor-core (mma.sync) row's block fits this device's shared memory (the
+// FP64 128 x 128 row's 160 KiB and the TF32 128 x 256 row's 162 KiB do not on sm_86 and
+// sm_89, which opt into 99 KiB; dispatch never takes them there).
+bool row_fits(const KernelEntry& row, int optin) {
+  const auto named = [&](const char* prefix, const MmaShapeInfo& s) {
+    return std::string(row.name) == prefix + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  };
   for (const MmaShapeInfo& s : kF64MmaShapes)
-    if (std::string(row.name) == "f64_mma_" + std::to_string(s.rows) + "x" + std::to_string(s.cols))
-      return s.shared_bytes <= optin;
+    if (named("f64_mma_", s)) return s.shared_bytes <= optin;
+  for (const MmaShapeInfo& s : kTf32Shapes)
+    if (named("tf32_mma_", s)) return s.shared_bytes <= optin;
+  for (const MmaShapeInfo& s : kTf32x3Shapes)
+    if (named("tf32x3_mma_", s)) return s.shared_bytes <= optin;
   return true;  // the CUDA-core rows use 33 KiB or less
 }
 
@@ -192,7 +199,7 @@ TEST(Fp64Rows, EachBlockedRowThatRunsHereMatchesTheReference) {
     if (row.precision != Precision::F64 || row.algorithm != Algorithm::Blocked || row.tile == 16 ||
         !runs_here(row, cc))
       continue;
-    if (!f64_row_fits(row, optin)) {
+    if (!row_fits(row, optin)) {
       ++too_large;  // dispatch never takes it here (plan_f64 checks the shared memory)
       continue;
     }
@@ -396,7 +403,7 @@ TEST(BatchedRows, OneLaunchGivesTheBitsOfItsProductsOneByOne) {
   const int optin = shared_optin();
   int rows = 0, variant = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
-    if (!row.batched || !runs_here(row, cc) || !f64_row_fits(row, optin)) continue;
+    if (!row.batched || !runs_here(row, cc) || !row_fits(row, optin)) continue;
     ++rows;
     for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
       for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {

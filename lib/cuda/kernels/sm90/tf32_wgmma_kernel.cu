@@ -326,6 +326,9 @@ bool tf32_wgmma_available() {
 
 void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                        void* stream_ptr) {
+  // One product a launch (its TMA maps are the product's): a batch comes product by
+  // product (the row is not batched).
+  require(p.batch <= 1, Status::Internal, "tf32 wgmma kernel: a strided batch in one launch");
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kLimit = sm90::kMaxExtent;
   require(p.m <= kLimit && p.n <= kLimit && p.k <= kLimit, Status::NotSupported,

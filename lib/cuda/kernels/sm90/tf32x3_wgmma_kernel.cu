@@ -257,6 +257,9 @@ size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
 
 void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                          void* stream_ptr) {
+  // One product a launch (its TMA maps are the product's): a batch comes product by
+  // product (the row is not batched).
+  require(p.batch <= 1, Status::Internal, "tf32x3 wgmma kernel: a strided batch in one launch");
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kMax = 0x7fffffff;
   constexpr int64_t kLimit = sm90::kMaxExtent;
