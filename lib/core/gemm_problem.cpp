@@ -233,6 +233,13 @@ int64_t input_product_meeting_c(const Rows& c, int64_t c_stride, const Rows& x, 
   return -1;
 }
 
+// The first product of x (`batch` of them, `stride_bytes` apart) that shares a byte with
+// y, one range for every product (a scalar, a workspace): -1 where none does.
+int64_t product_meeting(const Rows& x, int64_t stride_bytes, int64_t batch, const Rows& y) {
+  if (batch <= 1 || stride_bytes == 0) return share_an_element(x, y) ? 0 : -1;
+  return input_product_meeting_c(x, stride_bytes, y, 0, batch);
+}
+
 }  // namespace
 
 void check_no_alias(const GemmProblem& p) {
@@ -244,12 +251,8 @@ void check_no_alias(const GemmProblem& p) {
   const char* names[2] = {"alpha", "beta"};
   for (int i = 0; i < 2; ++i) {
     if (scalars[i] == nullptr) continue;
-    // One element, the same for every product (stride 0); C's products are apart
-    // (make_batched_problem), so C's stride is not 0 where there are several.
-    const Rows x = rows_of(scalars[i], 1, 1, 1, p.precision);
-    const int64_t meets =
-        p.batch <= 1 ? (share_an_element(c, x) ? 0 : -1)
-                     : input_product_meeting_c(c, int64_t(p.stride_c * size), x, 0, p.batch);
+    const int64_t meets = product_meeting(c, int64_t(p.stride_c * size), p.batch,
+                                          rows_of(scalars[i], 1, 1, 1, p.precision));
     if (meets < 0) continue;
     if (p.batch > 1)
       fail(Status::InvalidValue, names[i], " shares bytes with C's product ", meets,
@@ -282,11 +285,8 @@ const char* operand_meeting(const GemmProblem& p, const void* at, int64_t bytes)
   if (is_empty(p) || at == nullptr || bytes <= 0) return nullptr;
   const i128 size = element_bytes(p.precision);
   const Rows range{i128(reinterpret_cast<uintptr_t>(at)), 1, bytes, bytes};
-  // x's products (stride elements apart) against the one range: the range as a batch of
-  // stride 0 where x's stride is not (the general path of input_product_meeting_c).
-  const auto meets = [&](const Rows& x, int64_t stride) {
-    if (p.batch <= 1 || stride == 0) return share_an_element(range, x);
-    return input_product_meeting_c(range, 0, x, int64_t(stride * size), p.batch) >= 0;
+  const auto meets = [&](const Rows& x, int64_t stride) {  // stride in elements
+    return product_meeting(x, int64_t(stride * size), p.batch, range) >= 0;
   };
   if (!is_scale_only(p)) {
     if (meets(rows_of(p.a, stored_rows_a(p), stored_cols_a(p), p.lda, p.precision), p.stride_a))
