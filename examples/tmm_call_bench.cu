@@ -22,9 +22,12 @@
 // --algorithm naive|tiled|coarsened|blocked and --tile N: tiledmm's handle runs that
 // algorithm (TMM_OPTION_ALGORITHM) and tile size (TMM_OPTION_TILE_SIZE) instead of AUTO's
 // choice, to tell a loop bound by the kernel's own time from one bound by the host.
+// --math fp32|tf32|fp32_accurate (single precision): the handle's TMM_OPTION_MATH_MODE;
+// cuBLAS runs CUBLAS_TF32_TENSOR_OP_MATH under tf32, its default (strict) math otherwise,
+// as tmm_bench compares them.
 //
 //   tmm_call_bench [--shapes MxNxK,...] [--calls N] [--rounds R] [--precision single|double]
-//                  [--one-allocation] [--algorithm A] [--tile N] [--primitives]
+//                  [--one-allocation] [--algorithm A] [--tile N] [--math M] [--primitives]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -288,7 +291,7 @@ int main(int argc, char** argv) {
   std::string shapes = "64x64x64", precision = "single";
   int calls = 10000, rounds = 7;
   bool one_allocation = false, only_primitives = false;
-  std::string algorithm = "auto";
+  std::string algorithm = "auto", math = "fp32";
   int tile = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -313,24 +316,30 @@ int main(int argc, char** argv) {
       algorithm = value();
     } else if (arg == "--tile") {
       tile = std::atoi(value().c_str());
+    } else if (arg == "--math") {
+      math = value();
     } else if (arg == "--primitives") {
       only_primitives = true;
     } else {
       std::fprintf(stderr,
                    "usage: tmm_call_bench [--shapes MxNxK,...] [--calls N] [--rounds R] "
                    "[--precision single|double] [--one-allocation] [--algorithm A] [--tile N] "
-                   "[--primitives]\n");
+                   "[--math fp32|tf32|fp32_accurate] [--primitives]\n");
       return 2;
     }
   }
   const std::vector<std::string> algorithms = {"auto", "naive", "tiled", "coarsened", "blocked"};
   const auto named = std::find(algorithms.begin(), algorithms.end(), algorithm);
+  // The enum's values follow the list's order (TMM_MATH_FP32 0, TF32 1, FP32_ACCURATE 2).
+  const std::vector<std::string> maths = {"fp32", "tf32", "fp32_accurate"};
+  const auto math_named = std::find(maths.begin(), maths.end(), math);
   if (calls < 1 || rounds < 1 || (precision != "single" && precision != "double") ||
-      named == algorithms.end() || tile < 0) {
+      named == algorithms.end() || tile < 0 || math_named == maths.end() ||
+      (precision == "double" && math != "fp32")) {
     std::fprintf(stderr,
                  "tmm_call_bench: --calls and --rounds at least 1, --precision single or "
                  "double, --algorithm auto, naive, tiled, coarsened or blocked, --tile at "
-                 "least 0\n");
+                 "least 0, --math fp32, tf32 or fp32_accurate (single precision only)\n");
     return 2;
   }
   cudaStream_t stream;
@@ -344,22 +353,24 @@ int main(int argc, char** argv) {
   if (tmm_create_with_backend(&h, TMM_BACKEND_CUDA, 0) != TMM_SUCCESS ||
       tmm_set_stream(h, stream) != TMM_SUCCESS ||
       tmm_set_option(h, TMM_OPTION_ALGORITHM, int64_t(named - algorithms.begin())) != TMM_SUCCESS ||
-      tmm_set_option(h, TMM_OPTION_TILE_SIZE, tile) != TMM_SUCCESS) {
+      tmm_set_option(h, TMM_OPTION_TILE_SIZE, tile) != TMM_SUCCESS ||
+      tmm_set_option(h, TMM_OPTION_MATH_MODE, int64_t(math_named - maths.begin())) != TMM_SUCCESS) {
     std::fprintf(stderr, "tiledmm: no CUDA handle (%s)\n", tmm_get_error_message(h));
     return 1;
   }
   cublasHandle_t cb;
   if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS || cublasSetStream(cb, stream) != 0 ||
-      cublasSetMathMode(cb, CUBLAS_DEFAULT_MATH) != 0) {
+      cublasSetMathMode(cb, math == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) !=
+          0) {
     std::fprintf(stderr, "cuBLAS: no handle\n");
     return 1;
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf(
-      "tmm_call_bench: tiledmm %d (algorithm %s, tile %d) against cuBLAS on %s; %d calls a "
-      "side, median of %d rounds, one stream, column-major NN\n",
-      tmm_version(), algorithm.c_str(), tile, prop.name, calls, rounds);
+      "tmm_call_bench: tiledmm %d (algorithm %s, tile %d, math %s) against cuBLAS on %s; %d "
+      "calls a side, median of %d rounds, one stream, column-major NN\n",
+      tmm_version(), algorithm.c_str(), tile, math.c_str(), prop.name, calls, rounds);
   for (const Shape& s : parse_shapes(shapes)) {
     if (precision == "double") {
       run_shape<double>(s, calls, rounds, one_allocation, stream, h, cb);

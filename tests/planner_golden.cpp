@@ -136,12 +136,18 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
               int max_splits) {
   if (Choice thin; thin_choice(p, d, tile, max_splits, thin)) return thin;
   const int cc = d.compute_capability();
-  const bool strict_faster = mode == MathMode::Fp32Accurate && tile == 0 && max_splits != 1 &&
-                             fp32_accurate_takes_strict(p);
+  const bool hopper_runs = cc == 90;
+  // Small single products on Hopper (tile 0 here is AUTO's): FP32_ACCURATE strict, TF32
+  // strict TILED 16 where tiny.
+  const bool small_strict =
+      tile == 0 && hopper_runs && small_product(p) &&
+      (mode == MathMode::Fp32Accurate || (mode == MathMode::Tf32 && tf32_tiny_pays(p)));
+  const bool strict_faster = (mode == MathMode::Fp32Accurate && tile == 0 && max_splits != 1 &&
+                              fp32_accurate_takes_strict(p)) ||
+                             small_strict;
   if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc && !strict_faster) {
     const bool tf32 = mode == MathMode::Tf32;
     const HopperRow& hopper = tf32 ? kHopperTf32 : kHopperTf32x3;
-    const bool hopper_runs = cc == 90;
     const int chosen =
         tf32 ? plan_tf32(p, d, tile, hopper_runs) : plan_tf32x3(p, d, tile, hopper_runs);
     const MmaShapeInfo* s = tf32 ? tc_shape(kTf32Shapes, chosen) : tc_shape(kTf32x3Shapes, chosen);

@@ -381,7 +381,7 @@ std::vector<Spec> kernel_specs(double beta) {
       {"Tf32Large", false, kTf32, 1024, 1024, 1024, C, N, N, 0, kTc, true, 0},
       {"Tf32TailSplit", false, kTf32, 31, 33, 8191, R, N, N, 0, kTc, false, 0},
       {"Tf32Blocked", false, kTf32Blocked, 384, 256, 320, C, T, N, 1, kTc, false, 0},
-      {"Fp32Accurate", false, kAccurate, 384, 512, 768, R, T, N, 0, kTc, false, 0},
+      {"Fp32Accurate", false, kAccurate, 384, 512, 1100, R, T, N, 0, kTc, false, 0},
       {"Fp32AccurateTailSplit", false, kAccurate, 31, 33, 8191, C, N, T, 1, kTc, false, 0},
       {"Dgemm", true, kAuto, 300, 200, 500, C, T, N, 2, kF64, false, 0},
       {"DgemmWide", true, kAuto, 2048, 2048, 64, R, N, N, 0, kF64, true, 0},

@@ -149,8 +149,8 @@ TEST_P(GraphCapture, DeviceCallsReplayWithTheirPointersAndScalars) {
   };
   single(sgemm_case(64, 64, 64, TMM_NO_TRANS, 0.0f), TMM_ALGO_AUTO, TMM_MATH_FP32);
   single(sgemm_case(kSplitM, kSplitN, kSplitK, TMM_TRANS, -0.5f), TMM_ALGO_BLOCKED, TMM_MATH_FP32);
-  single(sgemm_case(512, 384, 1024, TMM_NO_TRANS, 0.25f), TMM_ALGO_AUTO, TMM_MATH_TF32);
-  single(sgemm_case(384, 512, 768, TMM_TRANS, 0.0f), TMM_ALGO_AUTO, TMM_MATH_FP32_ACCURATE);
+  single(sgemm_case(512, 384, 1100, TMM_NO_TRANS, 0.25f), TMM_ALGO_AUTO, TMM_MATH_TF32);
+  single(sgemm_case(384, 512, 1100, TMM_TRANS, 0.0f), TMM_ALGO_AUTO, TMM_MATH_FP32_ACCURATE);
 
   // A strided batch of three products, one C for each.
   constexpr int64_t kBatch = 3;
@@ -415,8 +415,8 @@ TEST(GraphCaptureWorkspace, AGivenWorkspaceRunsTheUncapturedKernelWithItsBits) {
   };
   std::vector<Call> calls = {
       {TMM_ALGO_BLOCKED, TMM_MATH_FP32, sgemm_case(kSplitM, kSplitN, kSplitK, TMM_NO_TRANS, 0.0f)},
-      {TMM_ALGO_AUTO, TMM_MATH_TF32, sgemm_case(512, 384, 1024, TMM_TRANS, 0.25f)},
-      {TMM_ALGO_AUTO, TMM_MATH_FP32_ACCURATE, sgemm_case(384, 512, 768, TMM_NO_TRANS, 0.0f)},
+      {TMM_ALGO_AUTO, TMM_MATH_TF32, sgemm_case(512, 384, 1100, TMM_TRANS, 0.25f)},
+      {TMM_ALGO_AUTO, TMM_MATH_FP32_ACCURATE, sgemm_case(384, 512, 1100, TMM_NO_TRANS, 0.0f)},
   };
   std::vector<std::unique_ptr<DeviceVector<float>>> a, b, c;
   for (const Call& call : calls) {

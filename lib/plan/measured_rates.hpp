@@ -79,6 +79,25 @@ constexpr int64_t kSmallBatchMaxDepth = 128;
 constexpr double kTinyMaxOutputs = 65536;
 constexpr int64_t kTinyMaxDepth = 512;
 
+// Small single products on Hopper under the tensor-core modes (small_product): at most
+// kSmallProductMaxVolume multiply-adds and k at most kSmallProductMaxDepth. The wgmma
+// rows' 128 x 256 (TF32) and 128 x 128 (3xTF32) tiles leave most SMs idle there, each
+// block a long way through k. Under TF32 the 64 x 64 mma.sync row ran them faster, and
+// TILED 16 (strict) the tinier still (C of at most kTf32TinyMaxOutputs, k within
+// kTinyMaxDepth); under FP32_ACCURATE strict FP32 (AUTO's rows) ran faster than 3xTF32.
+// The run (H100 80GB HBM3, CUDA 13.0, 2026-11-27, `tmm_bench --suite bench/shapes.txt
+// --groups small,odd,mid,deep-k,thin,batched --math tf32 --algos auto,blocked64,tiled16
+// --no-host`, docs/benchmarks/tensor-cores.md "Small products on Hopper"), ms, wgmma /
+// 64 x 64 / TILED 16: 64^3 0.0204 / 0.0149 / 0.0124, 100^3 0.0219 / 0.0172 / 0.0148,
+// 128^3 0.0206 / 0.0152 / 0.0139, 256^3 0.0260 / 0.0181 / 0.0180, 640 x 480 x 320
+// 0.0277 / 0.0207 / 0.0504, 512^3 0.0358 / 0.0203 / 0.0589, 333 x 777 x 555 0.0437 /
+// 0.0346 / 0.0640, 7 x 13 x 17 0.0254 / 0.0126 / 0.0111; past the bounds the wgmma row
+// won: 1023 x 1025 x 1027 0.0589 / 0.0901, 1536^3 0.0517 / 0.1067, and every deep k
+// (31 x 33 x 8191 0.0336 / 0.3284: the 64 x 64 row does not split k).
+constexpr double kSmallProductMaxVolume = double(1 << 28);
+constexpr int64_t kSmallProductMaxDepth = 1024;
+constexpr double kTf32TinyMaxOutputs = 16384;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

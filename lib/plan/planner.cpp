@@ -133,6 +133,15 @@ bool tiny_pays(const GemmProblem& p) {
          double(p.m) * double(p.n) <= kTinyMaxOutputs && p.k <= kTinyMaxDepth;
 }
 
+bool small_product(const GemmProblem& p) {
+  return p.batch <= 1 && double(p.m) * double(p.n) * double(p.k) <= kSmallProductMaxVolume &&
+         p.k <= kSmallProductMaxDepth;
+}
+
+bool tf32_tiny_pays(const GemmProblem& p) {
+  return tiny_pays(p) && double(p.m) * double(p.n) <= kTf32TinyMaxOutputs;
+}
+
 int small_batch_tile(const GemmProblem& p) { return p.m <= 16 && p.n <= 16 ? 16 : 32; }
 
 bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& d) {
@@ -213,6 +222,14 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
     if (best == nullptr || best_area > 2.0 * double(p.m) * double(p.n)) return 0;
     return best->tile;
   }
+  // A small product (small_product) whose wide tiles leave SMs idle: the 64 x 64 tile,
+  // four times as many blocks per 128 x 128 of C, each a short way through k. (Where
+  // the wide tiles fill the SMs, as at 12345 x 678 x 9, they stay.)
+  if (forced_tile == 0 && wide_everywhere && small_product(p) &&
+      wgmma_tiles(p, kTf32Wgmma128x256, wgmma_operands(p, kTf32Wgmma128x256).transposed) <
+          d.multiprocessors &&
+      kTf32Mma64x64.shared_bytes <= d.shared_memory_per_block_optin)
+    return kTf32Mma64x64.tile;
   if (forced_tile == 0 && wide_everywhere && wgmma_takes(p.m, p.n, p.k)) {
     for (const MmaShapeInfo& s : kTf32Shapes)
       if (s.shared_bytes <= d.shared_memory_per_block_optin) return s.tile;

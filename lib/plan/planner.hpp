@@ -56,6 +56,16 @@ int small_batch_tile(const GemmProblem& p);
 // that have them).
 bool tiny_pays(const GemmProblem& p);
 
+// Whether `p` is a small single product (measured_rates.hpp: kSmallProductMaxVolume
+// multiply-adds, k at most kSmallProductMaxDepth), which on Hopper TF32 runs in the
+// 64 x 64 tile (plan_tf32), or TILED 16 under AUTO where tf32_tiny_pays, and
+// FP32_ACCURATE in strict FP32 (dispatch), rather than on the wgmma rows.
+bool small_product(const GemmProblem& p);
+
+// Whether AUTO runs a single product under TF32 on Hopper in TILED's 16 x 16 blocks
+// (strict FP32, an allowed answer): tiny_pays with C of at most kTf32TinyMaxOutputs.
+bool tf32_tiny_pays(const GemmProblem& p);
+
 // Whether a strided batch is too few products to fill the device side by side: fewer
 // 64 x 64 tiles over the whole batch than SMs. Then its products run one by one, each
 // with the single call's plan, where that splits k (4 products of 64 x 64 x 2^20 would

@@ -14,7 +14,10 @@ namespace tiledmm {
 // [rows][depth + 4] (the larger of the two layouts here), 4 bytes a float.
 constexpr MmaShapeInfo kTf32Mma128x256{256, 128, 256, 256, 3 * (128 * 36 + 256 * 36) * 4, 128};
 constexpr MmaShapeInfo kTf32Mma128x128{128, 128, 128, 128, 4 * (128 * 20 + 128 * 20) * 4, 128};
-constexpr MmaShapeInfo kTf32Shapes[] = {kTf32Mma128x256, kTf32Mma128x128};
+// Warps of 32 x 32, depth 32 (as the 3xTF32 64 x 64 tile below): 72 KiB, two blocks per
+// SM on the A100 and H100. Small products: four times the 128 x 128 tile's blocks.
+constexpr MmaShapeInfo kTf32Mma64x64{64, 64, 64, 128, 4 * (64 * 36 + 64 * 36) * 4, 32, 2};
+constexpr MmaShapeInfo kTf32Shapes[] = {kTf32Mma128x256, kTf32Mma128x128, kTf32Mma64x64};
 
 // The FP32_ACCURATE kernel (3xTF32, tf32x3_mma_kernel.cu static_asserts these): warps
 // of 32 x 32, three accumulators per output. Widest first; depth 32, so a K-contiguous

@@ -272,7 +272,7 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
   for (const Profile& prof : profiles()) {
     for (const GemmProblem& p : shapes()) {
       const int tile = plan_tf32(p, prof.device, 0);
-      ASSERT_TRUE(tile == 128 || tile == 256) << prof.name;
+      ASSERT_TRUE(tile == 64 || tile == 128 || tile == 256) << prof.name;
       for (const MmaShapeInfo& s : kTf32Shapes) {
         if (s.tile == tile) {
           EXPECT_LE(s.shared_bytes, prof.device.shared_memory_per_block_optin) << prof.name;
@@ -280,17 +280,23 @@ TEST(MathMode, Tf32PlanFitsTheDeviceAndNamesOnlyItsTiles) {
       }
     }
   }
-  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 64), 0) << "no TF32 tile of 64";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 32), 0) << "no TF32 tile of 32";
+  EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 64), 64);
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), consumer80(), 256), 0) << "162 KiB do not fit";
   EXPECT_EQ(plan_tf32(shape(64, 64, 64), h100(), 256), 256);
   EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), t4(), 0), 0) << "64 KiB per block: no shape fits";
-  // 16 x 2 wide tiles, under a wave: the narrow tile, except where the wide tile runs
-  // the wgmma kernel (dispatch's wide_everywhere: Hopper), the faster at every size.
-  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 128);
+  // 16 x 2 wide tiles and 16 x 4 of 128 x 128, under a wave: the first tile with a
+  // wave, 64 x 64, except where the wide tile runs the wgmma kernel (dispatch's
+  // wide_everywhere: Hopper), the faster there but for small products (small_product:
+  // at most 2^28 multiply-adds, k at most 1024, fewer wide tiles than SMs).
+  EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0), 64);
   EXPECT_EQ(plan_tf32(shape(2048, 512, 512), h100(), 0, true), 256);
-  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0, true), 256);
+  EXPECT_EQ(plan_tf32(shape(1024, 512, 512), h100(), 0, true), 64) << "2^28: small";
+  EXPECT_EQ(plan_tf32(shape(512, 512, 1025), h100(), 0, true), 256) << "k over 1024";
+  EXPECT_EQ(plan_tf32(shape(12345, 678, 9), h100(), 0, true), 256) << "a wave of wide tiles";
+  EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 0, true), 64);
   EXPECT_EQ(plan_tf32(shape(1, 1, 1), h100(), 128, true), 128) << "a tile asked for stays";
-  EXPECT_EQ(plan_tf32(shape(1, 1, 1), consumer80(), 0, true), 128) << "162 KiB do not fit";
+  EXPECT_EQ(plan_tf32(shape(4096, 4096, 4096), consumer80(), 0, true), 128) << "162 KiB do not fit";
 }
 
 // ---- The FP64 tensor-core planner (plan_f64) -----------------------------------------
@@ -317,6 +323,31 @@ TEST(PlanTiny, TinyProductsRunTiled16) {
   GemmProblem f64 = shape(64, 64, 64);
   f64.precision = Precision::F64;
   EXPECT_FALSE(tiny_pays(f64)) << "double";
+}
+
+// small_product's bounds (2^28 multiply-adds, k at most 1024, one product) and
+// tf32_tiny_pays's (tiny_pays with C of at most 16384).
+TEST(PlanSmall, SmallProductsAndTinyOnesUnderTf32) {
+  for (const GemmProblem& p : {shape(1, 1, 1), shape(512, 512, 1024), shape(1024, 256, 1024),
+                               shape(1 << 20, 256, 1), shape(0, 0, 0)}) {
+    EXPECT_TRUE(small_product(p)) << p.m << "x" << p.n << "x" << p.k;
+  }
+  for (const GemmProblem& p :
+       {shape(512, 512, 1025), shape(1024, 257, 1024), shape(1, 1, 2048), shape(1 << 20, 257, 1)}) {
+    EXPECT_FALSE(small_product(p)) << p.m << "x" << p.n << "x" << p.k;
+  }
+  GemmProblem batch = shape(64, 64, 64);
+  batch.batch = 2;
+  EXPECT_FALSE(small_product(batch)) << "a batch";
+  EXPECT_TRUE(tf32_tiny_pays(shape(128, 128, 512)));
+  EXPECT_TRUE(tf32_tiny_pays(shape(16384, 1, 1)));
+  EXPECT_FALSE(tf32_tiny_pays(shape(128, 129, 64)));
+  EXPECT_FALSE(tf32_tiny_pays(shape(64, 64, 513)));
+  EXPECT_FALSE(tf32_tiny_pays(batch)) << "a batch";
+  for (const GemmProblem& p : extreme_problems()) {
+    small_product(p);
+    tf32_tiny_pays(p);
+  }
 }
 
 // Small products in a batch run TILED (tile 16 up to 16 x 16, else 32); not a single
@@ -653,7 +684,7 @@ TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
   // no such limit; TF32 too, which otherwise takes its wgmma tile at every size.
   EXPECT_EQ(plan_tf32x3(shape(64, 64, kWgmmaMaxExtent + 1), h100(), 0, true), 64);
   EXPECT_EQ(plan_tf32(shape(64, 64, kWgmmaMaxExtent), h100(), 0, true), 256);
-  EXPECT_EQ(plan_tf32(shape(64, 64, kWgmmaMaxExtent + 1), h100(), 0, true), 128);
+  EXPECT_EQ(plan_tf32(shape(64, 64, kWgmmaMaxExtent + 1), h100(), 0, true), 64);
 }
 
 }  // namespace

@@ -186,6 +186,15 @@ constexpr KernelEntry kCudaKernels[] = {
         .min_cc(80)
         .launch(launch_tf32_mma)
         .batched(),
+    cuda_row("tf32_mma_64x64",
+             "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 64 x 64 tile for small "
+             "products, 4-stage cp.async, 72 KiB shared memory, no split-K")
+        .algorithm(Algorithm::Blocked)
+        .math_mode(MathMode::Tf32)
+        .shape(kTf32Mma64x64)
+        .min_cc(80)
+        .launch(launch_tf32_mma)
+        .batched(),
 // FP32 accuracy on tensor cores: AUTO and BLOCKED (tile 0: plan_tf32x3's choice, or the
 // row's tile) when the math mode is FP32_ACCURATE.
 #if TILEDMM_WITH_SM90A

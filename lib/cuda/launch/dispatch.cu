@@ -14,7 +14,9 @@
 // device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
 // row (plan_tf32x3(): tiles 128 and 64), but strict FP32 with tile 0 where C is small
 // and k deep (fp32_accurate_takes_strict(): faster there); everything else runs the
-// strict FP32 rows, always an allowed answer.
+// strict FP32 rows, always an allowed answer. On Hopper a small single product
+// (small_product()) runs TF32 in the 64 x 64 tile (or, under AUTO and tiny, TILED 16,
+// strict) and FP32_ACCURATE strict, not on the wgmma rows' wide tiles.
 //
 // A double problem meets only double rows (the registry's precision field), never a
 // TF32 row: the math mode is a permission about FP32 inputs, so it changes nothing in a
@@ -182,6 +184,14 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
   // docs/benchmarks/batched.md, "Batched tensor cores").
   if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && p.batch > 1 &&
       hopper_row_runs(MathMode::Fp32Accurate, device))
+    return nullptr;
+  // Small single products where the Hopper rows run (small_product): FP32_ACCURATE in
+  // strict FP32, faster there than 3xTF32 and more accurate; TF32 under AUTO, a tiny
+  // one (tf32_tiny_pays), in strict TILED 16 (choose_kernel's tiny_pays), faster there
+  // than any TF32 row (docs/benchmarks/tensor-cores.md, "Small products on Hopper").
+  if (tile == 0 && small_product(p) && hopper_row_runs(s.math_mode, device) &&
+      (s.math_mode == MathMode::Fp32Accurate ||
+       (s.algorithm == Algorithm::Auto && tf32_tiny_pays(p))))
     return nullptr;
   // TF32: the TF32 rows; FP32_ACCURATE: the 3xTF32 rows (tf32x3_mma_kernel.cu).
   const int chosen =

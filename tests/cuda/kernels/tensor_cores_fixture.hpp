@@ -36,6 +36,8 @@ inline constexpr const char* kTf32Kernel = "tf32_mma_128x128";
 inline constexpr const char* kTf32WideKernel = "tf32_mma_128x256";
 inline constexpr int kTf32WideSharedBytes = 165888;
 inline constexpr const char* kTf32HopperKernel = "tf32_wgmma_128x256";  // sm_90a, cc 9.0
+// The small tile (tile 64): 64 x 64, 32 x 32 per warp.
+inline constexpr const char* kTf32SmallKernel = "tf32_mma_64x64";
 
 // The 3xTF32 kernels of FP32_ACCURATE: 128 x 64 tiles (tile 128), which the planner
 // takes where the product has a tile of it per SM, and 64 x 64 (tile 64); 32 x 32 per
@@ -172,25 +174,27 @@ struct MathMode {
   tmm_math_mode mode;
   const char* name;  // the test name's suffix
   // The mode's kernels as tmm_get_kernel_info lists them (all BLOCKED, none a
-  // default): the two mma.sync ones, then the Hopper one, listed only where the
-  // library has its sm_90a code.
+  // default): the mma.sync ones, listed everywhere, and the Hopper one, listed only
+  // where the library has its sm_90a code.
   struct Kernel {
     const char* name;
     int tile_size;
     int min_compute_capability;
     int outputs_per_thread;
-  } kernels[3];
+  };
+  std::vector<Kernel> mma_sync;
+  Kernel hopper;
 };
 
 inline const MathMode kModes[] = {
     {TMM_MATH_TF32,
      "Tf32",
-     {{kTf32Kernel, 128, 80, 128},
-      {kTf32WideKernel, 256, 80, 128},
-      {kTf32HopperKernel, 256, 90, 128}}},
+     {{kTf32Kernel, 128, 80, 128}, {kTf32WideKernel, 256, 80, 128}, {kTf32SmallKernel, 64, 80, 32}},
+     {kTf32HopperKernel, 256, 90, 128}},
     {TMM_MATH_FP32_ACCURATE,
      "Fp32Accurate",
-     {{kX3Kernel, 128, 80, 32}, {kX3SmallKernel, 64, 80, 32}, {kX3HopperKernel, 128, 90, 64}}},
+     {{kX3Kernel, 128, 80, 32}, {kX3SmallKernel, 64, 80, 32}},
+     {kX3HopperKernel, 128, 90, 64}},
 };
 
 // A parameter's name in a failure message: the mode's.
@@ -229,24 +233,57 @@ class TensorCoreTest : public ::testing::Test {
 
   // ---- TF32 ----
 
-  // The tile AUTO and BLOCKED with tile 0 take under TF32 on this device: the wide
-  // one on Hopper, elsewhere only for products with a wide tile per SM (full_wave).
-  int auto_tile(bool full_wave = false) const {
-    return hopper_ || (full_wave && wide_fits_) ? 256 : 128;
+  // planner.hpp's small_product for g: at most 2^28 multiply-adds, k at most 1024.
+  // On Hopper, with tile 0, FP32_ACCURATE runs such a product strict, and TF32 in the
+  // 64 x 64 tile where the wide tiles leave SMs idle (small_for_tf32), AUTO in strict
+  // TILED 16 where it is also tiny (tf32_tiny_pays: C of at most 16384, k at most 512).
+  static bool small_product(const GemmCase& g) {
+    return double(g.m) * double(g.n) * double(g.k) <= double(1 << 28) && g.k <= 1024;
+  }
+  bool small_for_tf32(const GemmCase& g) const {
+    const auto tiles = [](int64_t rows, int64_t cols) {
+      return ((rows + 127) / 128) * ((cols + 255) / 256);
+    };
+    // The wgmma kernel may multiply C or its transpose: fewer than the SMs either way.
+    return small_product(g) && std::max(tiles(g.m, g.n), tiles(g.n, g.m)) < multiprocessors_;
+  }
+  static bool tf32_tiny(const GemmCase& g) {
+    return double(g.m) * double(g.n) <= 16384 && g.k <= 512;
+  }
+
+  // The tile AUTO (or BLOCKED, auto_algorithm false) with tile 0 takes for g under TF32
+  // on this device on the direct path; 0: strict TILED 16. On Hopper the wide one but
+  // for small products (above); elsewhere the wide one for products with a wide tile
+  // per SM, else 128 x 128 with one of those per SM, else 64 x 64.
+  int auto_tile(const GemmCase& g, bool auto_algorithm = true) const {
+    if (hopper_ && small_for_tf32(g)) return auto_algorithm && tf32_tiny(g) ? 0 : 64;
+    if (hopper_) return 256;
+    const int64_t m = g.row() ? g.m : g.n, n = g.row() ? g.n : g.m;
+    if (wide_fits_ && ((m + 127) / 128) * ((n + 255) / 256) >= multiprocessors_) return 256;
+    return ((m + 127) / 128) * ((n + 127) / 128) >= multiprocessors_ ? 128 : 64;
   }
 
   // What AUTO and BLOCKED must have run under TF32 on this device with the tile
-  // `tile` (128 or 256) chosen: its TF32 kernel, or the strict kernel where the
-  // device cannot.
+  // `tile` (64, 128 or 256) chosen: its TF32 kernel, or the strict kernel where the
+  // device cannot. Tile 0: AUTO's strict TILED 16 (auto_tile's 0).
   void expect_tf32_ran(const tmm_report& r, int tile) const {
     const bool wide = tile == 256;
+    if (tile == 0) {
+      EXPECT_STREQ(r.kernel, "tiled_16");
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+      return;
+    }
     EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
     if (tensor_cores_ && (!wide || wide_fits_)) {
-      EXPECT_STREQ(r.kernel, !wide ? kTf32Kernel : hopper_ ? kTf32HopperKernel : kTf32WideKernel);
+      EXPECT_STREQ(r.kernel, tile == 64 ? kTf32SmallKernel
+                             : !wide    ? kTf32Kernel
+                             : hopper_  ? kTf32HopperKernel
+                                        : kTf32WideKernel);
       EXPECT_EQ(r.math_mode, TMM_MATH_TF32);
-      EXPECT_EQ(r.tile_size, wide ? 256 : 128);
+      EXPECT_EQ(r.tile_size, tile);
       EXPECT_EQ(r.splits, 1);
-      EXPECT_EQ(r.coarsening, 128) << "64 x 64 per warp: 128 outputs per thread";
+      EXPECT_EQ(r.coarsening, tile == 64 ? 32 : 128)
+          << "32 x 32 per warp in the small tile (32 outputs per thread), else 64 x 64 (128)";
     } else {
       EXPECT_TRUE(strict_fp32_row(r.kernel));
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
@@ -257,6 +294,7 @@ class TensorCoreTest : public ::testing::Test {
   }
 
   // The arithmetic of TF32's result on this device (wide: the tile-256 kernel's).
+  // (A test that may run strict TILED 16 under AUTO asks arithmetic_of(r.math_mode).)
   Arithmetic arithmetic(bool wide = false) const {
     return tensor_cores_ && (!wide || wide_fits_) ? Arithmetic::Tf32 : Arithmetic::Fp32;
   }
@@ -272,15 +310,23 @@ class TensorCoreTest : public ::testing::Test {
   // planner's) on a device with tensor cores, on the direct path: on Hopper, 128 (the
   // wgmma kernel) where k is deep; otherwise 128 x 64 where the canonical (row-major)
   // product has a tile of it per SM, else 64 x 64.
+  // nullptr: strict FP32 (on Hopper, a small product with tile 0).
   const char* x3_kernel(const GemmCase& g, int tile) const {
     const int64_t m = g.row() ? g.m : g.n, n = g.row() ? g.n : g.m;
+    if (tile == 0 && hopper_ && small_product(g)) return nullptr;
     if (tile == 0 && hopper_ && deep_k(g)) tile = 128;
     if (tile == 0) tile = ((m + 127) / 128) * ((n + 63) / 64) >= multiprocessors_ ? 128 : 64;
     return tile == 128 ? (hopper_ ? kX3HopperKernel : kX3Kernel) : kX3SmallKernel;
   }
 
   // max_splits: the most slices of k the call may run (1 but for the deep-k split).
+  // kernel nullptr: a strict FP32 row (x3_kernel's small products on Hopper).
   void expect_x3_ran(const tmm_report& r, const char* kernel, int max_splits = 1) const {
+    if (kernel == nullptr) {
+      EXPECT_TRUE(strict_fp32_row(r.kernel)) << r.kernel;
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
+      return;
+    }
     EXPECT_EQ(r.algorithm, TMM_ALGO_BLOCKED);
     // The streamed path gives its chunks no workspace, which the Hopper kernel needs
     // (it splits A and B there): they run the mma.sync row of the tile.
@@ -328,7 +374,7 @@ class TensorCoreTest : public ::testing::Test {
   // kernel for g.
   void expect_planner_ran(const tmm_report& r, const GemmCase& g, int tile) const {
     if (mode_ == TMM_MATH_TF32) {
-      expect_tf32_ran(r, tile != 0 ? tile : auto_tile());
+      expect_tf32_ran(r, tile != 0 ? tile : auto_tile(g));
     } else {
       expect_x3_ran(r, x3_kernel(g, tile));
     }
@@ -351,7 +397,9 @@ class TensorCoreTest : public ::testing::Test {
   void expect_within_bound(const GemmCase& g, const tmm_report& r,
                            const std::optional<GemmCase>& strict, bool wide = false) const {
     if (mode_ == TMM_MATH_TF32) {
-      EXPECT_TRUE(tmm_test::check_case(g, arithmetic(wide)));
+      // AUTO's strict TILED 16 for a tiny product on Hopper: strict FP32's bound.
+      EXPECT_TRUE(tmm_test::check_case(
+          g, r.math_mode == TMM_MATH_FP32 ? Arithmetic::Fp32 : arithmetic(wide)));
       return;
     }
     EXPECT_TRUE(tmm_test::check_case(g, tmm_test::arithmetic_of(r.math_mode)))

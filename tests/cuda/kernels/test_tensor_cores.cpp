@@ -67,10 +67,12 @@ std::vector<Case> cases() {
   };
 }
 
-// The mode, the layout, the transposes of A and B, and the tile: 0 lets the planner
-// choose (for these products TF32's 128 x 128, on Hopper its wide tile; FP32_ACCURATE's
-// 64 x 64 on most devices); TF32's 128 and 256 ask for its narrow and its wide kernel,
-// FP32_ACCURATE's 128 for its 128 x 64 kernel (BLOCKED; on Hopper the wgmma one).
+// The mode, the layout, the transposes of A and B, and the tile: 0 lets AUTO choose
+// (for these small products: on Hopper TF32's 64 x 64 tile, or strict TILED 16 where
+// tiny, and strict FP32 under FP32_ACCURATE; elsewhere TF32's 64 x 64 and
+// FP32_ACCURATE's 64 x 64); TF32's 64, 128 and 256 ask for its small, narrow and wide
+// kernels, FP32_ACCURATE's 64 and 128 for its 64 x 64 and 128 x 64 kernels (BLOCKED;
+// on Hopper 128 is the wgmma one).
 using Param = std::tuple<MathMode, tmm_layout, tmm_transpose, tmm_transpose, int>;
 
 class TensorCoreCorrectness : public TensorCoreTest, public ::testing::WithParamInterface<Param> {
@@ -118,8 +120,8 @@ TEST_P(TensorCoreCorrectness, MatchesFp64WithinTheModesBound) {
 std::vector<Param> correctness_params() {
   std::vector<Param> params;
   for (const MathMode& mode : kModes) {
-    const std::vector<int> tiles =
-        mode.mode == TMM_MATH_TF32 ? std::vector<int>{0, 128, 256} : std::vector<int>{0, 128};
+    const std::vector<int> tiles = mode.mode == TMM_MATH_TF32 ? std::vector<int>{0, 64, 128, 256}
+                                                              : std::vector<int>{0, 64, 128};
     for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
       for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
         for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
@@ -158,7 +160,7 @@ TEST_P(TensorCoreModes, ReportSaysWhichKernelRan) {
                      b.data(), n, 0.0f, c.data(), n);
   };
   GemmCase shape;
-  shape.m = shape.n = n;
+  shape.m = shape.n = shape.k = n;
   struct Setting {
     tmm_algorithm algorithm;
     int tile;
@@ -203,19 +205,18 @@ TEST_P(TensorCoreModes, ReportSaysWhichKernelRan) {
 }
 
 // The kernel list (no GPU needed) says which kernel needs which mode: the mode's
-// kernels (MathMode::kernels: two, three with the Hopper one where the library has its
-// code) with that mode, BLOCKED, their tile, compute capability and outputs per thread,
-// none a default; no other kernel with that mode, and a kernel of neither mode strict
-// FP32.
+// kernels (MathMode::mma_sync, and MathMode::hopper where the library has its code) with that mode,
+// BLOCKED, their tile, compute capability and outputs per thread, none a default; no other kernel
+// with that mode, and a kernel of neither mode strict FP32.
 class TensorCoreKernels : public ::testing::TestWithParam<MathMode> {};
 
 TEST_P(TensorCoreKernels, ListedWithTheirModeAndTiles) {
   const MathMode& mode = GetParam();
   auto find = [](const MathMode& m, const std::string& name) -> const MathMode::Kernel* {
-    for (const MathMode::Kernel& k : m.kernels) {
+    for (const MathMode::Kernel& k : m.mma_sync) {
       if (name == k.name) return &k;
     }
-    return nullptr;
+    return name == m.hopper.name ? &m.hopper : nullptr;
   };
   int listed = 0;
   for (int i = 0;; ++i) {
@@ -241,7 +242,7 @@ TEST_P(TensorCoreKernels, ListedWithTheirModeAndTiles) {
     EXPECT_EQ(info.min_compute_capability, k->min_compute_capability) << name;
     EXPECT_EQ(info.outputs_per_thread, k->outputs_per_thread) << name;
   }
-  EXPECT_EQ(listed, has_kernel(mode.kernels[2].name) ? 3 : 2);
+  EXPECT_EQ(listed, int(mode.mma_sync.size()) + (has_kernel(mode.hopper.name) ? 1 : 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, TensorCoreKernels, ::testing::ValuesIn(kModes), mode_name);
@@ -259,7 +260,7 @@ TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
       {TMM_ALGO_TILED, 32, TMM_MATH_TF32, "tiled_32"},
       {TMM_ALGO_NAIVE, 16, TMM_MATH_TF32, "naive_16"},
       {TMM_ALGO_COARSENED, 16, TMM_MATH_TF32, "coarsened_16_x2"},
-      {TMM_ALGO_BLOCKED, 64, TMM_MATH_TF32, "blocked_64x64"},              // no TF32 row of 64
+      {TMM_ALGO_BLOCKED, 32, TMM_MATH_TF32, "small"},                      // no TF32 row of 32
       {TMM_ALGO_BLOCKED, 256, TMM_MATH_FP32_ACCURATE, "blocked_128x256"},  // no 3xTF32 256
       {TMM_ALGO_TILED, 16, TMM_MATH_FP32_ACCURATE, "tiled_16"},
       {TMM_ALGO_BLOCKED, 0, TMM_MATH_FP32, nullptr},
@@ -377,6 +378,7 @@ TEST_P(TensorCoreModes, AlphaInfinityFollowsTheRule) {
   shape.m = 37;
   shape.n = 29;
   for (int64_t k : {int64_t(5), int64_t(700)}) {
+    shape.k = k;
     tmm_test::expect_alpha_inf_rule(h_, TMM_ALGO_AUTO, k);
     expect_planner_ran(last_report(h_), shape, 0);
   }
@@ -405,7 +407,10 @@ TEST_P(TensorCoreModes, StreamedPathRunsTheModeAndSaysSo) {
     const tmm_report r = last_report(h_);
     EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
     if (GetParam().mode == TMM_MATH_TF32) {
-      expect_tf32_ran(r, auto_tile());
+      expect_tf32_ran(r, auto_tile(g));
+    } else if (x3_ && hopper_ && small_product(g)) {  // strict FP32, the faster there
+      EXPECT_TRUE(strict_fp32_row(r.kernel)) << r.kernel;
+      EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
     } else if (x3_) {  // a 3xTF32 kernel of the chunks' choosing
       EXPECT_EQ(std::string(r.kernel).rfind("tf32x3_", 0), 0u) << r.kernel;
       EXPECT_EQ(r.math_mode, TMM_MATH_FP32_ACCURATE);

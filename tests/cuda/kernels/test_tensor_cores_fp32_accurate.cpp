@@ -110,10 +110,13 @@ TEST_F(Fp32Accurate, InputsNear2ToTheMinus120KeepFp32Accuracy) {
   tmm_test::fill_case(g, seed);
   std::mt19937 rng(seed);
   fill_exponents(g.a, -120, -120, rng);  // |a| in [2^-120, 2^-119); B uniform [-1, 1]
+  // The 64 x 64 row (AUTO runs a product this small strict on Hopper).
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 64), TMM_SUCCESS);
   const Exact x = exact_of(g);
   const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-  expect_x3_ran(last_report(h_), x3_kernel(g, 0));
+  expect_x3_ran(last_report(h_), kX3SmallKernel);
   const double e = error_against(g, x, false), e_strict = error_against(strict, x, false);
   std::printf("A around 2^-120: relative error vs FP64: strict FP32 %.3e, FP32_ACCURATE %.3e\n",
               e_strict, e);
@@ -137,6 +140,9 @@ TEST_F(Fp32Accurate, InputsWithin2ToTheMinus11OfFltMaxBecomeInfinite) {
     return tmm_sgemm(h_, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 3, 1, 1, 1.0f, a.data(), 1,
                      b.data(), 1, 0.0f, out.data(), 1);
   };
+  // The 64 x 64 row (AUTO runs a product this small strict on Hopper).
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 64), TMM_SUCCESS);
   ASSERT_EQ(run(c), TMM_SUCCESS) << tmm_get_error_message(h_);
   expect_x3_ran(last_report(h_), kX3SmallKernel);
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_FP32), TMM_SUCCESS);
@@ -152,8 +158,8 @@ TEST_F(Fp32Accurate, InputsWithin2ToTheMinus11OfFltMaxBecomeInfinite) {
 // (subnormal from 2^-126 down), B uniform [-1, 1]: every element within 2^-148 sum_l
 // |b(l, j)|, plus strict FP32's own rounding there (k units of 2^-149, and 2^-22 of the
 // sum of |a b|). A kernel that flushed such inputs to zero would be off by the whole
-// element (about 2^-128 here), a thousand times that. Both kernels: AUTO's (mma.sync,
-// 64 x 64) and tile 128 (on Hopper the wgmma one).
+// element (about 2^-128 here), a thousand times that. Both kernels: tile 64 (mma.sync,
+// 64 x 64, AUTO's for such a product off Hopper) and tile 128 (on Hopper the wgmma one).
 TEST_F(Fp32Accurate, InputsBelow2ToTheMinus125AreCarriedWithin2ToTheMinus148) {
   if (!x3_)
     GTEST_SKIP()
@@ -161,7 +167,7 @@ TEST_F(Fp32Accurate, InputsBelow2ToTheMinus125AreCarriedWithin2ToTheMinus148) {
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
-  for (int tile : {0, 128}) {
+  for (int tile : {64, 128}) {
     GemmCase g;
     g.m = 130;
     g.n = 70;
@@ -169,7 +175,7 @@ TEST_F(Fp32Accurate, InputsBelow2ToTheMinus125AreCarriedWithin2ToTheMinus148) {
     tmm_test::fill_case(g, seed + uint32_t(tile));
     std::mt19937 rng(seed + uint32_t(tile));
     fill_exponents(g.a, -135, -126, rng);
-    ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+    ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
     ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
     expect_x3_ran(last_report(h_), x3_kernel(g, tile));
@@ -211,8 +217,8 @@ TEST_F(Fp32Accurate, CorrectionOverflowNearFltMaxGivesTf32Accuracy) {
   const double exact = double(x) * double(y);  // (1 + 2^-11)^2 2^127 < FLT_MAX
   ASSERT_LT(exact, double(FLT_MAX));
   const double tf32 = std::ldexp((1.0 + std::ldexp(1.0, -10)) * (1.0 + std::ldexp(1.0, -10)), 127);
-  for (int tile : {0, 128}) {
-    ASSERT_EQ(tmm_set_algorithm(h_, tile == 0 ? TMM_ALGO_AUTO : TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  for (int tile : {64, 128}) {
+    ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
     ASSERT_EQ(tmm_set_tile_size(h_, tile), TMM_SUCCESS);
     // C (2 x 1) = A (2 x 1) B (1 x 1): rows x and x 2^-64.
     std::vector<float> a = {x, std::ldexp(x, -64)}, b = {y}, c(2, NAN);
@@ -220,9 +226,9 @@ TEST_F(Fp32Accurate, CorrectionOverflowNearFltMaxGivesTf32Accuracy) {
                         b.data(), 1, 0.0f, c.data(), 1),
               TMM_SUCCESS)
         << tmm_get_error_message(h_);
-    expect_x3_ran(last_report(h_), tile == 0 ? kX3SmallKernel
-                                   : hopper_ ? kX3HopperKernel
-                                             : kX3Kernel);
+    expect_x3_ran(last_report(h_), tile == 64 ? kX3SmallKernel
+                                   : hopper_  ? kX3HopperKernel
+                                              : kX3Kernel);
     std::printf("tile %d: a b = %.9e, FP32_ACCURATE %.9e (a_big b_big %.9e)\n", tile, exact,
                 double(c[0]), tf32);
     EXPECT_TRUE(std::isfinite(c[0])) << "never Inf or NaN for a finite product";
@@ -249,9 +255,12 @@ TEST_F(Fp32Accurate, InfinityAndNanPropagateAsInFp32) {
   g.a[size_t(3 * g.lda + 7)] = INFINITY;
   g.a[size_t(5 * g.lda + 2)] = NAN;
   g.b[size_t(11 * g.ldb + 20)] = -INFINITY;
+  // The 64 x 64 row (AUTO runs a product this small strict on Hopper).
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 64), TMM_SUCCESS);
   const GemmCase strict = strict_run(g, [&](GemmCase& s) { return tmm_test::run_case(h_, s); });
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-  expect_x3_ran(last_report(h_), x3_kernel(g, 0));
+  expect_x3_ran(last_report(h_), kX3SmallKernel);
   int specials = 0;
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < g.n; ++j) {

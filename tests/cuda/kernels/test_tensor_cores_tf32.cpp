@@ -64,7 +64,7 @@ TEST_F(TensorCores, Tf32ErrorIsFarAboveStrictFp32OnTheSameData) {
 
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
   ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
-  expect_tf32_ran(last_report(h_), auto_tile());
+  expect_tf32_ran(last_report(h_), auto_tile(g));
   EXPECT_TRUE(tmm_test::check_case(g, Arithmetic::Tf32));
   EXPECT_FALSE(tmm_test::check_case(g, Arithmetic::Fp32)) << "TF32 within the FP32 bound";
   EXPECT_FALSE(tmm_test::check_case(g, Arithmetic::Fp32Accurate))
@@ -93,8 +93,11 @@ TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
       << tmm_get_error_message(h_);
   tmm_device_info d{};
   ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
-  const bool enough = (m / 128) * (n / 256) >= d.multiprocessors;
-  expect_tf32_ran(last_report(h_), auto_tile(enough));
+  GemmCase shape;  // row-major, as called
+  shape.m = m;
+  shape.n = n;
+  shape.k = k;
+  expect_tf32_ran(last_report(h_), auto_tile(shape));
   for (float x : c) ASSERT_EQ(x, -0.125f * float(k)) << "exact in TF32";
 }
 
@@ -147,13 +150,15 @@ TEST(MathModeEnvironment, SetsTheDefaultOfNewCudaHandles) {
   EXPECT_EQ(mode, TMM_MATH_TF32);
   tmm_device_info d{};
   ASSERT_EQ(tmm_get_device_info(h, &d), TMM_SUCCESS);
-  std::vector<float> a(64 * 64, 1.0f), c(64 * 64);
-  ASSERT_EQ(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 64, 64, 64, 1.0f, a.data(), 64,
-                      a.data(), 64, 0.0f, c.data(), 64),
+  // 64 x 64 x 600: A (64 x 600) and B (600 x 64) are the same ones. Not tiny (k over
+  // 512), so AUTO runs TF32 on Hopper too.
+  std::vector<float> a(64 * 600, 1.0f), c(64 * 64);
+  ASSERT_EQ(tmm_sgemm(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 64, 64, 600, 1.0f, a.data(),
+                      600, a.data(), 64, 0.0f, c.data(), 64),
             TMM_SUCCESS);
   const tmm_report r = last_report(h);
   EXPECT_EQ(r.math_mode, d.compute_capability_major >= 8 ? TMM_MATH_TF32 : TMM_MATH_FP32);
-  for (float x : c) ASSERT_EQ(x, 64.0f);
+  for (float x : c) ASSERT_EQ(x, 600.0f);
   tmm_destroy(h);
 }
 

@@ -68,14 +68,27 @@ TEST(MathMode, Tf32ChoosesTensorCoresOnlyWhereTheDeviceHasThem) {
     for (const Profile& prof : profiles()) {
       for (int64_t n : {1, 100, 4096}) {
         const KernelChoice k = choose(c, prof.device, n);
-        EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
         EXPECT_EQ(k.plan.splits, 1) << "no split of k at these sizes";
-        // The wide tile where it fits (162 KiB: the A100 and H100, not the 80-SM
-        // Ampere part) and the product has one per SM, at every size where it runs
-        // the Hopper kernel; 128 asks for 128.
         const int cc = prof.device.compute_capability();
-        const bool wide = c.tile == 0 && cc != 86 && (n == 4096 || (cc == 90 && hopper_here));
-        EXPECT_EQ(k.plan.tile, wide ? 256 : 128) << prof.name << " n " << n;
+        const bool hopper = cc == 90 && hopper_here;
+        // AUTO on Hopper, a tiny product (1^3, 100^3): strict TILED 16, faster there.
+        if (c.algorithm == Algorithm::Auto && hopper && n != 4096) {
+          EXPECT_STREQ(k.kernel->name, "tiled_16") << prof.name << " n " << n;
+          EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32);
+          continue;
+        }
+        EXPECT_EQ(k.kernel->math_mode, MathMode::Tf32) << prof.name << " " << k.kernel->name;
+        // 128 asks for 128. The wide tile where it fits (162 KiB: the A100 and H100, not
+        // the 80-SM Ampere part) and the product has one per SM, and on Hopper where it
+        // runs the Hopper kernel but for small products; else the narrowest, 64 x 64
+        // (small products on Hopper, and products short of a tile of 128 x 128 per SM
+        // elsewhere).
+        const bool wide = c.tile == 0 && cc != 86 && n == 4096;
+        EXPECT_EQ(k.plan.tile, c.tile == 128 ? 128
+                               : wide        ? 256
+                               : n == 4096   ? 128
+                                             : 64)
+            << prof.name << " n " << n;
       }
     }
     // A T4 (compute capability 7.5) has no TF32: the strict kernel, always allowed.
@@ -123,7 +136,11 @@ TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
     for (const Profile& prof : profiles()) {
       for (int64_t n : {1, 100, 4096}) {
         const KernelChoice k = choose(c, prof.device, n);
-        if (prof.device.compute_capability() == 86) {  // strict FP32 is faster there
+        // Strict FP32 is faster on cc 8.6, and on Hopper for a small product with tile 0
+        // (where the Hopper row runs).
+        const bool small_on_hopper =
+            c.tile == 0 && n != 4096 && prof.device.compute_capability() == 90 && x3_hopper_here;
+        if (prof.device.compute_capability() == 86 || small_on_hopper) {
           EXPECT_EQ(k.kernel->math_mode, MathMode::Fp32) << prof.name << " " << k.kernel->name;
           continue;
         }
@@ -148,7 +165,7 @@ TEST(MathMode, Fp32AccurateChoosesThe3xTf32KernelsWhereTheDeviceHasThem) {
   // TF32 is not FP32_ACCURATE, nor the other way round.
   EXPECT_EQ(choose({Algorithm::Auto, 0, MathMode::Tf32}, h100()).kernel->math_mode, MathMode::Tf32);
   EXPECT_STREQ(choose({Algorithm::Blocked, 64, MathMode::Tf32}, h100()).kernel->name,
-               "blocked_64x64");
+               "tf32_mma_64x64");
   EXPECT_STREQ(choose({Algorithm::Blocked, 256, MathMode::Fp32Accurate}, h100()).kernel->name,
                "blocked_128x256");
   EXPECT_STREQ(choose({Algorithm::Tiled, 32, MathMode::Fp32Accurate}, h100()).kernel->name,
@@ -159,7 +176,7 @@ TEST(MathMode, ModesWithoutAKernelRunTheStrictOne) {
   const ChoiceCase cases[] = {
       {Algorithm::Auto, 0, MathMode::Fp32},               // the default
       {Algorithm::Blocked, 256, MathMode::Fp32Accurate},  // no 3xTF32 row of 256
-      {Algorithm::Blocked, 64, MathMode::Tf32},           // no TF32 row of that tile
+      {Algorithm::Blocked, 32, MathMode::Tf32},           // no TF32 row of that tile
       {Algorithm::Tiled, 32, MathMode::Tf32},             // the ladder is strict FP32
       {Algorithm::Naive, 0, MathMode::Tf32},
       {Algorithm::Coarsened, 16, MathMode::Fp32Accurate},
@@ -579,10 +596,22 @@ TEST(Tiny, StrictTinyProductsRunTiled16) {
     EXPECT_NE(std::string(choose_kernel(f64, Settings(), prof.device).kernel->name), "f64_tiled_16")
         << prof.name;
   }
+  // Under TF32 and FP32_ACCURATE: the tensor cores on the A100; on Hopper, where its
+  // rows run, a tiny product strict in TILED 16 (the faster there).
+  const KernelEntry* hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
+  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
   for (MathMode mode : {MathMode::Tf32, MathMode::Fp32Accurate}) {
     Settings s;
     s.math_mode = mode;
-    EXPECT_EQ(choose_kernel(shape(64, 64, 64), s, h100()).kernel->math_mode, mode);
+    EXPECT_EQ(choose_kernel(shape(64, 64, 64), s, a100()).kernel->math_mode, mode);
+    const KernelChoice h = choose_kernel(shape(64, 64, 64), s, h100());
+    if (hopper_here) {
+      EXPECT_STREQ(h.kernel->name, "tiled_16");
+    } else {
+      EXPECT_EQ(h.kernel->math_mode, mode);
+    }
   }
 }
 
@@ -650,10 +679,10 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
       EXPECT_TRUE(c.kernel->batched) << c.kernel->name << " at " << b.size;
       EXPECT_FALSE(c.by_product) << c.kernel->name << " at " << b.size;
       EXPECT_EQ(c.plan.splits, 1) << c.kernel->name;
-      // TF32: a tensor-core tile where its area is at most half idle (not at 64^3);
-      // FP32_ACCURATE: strict FP32 where the Hopper rows run (the faster there).
+      // TF32: the tensor-core tile that leaves the least of its area idle, the wider on
+      // a tie; FP32_ACCURATE: strict FP32 where the Hopper rows run (the faster there).
       if (mode == MathMode::Tf32) {
-        EXPECT_STREQ(c.kernel->name, b.size == 64    ? "blocked_64x64"
+        EXPECT_STREQ(c.kernel->name, b.size == 64    ? "tf32_mma_64x64"
                                      : b.size == 128 ? "tf32_mma_128x128"
                                                      : "tf32_mma_128x256");
       }

@@ -6,8 +6,9 @@
 // kernel, and the streamed host path hands each call one slice of k anyway.
 //
 // Ownership. A block of WARPS_M x WARPS_N warps owns a BM x BN tile of C: 2 x 4
-// warps and 128 x 256 in the wide shape, 2 x 2 and 128 x 128 in the other. A warp
-// owns 64 x 64 of it, as MT x NT = 4 x 8 tiles of 16 x 8, the shape of one mma. In
+// warps and 128 x 256 in the wide shape, 2 x 2 and 128 x 128 in the next. A warp
+// owns 64 x 64 of it, as MT x NT = 4 x 8 tiles of 16 x 8, the shape of one mma. (The
+// small shape, 64 x 64 in 2 x 2 warps of 32 x 32, is for small products: see Shape64.) In
 // each step of 8 in k, a warp loads the A fragments of its 4 row tiles and the B
 // fragments of its 8 column tiles (4 KiB of shared memory) and issues 32 mma. (A
 // 64 x 32 warp tile would read 3 KiB per 16 mma: more than the 128 bytes per clock
@@ -167,12 +168,20 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) tf32_mma_kernel(Gem
 // compute capability 8.0 or later (sm_86 and sm_89 opt into 99 KiB per block).
 using Shape256 = MmaShape<128, 256, 32, 2, 4, 3, 1>;
 using Shape128 = MmaShape<128, 128, 16, 2, 2, 4, 2>;
+// The small one: 64 x 64 tiles, 2 x 2 warps of 32 x 32 (2 x 4 mma tiles: 32
+// accumulators), tiles of k of 32, 4 stages: 72 KiB, two blocks per SM on the A100 and
+// H100. For small products, whose 128 x 128 tiles leave most SMs idle.
+using Shape64 = MmaShape<64, 64, 32, 2, 2, 4, 2>;
 
 // Each matches the planner's row (matches(), mma_common.cuh).
 static_assert(matches<Shape256>(kTf32Shapes[0]), "planner row 0 is the 128 x 256 shape");
 static_assert(matches<Shape128>(kTf32Shapes[1]), "planner row 1 is the 128 x 128 shape");
-static_assert(kTf32Shapes[1].shared_bytes <= 99 * 1024,
-              "the 128 x 128 shape fits every device of compute capability 8.0 or later");
+static_assert(matches<Shape64>(kTf32Shapes[2]) &&
+                  kTf32Shapes[2].blocks_per_sm == Shape64::MIN_BLOCKS,
+              "planner row 2 is the 64 x 64 shape");
+static_assert(kTf32Shapes[1].shared_bytes <= 99 * 1024 && kTf32Shapes[2].shared_bytes <= 99 * 1024,
+              "the 128 x 128 and 64 x 64 shapes fit every device of compute capability 8.0 "
+              "or later");
 
 // The kernel for p's alignment: 16-byte copies for each operand whose rows are all
 // 16-byte aligned.
@@ -205,6 +214,9 @@ void launch_tf32_mma(const GemmProblem& p, const KernelPlan& plan, void*, void* 
         break;
       case 128:
         launch_for_alignment<Shape128, ka, kb>(p, stream);
+        break;
+      case 64:
+        launch_for_alignment<Shape64, ka, kb>(p, stream);
         break;
       default:
         throw Error(Status::Internal, "tf32 kernel: unsupported tile");
