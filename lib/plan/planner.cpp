@@ -28,9 +28,14 @@ constexpr int kMaxSplits = 32;        // slices of k wherever C is large
 constexpr int kMaxDeepSplits = 1024;  // and where C is small, by its partials' bytes
 constexpr int64_t kMaxSplitPartialBytes = int64_t(64) << 20;
 constexpr int64_t kMinDepthPerSplit = 512;  // less leaves a block too little work
-// Except where k is too shallow for two such slices and the tile's blocks leave SMs idle
-// (512^3 ran 64 blocks of 64 x 64 on 132 SMs): slices of this depth fill them.
-constexpr int64_t kMinDepthPerSplitIdle = 128;
+// Except where the tile's blocks leave SMs idle (512^3 ran 64 blocks of 64 x 64 on 132
+// SMs, 31 x 33 x 8191 one block in 16 slices): slices of this depth fill them. On the
+// H100 (2026-11-27, docs/benchmarks/device-kernels.md "Split floor where SMs idle"),
+// against 512 wherever k >= 1024 (and 128 below): 31 x 33 x 8191 0.056 -> 0.022 ms,
+// 1023 x 1025 x 1027 0.123 -> 0.089, 96 x 96 x 32768 0.056 -> 0.048, 200 x 100 x 16384
+// 0.057 -> 0.049, 640 x 480 x 320 0.031 -> 0.026, 333 x 777 x 555 0.033 -> 0.027; 128
+// gave most of it, and no shape of the suite ran slower at 64.
+constexpr int64_t kMinDepthPerSplitIdle = 64;
 
 // Blocks of shape `s` one SM of `d` holds at once (resident_blocks).
 int resident_blocks_of(const BlockedShapeInfo& s, const DeviceProfile& d) {
@@ -76,9 +81,8 @@ BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double pe
                               (double(slots) * per_block_rate);
     const double pass_time =
         double(element_bytes(p.precision)) * double(p.m) * double(p.n) / split_bandwidth;
-    const int64_t min_depth = p.k < 2 * kMinDepthPerSplit && blocks < d.multiprocessors
-                                  ? kMinDepthPerSplitIdle
-                                  : kMinDepthPerSplit;
+    const int64_t min_depth =
+        blocks < d.multiprocessors ? kMinDepthPerSplitIdle : kMinDepthPerSplit;
     for (int splits = 1; splits <= most_splits; ++splits) {
       const int64_t depth = ceil_div(p.k, splits);
       if (splits > 1 && depth < min_depth) break;
