@@ -131,12 +131,13 @@ bool thin_choice(const GemmProblem& p, const DeviceProfile& d, int tile, int max
   return true;
 }
 
-// choose_kernel (dispatch.cu) for BLOCKED (AUTO: tile 0), with a workspace.
-Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int tile,
-              int max_splits) {
+// choose_kernel (dispatch.cu) for BLOCKED (AUTO: tile 0), with a workspace; on cc 9.0
+// as a build with the sm_90a code (hopper_code) chooses, or without it.
+Choice choose_on(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int tile,
+                 int max_splits, bool hopper_code) {
   if (Choice thin; thin_choice(p, d, tile, max_splits, thin)) return thin;
   const int cc = d.compute_capability();
-  const bool hopper_runs = cc == 90;
+  const bool hopper_runs = cc == 90 && hopper_code;
   // Small single products on Hopper (tile 0 here is AUTO's): FP32_ACCURATE strict, TF32
   // strict TILED 16 where tiny.
   const bool small_strict =
@@ -158,13 +159,6 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
       if (hopper_runs && chosen == hopper.shape.tile) {
         c.kernel = hopper.name;
         hopper_tail(hopper, p, d, c);
-        // Without sm_90a code, the planner takes the tile without the Hopper rules.
-        const int plain = tf32 ? plan_tf32(p, d, tile, false) : plan_tf32x3(p, d, tile, false);
-        const MmaShapeInfo* ps =
-            tf32 ? tc_shape(kTf32Shapes, plain) : tc_shape(kTf32x3Shapes, plain);
-        c.fallback = ps == nullptr ? "strict"
-                                   : std::string(tf32 ? "tf32" : "tf32x3") + "_mma_" +
-                                         std::to_string(ps->rows) + "x" + std::to_string(ps->cols);
       } else {
         c.kernel = mma;
       }
@@ -177,6 +171,19 @@ Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int t
     return c;
   }
   return strict(p, d, tile, max_splits);
+}
+
+// choose_on with the sm_90a code, and on cc 9.0 the kernel a build without it runs
+// instead where that differs (the Hopper rows and the rules that hold only where they
+// run: small products, the wide TF32 tile everywhere).
+Choice choose(const GemmProblem& p, const DeviceProfile& d, MathMode mode, int tile,
+              int max_splits) {
+  Choice c = choose_on(p, d, mode, tile, max_splits, true);
+  if (d.compute_capability() == 90) {
+    const Choice plain = choose_on(p, d, mode, tile, max_splits, false);
+    if (plain.kernel != c.kernel) c.fallback = plain.kernel;
+  }
+  return c;
 }
 
 // ---- Problems -----------------------------------------------------------------------

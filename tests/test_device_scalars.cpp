@@ -358,7 +358,7 @@ constexpr Setting kAccurate{TMM_ALGO_AUTO, 0, TMM_MATH_FP32_ACCURATE};
 
 // Every kernel family in both precisions; shapes where the planner's golden file places
 // them on the H100 (tests/data/planner_golden.txt): AutoTiny64 on TILED's 16 x 16,
-// AutoSplitK on blocked_64x64 with k in 16, Tf32TailSplit and Fp32AccurateTailSplit on the
+// AutoSplitK on blocked_64x64 with k in 128, Tf32TailSplit and Fp32AccurateTailSplit on the
 // Hopper kernels with the last wave split in 32, BlockedLarge's 1000^3 split in 4.
 std::vector<Spec> kernel_specs(double beta) {
   const tmm_layout R = TMM_ROW_MAJOR, C = TMM_COL_MAJOR;

@@ -245,6 +245,9 @@ class TensorCoreTest : public ::testing::Test {
       return ((rows + 127) / 128) * ((cols + 255) / 256);
     };
     // The wgmma kernel may multiply C or its transpose: fewer than the SMs either way.
+    // (Dispatch counts the orientation the kernel multiplies, wgmma_operands; the two
+    // agree on every shape these tests give, whose tiles are far fewer than the SMs
+    // or far more either way.)
     return small_product(g) && std::max(tiles(g.m, g.n), tiles(g.n, g.m)) < multiprocessors_;
   }
   static bool tf32_tiny(const GemmCase& g) {

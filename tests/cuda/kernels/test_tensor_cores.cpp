@@ -292,8 +292,9 @@ TEST_F(TensorCores, StrictKernelsRunWhereTheModeHasNone) {
     EXPECT_EQ(r.math_mode, TMM_MATH_FP32);
     EXPECT_TRUE(tmm_test::check_case(g)) << "the strict bound holds";
   }
-  // Tiles 128 and 256 are TF32 rows' too: BLOCKED with them runs tensor cores (256
-  // where the device holds its shared memory, else the strict 128 x 256 kernel).
+  // Tiles 128 and 256 are TF32 rows' too (and 64, TensorCoreCorrectness's): BLOCKED with
+  // them runs tensor cores (256 where the device holds its shared memory, else the strict
+  // 128 x 256 kernel).
   ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
   for (int tile : {128, 256}) {

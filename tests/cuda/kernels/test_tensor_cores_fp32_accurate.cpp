@@ -34,7 +34,8 @@ using tmm_test::fill_exponents;
 // the 128 x 64 row, on Hopper the wgmma kernel), on uniform [-1, 1] inputs and on
 // inputs whose exponents spread over 2^-16..2^16. AUTO itself runs strict FP32 at this
 // shape (small C, k deep: faster), which must then be the strict call itself; under
-// the sanitizer (k = 1024) AUTO runs the 3xTF32 rows too.
+// the sanitizer (k = 1024) AUTO runs the 3xTF32 rows too, but strict on Hopper (a small
+// product there).
 TEST_F(Fp32Accurate, LongSumsAreAsAccurateAsStrictFp32) {
   if (!x3_)
     GTEST_SKIP()

@@ -103,21 +103,22 @@ TEST_F(TensorCores, LargeProductsTakeTheWideKernel) {
 
 // The streamed path gives its chunk products no workspace: where the Hopper kernel
 // would first have to pack an operand (both MN-major: A transposed, B not), the chunk
-// runs the mma.sync row of the tile instead; elsewhere the Hopper kernel. Products
-// large enough for the wide tile, every transpose pair.
+// runs the mma.sync row of the tile instead; elsewhere the Hopper kernel. The wide tile
+// asked for (BLOCKED 256: AUTO would run these small chunks in the 64 x 64 tile on
+// Hopper), every transpose pair.
 TEST_F(TensorCores, StreamedChunksNeedingAWorkspaceRunAKernelWithout) {
   ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_STREAMED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_algorithm(h_, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  ASSERT_EQ(tmm_set_tile_size(h_, 256), TMM_SUCCESS);
   const uint32_t seed = tmm_test::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  tmm_device_info d{};
-  ASSERT_EQ(tmm_get_device_info(h_, &d), TMM_SUCCESS);
   for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
     for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
       GemmCase g;
       g.ta = ta;
       g.tb = tb;
       g.m = 2048;
-      g.n = 2304;  // 16 x 9 = 144 wide tiles, over 132 SMs
+      g.n = 2304;
       g.k = 40;
       g.beta = 0.5f;
       tmm_test::fill_case(g, seed + uint32_t(2 * ta + tb));
@@ -125,8 +126,12 @@ TEST_F(TensorCores, StreamedChunksNeedingAWorkspaceRunAKernelWithout) {
       ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << tmm_get_error_message(h_);
       const tmm_report r = last_report(h_);
       EXPECT_EQ(r.host_path, TMM_HOST_PATH_STREAMED);
-      const bool wide = wide_fits_ && (g.m / 128) * (g.n / 256) >= d.multiprocessors;
-      if (hopper_ && wide && r.tile_size == 256) {
+      const bool wide = wide_fits_ && tensor_cores_;
+      if (wide) {
+        EXPECT_EQ(r.tile_size, 256);
+        EXPECT_EQ(r.math_mode, TMM_MATH_TF32);
+      }
+      if (hopper_) {
         const bool packs = ta == TMM_TRANS && tb == TMM_NO_TRANS;
         EXPECT_STREQ(r.kernel, packs ? kTf32WideKernel : kTf32HopperKernel);
       }

@@ -15,7 +15,7 @@
 // that shared memory delivers at the H100's tensor-core rate.) With g = lane / 4 and
 // t = lane % 4, a thread holds, of each 16 x 8 tile, the elements (g, 2t),
 // (g, 2t + 1), (g + 8, 2t) and (g + 8, 2t + 1) (PTX ISA, "Matrix Fragments for
-// mma.m16n8k8"): 128 accumulators.
+// mma.m16n8k8"): 128 accumulators (32 in the small shape's 32 x 32 warps).
 //
 // Shared memory. Each operand's tile of BK in k (32 wide, 16 other) is copied as it
 // lies in global memory, in lines along its contiguous direction: K-contiguous
@@ -35,8 +35,9 @@
 // spill at 255 registers and measured slower on the H100.) The wide shape: 3 stages
 // of depth 32, 162 KiB of dynamic shared memory, one block per SM (A100, H100 and
 // other parts that opt into that much). The other: 4 stages of depth 16, 80 KiB, two
-// blocks per SM on the A100 and H100, one on sm_86/89 (100 KiB per SM). plan_tf32()
-// chooses.
+// blocks per SM on the A100 and H100, one on sm_86/89 (100 KiB per SM). The small
+// one (Shape64): 4 stages of depth 32, 72 KiB, two blocks per SM on the A100 and H100.
+// plan_tf32() chooses.
 //
 // Speed. On the H100 (tmm_bench --math tf32) about 150-160 TFLOP/s at 4096^3 and
 // 8192^3, 0.4x cuBLAS's TF32 (wgmma), and 0.63-0.75x cuBLAS on the unaligned
