@@ -16,7 +16,8 @@
 //
 // The choice for a device call is made by choose_kernel (lib/cuda/launch/dispatch.cu), CUDA
 // code that is not built here. This program makes it as dispatch does, from the
-// host parts it calls: thin_pays and plan_thin, fp32_accurate_takes_strict, tiny_pays,
+// host parts it calls: thin_pays and plan_thin, fp32_accurate_takes_strict, tiny_c_deep_k,
+// small_product, tf32_tiny_pays, tiny_pays,
 // plan_blocked, plan_tf32, plan_tf32x3 and, for the Hopper rows' last-wave split, plan_wgmma_tail
 // (lib/plan/planner.cpp: the rule the rows' plan_tail hooks call, the TF32 kernel's packing and
 // transposition included), and the shape tables (lib/plan/blocked_shapes.hpp, tf32_shapes.hpp). It
@@ -145,7 +146,7 @@ Choice choose_on(const GemmProblem& p, const DeviceProfile& d, MathMode mode, in
       (mode == MathMode::Fp32Accurate || (mode == MathMode::Tf32 && tf32_tiny_pays(p)));
   const bool strict_faster = (mode == MathMode::Fp32Accurate && tile == 0 && max_splits != 1 &&
                               fp32_accurate_takes_strict(p)) ||
-                             small_strict;
+                             (tile == 0 && max_splits != 1 && tiny_c_deep_k(p)) || small_strict;
   if (mode != MathMode::Fp32 && cc >= kTensorCoreMinCc && !strict_faster) {
     const bool tf32 = mode == MathMode::Tf32;
     const HopperRow& hopper = tf32 ? kHopperTf32 : kHopperTf32x3;

@@ -359,7 +359,7 @@ constexpr Setting kAccurate{TMM_ALGO_AUTO, 0, TMM_MATH_FP32_ACCURATE};
 // Every kernel family in both precisions; shapes where the planner's golden file places
 // them on the H100 (tests/data/planner_golden.txt): AutoTiny64 on TILED's 16 x 16,
 // AutoSplitK on blocked_64x64 with k in 128, Tf32TailSplit and Fp32AccurateTailSplit on the
-// Hopper kernels with the last wave split in 32, BlockedLarge's 1000^3 split in 4.
+// Hopper kernels with the last wave split along k, BlockedLarge's 1000^3 split in 4.
 std::vector<Spec> kernel_specs(double beta) {
   const tmm_layout R = TMM_ROW_MAJOR, C = TMM_COL_MAJOR;
   const tmm_transpose N = TMM_NO_TRANS, T = TMM_TRANS;
@@ -379,10 +379,10 @@ std::vector<Spec> kernel_specs(double beta) {
       {"ThinColumns", false, kAuto, 2000, 5, 3000, C, T, N, 2, kThin, false, 0},
       {"Tf32", false, kTf32, 256, 192, 512, R, N, T, 2, kTc, false, 0},
       {"Tf32Large", false, kTf32, 1024, 1024, 1024, C, N, N, 0, kTc, true, 0},
-      {"Tf32TailSplit", false, kTf32, 31, 33, 8191, R, N, N, 0, kTc, false, 0},
+      {"Tf32TailSplit", false, kTf32, 65, 67, 8191, R, N, N, 0, kTc, false, 0},
       {"Tf32Blocked", false, kTf32Blocked, 384, 256, 320, C, T, N, 1, kTc, false, 0},
       {"Fp32Accurate", false, kAccurate, 384, 512, 1100, R, T, N, 0, kTc, false, 0},
-      {"Fp32AccurateTailSplit", false, kAccurate, 31, 33, 8191, C, N, T, 1, kTc, false, 0},
+      {"Fp32AccurateTailSplit", false, kAccurate, 65, 67, 8191, C, N, T, 1, kTc, false, 0},
       {"Dgemm", true, kAuto, 300, 200, 500, C, T, N, 2, kF64, false, 0},
       {"DgemmWide", true, kAuto, 2048, 2048, 64, R, N, N, 0, kF64, true, 0},
       {"DgemmDeepK", true, kAuto, 64, 64, 65536, R, N, T, 1, kF64 | kSplit, true, 0},

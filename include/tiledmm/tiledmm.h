@@ -193,19 +193,23 @@ typedef enum tmm_math_mode {
                                 |a(i,l) b(l,j)| (at most 2^-10 of it from the
                                 rounding, plus the FP32 terms), whatever k; several
                                 times faster on large products (compute capability
-                                8.0 and later, AUTO or BLOCKED; on 9.0, where
-                                the library has its sm_90a code, AUTO runs
-                                strict FP32 for a tiny single product, C of
-                                at most 16384 elements and k at most 512,
-                                where it is the faster) */
+                                8.0 and later, AUTO or BLOCKED. Strict FP32
+                                runs instead where it is the faster: with tile
+                                0, for a single product whose C has at most
+                                4096 elements and k is 4096 or more, where k
+                                may be split over the SMs; and on 9.0, where
+                                the library has its sm_90a code, under AUTO
+                                for a tiny single product, C of at most 16384
+                                elements and k at most 512) */
   TMM_MATH_FP32_ACCURATE = 2 /* tensor cores with FP32 accuracy, "3xTF32 with error
                                 correction" (compute capability 8.0 and 9.0 and later;
                                 on 9.0 it beats strict FP32, on 8.0 that is not
                                 measured; not 8.6/8.9, whose TF32 runs at the
                                 FP32 rate: strict FP32 there; AUTO
                                 or BLOCKED with tile 0, 64 or 128; with tile 0,
-                                strict FP32 where C has at most 65536 elements,
-                                k is 16384 or more and k may be split over the
+                                strict FP32 where C has at most 65536 elements
+                                and k is 16384 or more, or C at most 4096 and k
+                                4096 or more, and k may be split over the
                                 SMs, and on 9.0 (with the sm_90a code) for a
                                 single product of at most 2^28 multiply-adds
                                 with k at most 1024, where it is the faster):

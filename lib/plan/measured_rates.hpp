@@ -98,6 +98,18 @@ constexpr double kSmallProductMaxVolume = double(1 << 28);
 constexpr int64_t kSmallProductMaxDepth = 1024;
 constexpr double kTf32TinyMaxOutputs = 16384;
 
+// Where both tensor-core modes take strict FP32 (tiny_c_deep_k): C of at most
+// kTinyCDeepMaxOutputs elements (one 64 x 64 tile) over k of at least kTinyCDeepMinDepth,
+// where BLOCKED splits k into slices of 64 over every SM (since 65a4151) and the
+// tensor-core rows' last-wave split of their one wide tile is slower. H100, 2026-11-27
+// (docs/benchmarks/tensor-cores.md, "A tiny C over deep k"), ms, strict AUTO / TF32 wgmma /
+// 3xTF32 wgmma: 31 x 33 x 8191 0.0220 / 0.0294 / 0.0352, 64 x 64 x 2^20 0.266 / 0.289 /
+// (strict already), 64 x 64 x 2^23 1.93 / 2.13 / (strict already); at 96 x 96 x 32768
+// and 200 x 100 x 16384 (C past one tile) TF32's wgmma row was the faster (0.043 against
+// 0.048, 0.038 against 0.049).
+constexpr double kTinyCDeepMaxOutputs = 4096;
+constexpr int64_t kTinyCDeepMinDepth = 4096;
+
 // Below this time at the device's peak a product is latency-bound and the wave model
 // does not hold; the 64 x 64 tile (four blocks per SM) was fastest at every such
 // size measured (256^3 to 1024^3, under 1.6 GFLOP). Run: H100 80GB HBM3, 2026-11-22,

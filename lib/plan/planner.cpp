@@ -290,6 +290,11 @@ bool tf32x3_pays(const DeviceProfile& d) {
   return cc == 80 || cc >= 90;
 }
 
+bool tiny_c_deep_k(const GemmProblem& p) {
+  return p.batch <= 1 && double(p.m) * double(p.n) <= kTinyCDeepMaxOutputs &&
+         p.k >= kTinyCDeepMinDepth;
+}
+
 bool fp32_accurate_takes_strict(const GemmProblem& p) {
   return double(p.m) * double(p.n) <= double(kAccurateStrictMaxOutputs) &&
          p.k >= kAccurateStrictMinDepth;

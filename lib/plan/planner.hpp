@@ -116,6 +116,13 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_ti
 // FP32 where it is faster"). Its error is then strict FP32's.
 bool fp32_accurate_takes_strict(const GemmProblem& p);
 
+// Whether TF32 and FP32_ACCURATE, both permissions, take strict FP32 (plan_blocked) for a
+// single product under AUTO and BLOCKED with tile 0 where k may be split: C of at most
+// kTinyCDeepMaxOutputs elements over k of at least kTinyCDeepMinDepth
+// (measured_rates.hpp), where BLOCKED's slices of 64 over every SM beat the tensor-core
+// rows' split of their one tile.
+bool tiny_c_deep_k(const GemmProblem& p);
+
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
 // 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of
 // such tiles, or k is deep (is_deep_k: plan_f64_tail splits it) and C holds at least

@@ -266,6 +266,17 @@ TEST(PlanFp32Accurate, StrictWhereCIsSmallAndKDeep) {
   EXPECT_TRUE(fp32_accurate_takes_strict(shape(64, 64, 16384)));
   EXPECT_FALSE(fp32_accurate_takes_strict(shape(64, 64, 16383)));
   for (const GemmProblem& p : extreme_problems()) fp32_accurate_takes_strict(p);
+  // Both tensor-core modes: a C of one 64 x 64 tile over k of 4096 or more.
+  EXPECT_TRUE(tiny_c_deep_k(shape(31, 33, 8191)));
+  EXPECT_TRUE(tiny_c_deep_k(shape(64, 64, 4096)));
+  EXPECT_TRUE(tiny_c_deep_k(shape(1, 4096, 1 << 20)));
+  EXPECT_FALSE(tiny_c_deep_k(shape(64, 64, 4095)));
+  EXPECT_FALSE(tiny_c_deep_k(shape(65, 64, 8192)));
+  EXPECT_FALSE(tiny_c_deep_k(shape(96, 96, 32768)));
+  GemmProblem batch = shape(31, 33, 8191);
+  batch.batch = 2;
+  EXPECT_FALSE(tiny_c_deep_k(batch)) << "a batch";
+  for (const GemmProblem& p : extreme_problems()) tiny_c_deep_k(p);
 }
 
 // ---- The TF32 planner (host logic) ------------------------------------------------

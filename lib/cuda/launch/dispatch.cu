@@ -14,7 +14,8 @@
 // device can (plan_tf32() picks the tile); with FP32_ACCURATE, likewise a 3xTF32
 // row (plan_tf32x3(): tiles 128 and 64), but strict FP32 with tile 0 where C is small
 // and k deep (fp32_accurate_takes_strict(): faster there); everything else runs the
-// strict FP32 rows, always an allowed answer. On Hopper a small single product
+// strict FP32 rows, always an allowed answer. Both modes run strict FP32 with tile 0
+// for a C of one small tile over deep k (tiny_c_deep_k()). On Hopper a small single product
 // (small_product()) runs TF32 in the 64 x 64 tile (or, under AUTO and tiny, TILED 16,
 // strict) and FP32_ACCURATE strict, not on the wgmma rows' wide tiles.
 //
@@ -178,6 +179,9 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
   if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && with_workspace && s.max_splits != 1 &&
       fp32_accurate_takes_strict(p))
     return nullptr;
+  // Both modes: strict FP32 for a C of one small tile over deep k (tiny_c_deep_k), by the
+  // same split of k.
+  if (tile == 0 && with_workspace && s.max_splits != 1 && tiny_c_deep_k(p)) return nullptr;
   // FP32_ACCURATE, a strided batch where the Hopper rows run: strict FP32's batched rows,
   // faster there than the 3xTF32 mma.sync rows at every size of the suite's batched group
   // (H100: 10,000 x 64^3 0.21 ms against 0.55, 100 x 1024^3 4.46 against 5.75;
