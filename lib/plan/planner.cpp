@@ -207,10 +207,11 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
   // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
   // change on Hopper"). Not past the wgmma kernel's extents: there the mma.sync tiles
   // run, which have none.
-  // A strided batch runs on the mma.sync rows, its products side by side (the wgmma
-  // kernel takes one product): the tile that leaves the least of its area idle over a
-  // product (the wider on a tie), and none (the strict rows' batched tiles, down to 64 x
-  // 64) where even that leaves more than half idle. On the H100 10,000 x 64^3 ran in
+  // A strided batch runs its products side by side (on the wgmma kernel for tile 256
+  // where the copy engine reads them as they lie, wgmma_batches_in_one_launch, else on
+  // the mma.sync rows): the tile that leaves the least of its area idle over a product
+  // (the wider on a tie), and none (the strict rows' batched tiles, down to 64 x 64)
+  // where even that leaves more than half idle. On the H100 10,000 x 64^3 ran in
   // 1.18 ms on 128 x 256 tiles, 0.21 on strict 64 x 64 ones; 4,000 x 128^3 0.59 in 128 x
   // 256 (docs/benchmarks/batched.md, "Batched tensor cores").
   const int64_t products = std::max<int64_t>(1, p.batch);
@@ -305,7 +306,7 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
   if (!tf32x3_pays(d)) return 0;
   // Only where plan_tail_split will split (two slices or more per tile in one wave), and
   // within the wgmma kernel's extents: otherwise the narrow tile's blocks fill more SMs.
-  // A strided batch: on the mma.sync rows (the wgmma kernel takes one product), its tiles
+  // A strided batch: on the mma.sync rows (the 3xTF32 wgmma kernel takes one product), its tiles
   // counted together. (Dispatch runs FP32_ACCURATE batches strict where the Hopper rows
   // exist.)
   const int64_t products = std::max<int64_t>(1, p.batch);
@@ -415,6 +416,21 @@ WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape) 
   if (!a_k_major && !b_k_major) ops.pack_b = true;
   ops.transposed = (ops.pack_a || !p.trans_a) && !(ops.pack_b || p.trans_b);
   return ops;
+}
+
+bool wgmma_batches_in_one_launch(const GemmProblem& p, const WgmmaShapeInfo& shape) {
+  if (p.batch <= 1) return true;
+  const WgmmaOperands ops = wgmma_operands(p, shape);
+  if (ops.pack_a || ops.pack_b) return false;
+  const int64_t bytes = element_bytes(p.precision);
+  constexpr int64_t kMapStrideLimit = int64_t(1) << 40;  // bytes
+  // A is stored m x k (k x m transposed), B k x n (n x k transposed), canonically.
+  const auto one_after_another = [&](int64_t stride, int64_t stored_rows, int64_t ld) {
+    return stride > 0 && stride % (16 / bytes) == 0 && stride < kMapStrideLimit / bytes && ld > 0 &&
+           stride / ld >= stored_rows;
+  };
+  return one_after_another(p.stride_a, p.trans_a ? p.k : p.m, p.lda) &&
+         one_after_another(p.stride_b, p.trans_b ? p.n : p.k, p.ldb);
 }
 
 int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed) {

@@ -198,6 +198,15 @@ struct WgmmaOperands {
 };
 WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape);
 
+// Whether a wgmma kernel of `shape` runs the strided batch p in one launch (its products
+// side by side, blockIdx.z): the copy engine reads product z through a third dimension
+// of each operand's map, so both operands are read where they lie (wgmma_operands packs
+// neither), and A's and B's strides are positive multiples of 16 bytes under 2^40 bytes
+// (the map's limits), each at least an operand's stored rows (products one after
+// another, not interleaved). True for a single product. Otherwise the kernel's launcher
+// runs the batch product by product, and dispatch takes a batched mma.sync row instead.
+bool wgmma_batches_in_one_launch(const GemmProblem& p, const WgmmaShapeInfo& shape);
+
 // Tiles of D, `shape`'s rows x cols each.
 int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed);
 

@@ -63,7 +63,16 @@ struct KernelEntry {
   // Whether its launcher runs a strided batch in one launch (product blockIdx.z, unsplit);
   // false: dispatch launches a batch product by product.
   bool batched = false;
+  // Of a batched row: whether it runs the batch p in one launch (nullptr: every batch).
+  // Where not, its launcher runs p product by product, and dispatch prefers another
+  // batched row (runs_batch_in_one_launch).
+  bool (*batches)(const GemmProblem& p) = nullptr;
 };
+
+// Whether `row` runs the strided batch p in one launch.
+inline bool runs_batch_in_one_launch(const KernelEntry& row, const GemmProblem& p) {
+  return row.batched && (row.batches == nullptr || row.batches(p));
+}
 
 // Named fields for a row in C++17 (designated initialisers are C++20):
 //   kernel_row(BackendKind::Cuda, "naive_8", "one thread per element of C, 8 x 8 blocks")
@@ -107,6 +116,10 @@ class KernelRow {
   constexpr KernelRow workspace(WorkspaceBytes v) const { return with(&KernelEntry::workspace, v); }
   constexpr KernelRow available(bool (*v)()) const { return with(&KernelEntry::available, v); }
   constexpr KernelRow batched() const { return with(&KernelEntry::batched, true); }
+  // Batched where `v` says (KernelEntry::batches).
+  constexpr KernelRow batched(decltype(KernelEntry::batches) v) const {
+    return batched().with(&KernelEntry::batches, v);
+  }
   constexpr KernelRow plan_tail(decltype(KernelEntry::plan_tail) v) const {
     return with(&KernelEntry::plan_tail, v);
   }

@@ -685,6 +685,50 @@ TEST(TailSplit, OneWaveSlicesAsTheSearchOverEveryCount) {
 
 // FP32_ACCURATE on Hopper takes its wgmma tile where k is deep (it splits k); elsewhere,
 // and without the Hopper rows, the narrow tile where the wide one leaves SMs idle.
+// The wgmma kernel runs a strided batch in one launch only where the copy engine reads
+// every product as it lies: no operand packed, A's and B's strides positive multiples
+// of 16 bytes, products one after another. Each condition alone turns it off.
+TEST(WgmmaBatch, OneLaunchOnlyWhereTheCopyEngineReadsTheProducts) {
+  const WgmmaShapeInfo& w = kTf32Wgmma128x256;
+  GemmProblem p = shape(300, 200, 100);  // row-major NN: A 300 x 100, B 100 x 200
+  EXPECT_TRUE(wgmma_batches_in_one_launch(p, w)) << "a single product";
+  p.batch = 7;
+  p.stride_a = 300 * 100;
+  p.stride_b = 100 * 200;
+  p.stride_c = 300 * 200;
+  EXPECT_TRUE(wgmma_batches_in_one_launch(p, w));
+  GemmProblem q = p;
+  q.stride_a += 4;  // a gap of 16 bytes between products
+  EXPECT_TRUE(wgmma_batches_in_one_launch(q, w));
+  q.stride_a = p.stride_a + 1;  // 4 bytes: product 1 off 16 bytes
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q = p;
+  q.stride_b = 0;  // a broadcast B
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q = p;
+  q.stride_a = 100 * 299;  // overlapping rows: the products are not one after another
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q = p;
+  q.lda = 700;  // interleaved products: A_b is columns 100 b .. of rows 700 apart
+  q.stride_a = 100;
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q = p;
+  q.stride_b = (int64_t(1) << 38);  // 2^40 bytes: past the map's stride
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q.stride_b = (int64_t(1) << 38) - 4;
+  EXPECT_TRUE(wgmma_batches_in_one_launch(q, w));
+  q = p;
+  q.trans_a = true;  // A and B both MN-major: B is packed
+  q.lda = 300;
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+  q.trans_b = true;  // B K-major, A MN-major: read as they lie
+  q.ldb = 100;
+  EXPECT_TRUE(wgmma_batches_in_one_launch(q, w));
+  q.lda = 301;  // rows of A off 16 bytes: packed
+  q.stride_a = 301 * 100;
+  EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
+}
+
 TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, true), 128);
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, false), 64);

@@ -30,6 +30,7 @@ void launch_tf32_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_tf32_wgmma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
 bool tf32_wgmma_available();
+bool tf32_wgmma_batches(const GemmProblem&);
 void launch_tf32x3_wgmma(const GemmProblem&, const KernelPlan&, void*, void*);
 size_t tf32x3_wgmma_workspace(const GemmProblem&, const KernelPlan&);
 void plan_tf32x3_wgmma_tail(const GemmProblem&, const DeviceProfile&, KernelPlan&);
@@ -152,8 +153,9 @@ constexpr KernelEntry kCudaKernels[] = {
         .batched(),
 // Tensor cores: AUTO and BLOCKED (tile 0: plan_tf32's choice, or the row's tile) when
 // the math mode allows TF32. Hopper first: where its sm_90a code loaded, it runs
-// instead of the mma.sync row of its tile, but for a strided batch (the mma.sync rows
-// are batched, the Hopper rows not).
+// instead of the mma.sync row of its tile, a strided batch too where the copy engine
+// reads its products as they lie (tf32_wgmma_batches; other batches take the batched
+// mma.sync row). The 3xTF32 Hopper row takes one product a launch.
 #if TILEDMM_WITH_SM90A
     cuda_row("tf32_wgmma_128x256",
              "TF32 tensor cores on Hopper (wgmma m64n256k8), FP32 accumulation, 128 x 256 tile, "
@@ -166,7 +168,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .launch(launch_tf32_wgmma)
         .workspace(tf32_wgmma_workspace)
         .available(tf32_wgmma_available)
-        .plan_tail(plan_tf32_wgmma_tail),
+        .plan_tail(plan_tf32_wgmma_tail)
+        .batched(tf32_wgmma_batches),
 #endif
     cuda_row("tf32_mma_128x256",
              "TF32 tensor cores (mma.sync m16n8k8), FP32 accumulation, 128 x 256 tile, "

@@ -203,11 +203,13 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
           ? plan_tf32(p, device, tile, hopper_row_runs(MathMode::Tf32, device))
           : plan_tf32x3(p, device, tile, with_workspace && hopper_row_runs(s.math_mode, device));
   if (chosen == 0) return nullptr;  // no such tile, or the device cannot hold it
-  // A strided batch: a batched row (mma.sync), its products in one launch; the Hopper
-  // rows take one product a launch.
+  // A strided batch: a row that runs it in one launch (the TF32 Hopper row where the
+  // copy engine reads the products as they lie, wgmma_batches_in_one_launch; else
+  // mma.sync).
   const bool batch = p.batch > 1;
-  return first_blocked_row_here(p, Precision::F32, s.math_mode, chosen, device, with_workspace,
-                                [batch](const KernelEntry& k) { return !batch || k.batched; });
+  return first_blocked_row_here(
+      p, Precision::F32, s.math_mode, chosen, device, with_workspace,
+      [batch, &p](const KernelEntry& k) { return !batch || runs_batch_in_one_launch(k, p); });
 }
 
 // BLOCKED's tile 16: the thin kernel (thin_kernel.cu), which AUTO also runs where
@@ -312,7 +314,7 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   // unsplit, as they share no workspace (its planner counts the batch's tiles). Unless the
   // batch leaves SMs idle and a product alone splits k over them: then product by product,
   // each as the single call (sharing the workspace one after another).
-  if (call.batch > 1 && choice.kernel->batched) {
+  if (call.batch > 1 && runs_batch_in_one_launch(*choice.kernel, p)) {
     if (with_workspace && batch_leaves_sms_idle(p, device)) {
       GemmProblem one = p;
       one.batch = 1;
@@ -401,7 +403,7 @@ void launch_gemm(const KernelChoice& c, const GemmProblem& p, void* workspace,
                  cudaStream_t stream) {
   // A batch: in one launch on a batched row, else its products one after another on the
   // stream (so they can share the workspace), each with the batch's choice (chosen_for).
-  if (p.batch > 1 && c.kernel->batched && !c.by_product && !is_scale_only(p)) {
+  if (p.batch > 1 && runs_batch_in_one_launch(*c.kernel, p) && !c.by_product && !is_scale_only(p)) {
     c.kernel->launch(p, c.plan, workspace, stream);
     return;
   }

@@ -369,16 +369,31 @@ void check_batched_row(const KernelEntry& row, Case g, int64_t batch, int64_t ga
         make_batched_problem(precision, layout, g.ta == TMM_TRANS, g.tb == TMM_TRANS, g.m, g.n, g.k,
                              g.alpha, da, g.lda, sa, db, g.ldb, sb, g.beta, dc, g.ldc, sc, batch);
     const KernelPlan plan{row.tile, 0, 1, 0};
+    // A row that packs operands (the TF32 Hopper row, for a batch it runs product by
+    // product) gets the most any product needs.
+    size_t workspace_bytes = 0;
+    if (row.workspace != nullptr) {
+      workspace_bytes = row.workspace(p, plan);
+      for (int64_t q = 0; q < batch; ++q)
+        workspace_bytes = std::max(workspace_bytes, row.workspace(product_of(p, q), plan));
+    }
+    void* workspace = nullptr;
+    if (workspace_bytes > 0) {
+      EXPECT_EQ(cudaMalloc(&workspace, workspace_bytes), cudaSuccess);
+    }
     if (by_product) {
-      for (int64_t q = 0; q < batch; ++q) row.launch(product_of(p, q), plan, nullptr, nullptr);
+      for (int64_t q = 0; q < batch; ++q) row.launch(product_of(p, q), plan, workspace, nullptr);
     } else {
-      row.launch(p, plan, nullptr, nullptr);
+      row.launch(p, plan, workspace, nullptr);
     }
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     outs[by_product].resize(c.size());
     EXPECT_EQ(cudaMemcpy(outs[by_product].data(), dc, c.size() * sizeof(T), cudaMemcpyDeviceToHost),
               cudaSuccess);
     for (T* d : {da, db, dc}) free_shifted(d, 0);
+    if (workspace != nullptr) {
+      EXPECT_EQ(cudaFree(workspace), cudaSuccess);
+    }
   }
   size_t written = 0;
   for (size_t i = 0; i < c.size(); ++i) {
@@ -435,14 +450,48 @@ TEST(BatchedRows, OneLaunchGivesTheBitsOfItsProductsOneByOne) {
   EXPECT_GE(rows, 11) << "blocked_*, f64_blocked_* and the tiled rows are batched on every device";
 }
 
-// More products than one launch's 65535 (gridDim.z): slices of the batch, each product
-// right. 70000 products of 4 x 4 x 4 on small integers, exact in FP32.
-TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
+// The TF32 Hopper row reads a batch's products through a third dimension of its copy
+// engine maps where they lie as it reads them (wgmma_batches_in_one_launch): every
+// layout and transpose at ragged sizes whose rows stay on 16 bytes, products 0 or 16
+// bytes apart, beta 0 and not; one launch gives the bits of its products one by one.
+TEST(BatchedRows, HopperTf32RowReadsTheProductsWhereTheyLie) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  const int cc = current_cc();
   const KernelEntry* row = nullptr;
   for (const KernelEntry& r : cuda_kernel_table())
-    if (std::string(r.name) == "blocked_64x64") row = &r;
-  ASSERT_NE(row, nullptr);
+    if (std::string(r.name) == "tf32_wgmma_128x256" && runs_here(r, cc)) row = &r;
+  if (row == nullptr) GTEST_SKIP() << "the sm_90a code does not run here";
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int variant = 0, one_launch = 0;
+  for (tmm_layout layout : {TMM_ROW_MAJOR, TMM_COL_MAJOR}) {
+    for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS}) {
+      for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+        tmm_test::GemmCase g;
+        g.layout = layout, g.ta = ta, g.tb = tb;
+        g.m = 196 + 4 * (variant % 2), g.n = 132 + 260 * (variant % 3 == 1), g.k = 76;
+        g.alpha = 0.75;
+        g.beta = variant % 2 ? 0.0 : -1.5;
+        g.pad = 4 * (variant % 2);
+        tmm_test::fill_case(g, seed + uint32_t(variant));
+        const int64_t gap = 4 * (variant % 2), batch = 3 + variant % 2;
+        SCOPED_TRACE("variant " + std::to_string(variant));
+        const int64_t sa = int64_t(g.a.size()) + gap, sb = int64_t(g.b.size()) + gap;
+        const GemmProblem p = make_batched_problem(
+            Precision::F32, g.row() ? Layout::RowMajor : Layout::ColMajor, ta == TMM_TRANS,
+            tb == TMM_TRANS, g.m, g.n, g.k, 1.0, g.a.data(), g.lda, sa, g.b.data(), g.ldb, sb, 0.0,
+            g.c.data(), g.ldc, int64_t(g.c.size()) + gap, batch);
+        one_launch += wgmma_batches_in_one_launch(p, kTf32Wgmma128x256);
+        check_batched_row(*row, g, batch, gap, seed + uint32_t(variant));
+        ++variant;
+      }
+    }
+  }
+  EXPECT_EQ(one_launch, 6) << "all but both operands MN-major (packed) in one launch";
+}
+
+// 70000 products of 4 x 4 x 4 through `row` in one call (slices of 65535 products).
+void batches_past_one_launch(const KernelEntry& row) {
   const int64_t batch = 70000, e = 16;  // 16 elements a matrix
   std::vector<float> a(size_t(batch * e)), b(a.size()), c(a.size(), 0.0f);
   for (size_t i = 0; i < a.size(); ++i) {
@@ -452,7 +501,7 @@ TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
   float *da = upload_shifted(a, 0), *db = upload_shifted(b, 0), *dc = upload_shifted(c, 0);
   const GemmProblem p = make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 4, 4,
                                              4, 1.0, da, 4, e, db, 4, e, 0.0, dc, 4, e, batch);
-  row->launch(p, KernelPlan{row->tile, 0, 1, 0}, nullptr, nullptr);
+  row.launch(p, KernelPlan{row.tile, 0, 1, 0}, nullptr, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(c.data(), dc, c.size() * sizeof(float), cudaMemcpyDeviceToHost),
             cudaSuccess);
@@ -467,6 +516,22 @@ TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
             << "product " << q << " (" << i << ", " << j << ")";
       }
     }
+  }
+}
+
+// More products than one launch's 65535 (gridDim.z): slices of the batch, each product
+// right. 70000 products of 4 x 4 x 4 on small integers, exact in FP32 (and in TF32, on
+// the Hopper row, which reads them through its maps).
+TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
+  TMM_SKIP_OR_FAIL_WITHOUT_GPU();
+  for (const char* name : {"blocked_64x64", "tf32_wgmma_128x256"}) {
+    SCOPED_TRACE(name);
+    const KernelEntry* row = nullptr;
+    for (const KernelEntry& r : cuda_kernel_table())
+      if (std::string(r.name) == name && runs_here(r, current_cc())) row = &r;
+    if (row == nullptr && std::string(name) != "blocked_64x64") continue;  // no sm_90a here
+    ASSERT_NE(row, nullptr);
+    batches_past_one_launch(*row);
   }
 }
 

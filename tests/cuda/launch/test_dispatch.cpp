@@ -659,11 +659,17 @@ TEST(Batched, SmallProductsRunTheirKernelsAndFewDeepOnesRunOneByOne) {
   }
 }
 
-// A batch of tensor-core products runs in one launch on a batched row (mma.sync, or
-// strict where a tensor-core tile would idle), not one launch per product on a Hopper
-// row (10,000 x 64^3 in TF32 took 83 ms so, against cuBLAS's 0.25:
-// docs/benchmarks/batched.md); BLOCKED's tile 256 in TF32 too.
+// A batch of tensor-core products runs in one launch on a batched row (the TF32 Hopper
+// row where it reads the products as they lie, mma.sync, or strict where a tensor-core
+// tile would idle), never one launch per product on a Hopper row (10,000 x 64^3 in TF32
+// took 83 ms so, against cuBLAS's 0.25: docs/benchmarks/batched.md); BLOCKED's tile 256
+// in TF32 too.
 TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
+  const KernelEntry* hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
+  const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
+  const char* const wide = hopper_here ? "tf32_wgmma_128x256" : "tf32_mma_128x256";
   struct Batch {
     int64_t size, batch;
   };
@@ -676,7 +682,7 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
       p.batch = b.batch;
       p.stride_a = p.stride_b = p.stride_c = b.size * b.size;
       const KernelChoice c = choose_kernel(p, s, h100());
-      EXPECT_TRUE(c.kernel->batched) << c.kernel->name << " at " << b.size;
+      EXPECT_TRUE(runs_batch_in_one_launch(*c.kernel, p)) << c.kernel->name << " at " << b.size;
       EXPECT_FALSE(c.by_product) << c.kernel->name << " at " << b.size;
       EXPECT_EQ(c.plan.splits, 1) << c.kernel->name;
       // TF32: the tensor-core tile that leaves the least of its area idle, the wider on
@@ -684,7 +690,7 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
       if (mode == MathMode::Tf32) {
         EXPECT_STREQ(c.kernel->name, b.size == 64    ? "tf32_mma_64x64"
                                      : b.size == 128 ? "tf32_mma_128x128"
-                                                     : "tf32_mma_128x256");
+                                                     : wide);
       }
     }
   }
@@ -695,7 +701,23 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
   GemmProblem p = shape(512, 512, 512);
   p.batch = 8;
   p.stride_a = p.stride_b = p.stride_c = 512 * 512;
-  EXPECT_STREQ(choose_kernel(p, s, h100()).kernel->name, "tf32_mma_128x256");
+  EXPECT_STREQ(choose_kernel(p, s, h100()).kernel->name, wide);
+  // Batches the copy engine cannot read as they lie run on the batched mma.sync row, in
+  // one launch: strides off 16 bytes, interleaved products, an operand it would pack
+  // (both MN-major: row-major TN), a broadcast operand.
+  for (int variant = 0; variant < 4; ++variant) {
+    GemmProblem q = p;
+    if (variant == 0) q.stride_a = q.stride_b = q.stride_c = 512 * 512 + 1;
+    if (variant == 1) {
+      q.lda = q.ldb = q.ldc = 8 * 512;  // product b: columns 512 b .. of each row
+      q.stride_a = q.stride_b = q.stride_c = 512;
+    }
+    if (variant == 2) q.trans_a = true;
+    if (variant == 3) q.stride_b = 0;
+    const KernelChoice c = choose_kernel(q, s, h100());
+    EXPECT_STREQ(c.kernel->name, "tf32_mma_128x256") << "variant " << variant;
+    EXPECT_TRUE(runs_batch_in_one_launch(*c.kernel, q)) << "variant " << variant;
+  }
 }
 
 // A batch's workspace holds what any of its products needs, whatever their alignments:

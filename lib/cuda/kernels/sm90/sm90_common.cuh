@@ -133,6 +133,29 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint6
       : "memory");
 }
 
+// The same box in matrix z of a strided batch: a map of three dimensions, the third
+// the products (tensor_map.hpp's operand_map with products > 1).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint64_t* bar, int32_t x,
+                                            int32_t y, int32_t z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(shared_address(bar))
+      : "memory");
+}
+
+// A box of product z (kBatched: a 3-D map) or of the one product (a 2-D map).
+template <bool kBatched>
+__device__ __forceinline__ void tma_load(uint32_t dst, const void* map, uint64_t* bar, int32_t x,
+                                         int32_t y, int32_t z) {
+  if constexpr (kBatched) {
+    tma_load_3d(dst, map, bar, x, y, z);
+  } else {
+    (void)z;
+    tma_load_2d(dst, map, bar, x, y);
+  }
+}
+
 // ---- wgmma
 
 // Matrix descriptor of an operand tile in shared memory, K-major with the 128-byte

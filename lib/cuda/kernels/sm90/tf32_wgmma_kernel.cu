@@ -46,6 +46,12 @@
 // split those tiles along k (tail_split.cuh): such a block writes its slice's sums
 // to the workspace, and tail_reduce_kernel adds them and writes C.
 //
+// Strided batches. With kBatched, the launch runs a batch's products side by side,
+// product blockIdx.z: the operands' maps have a third dimension, the products, and the
+// epilogue writes that product's C (select_product). Only where the copy engine reads
+// every product as it lies (wgmma_batches_in_one_launch, plan/planner.hpp); otherwise
+// the launcher runs the batch product by product. A batch is never split along k.
+//
 // Epilogue. Straight from the accumulators: C = alpha * acc + beta * C, two floats at
 // a time where C allows (one at a time when D is C^T); beta = 0 never reads C.
 //
@@ -61,6 +67,7 @@
 #include <cudaTypedefs.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include "cuda/kernels/kernel_common.cuh"
 #include "cuda/kernels/kernels.hpp"
@@ -106,7 +113,7 @@ __device__ __forceinline__ uint32_t mn_major_element(const float* tile, int row,
 // K-major and both come from shared memory; with it true A' is MN-major (its rows
 // contiguous along M') and goes through registers. D is C, or C's transpose when
 // kTransposed (then A' is B and B' is A: C^T = B^T A^T).
-template <bool kRegisterA, bool kTransposed>
+template <bool kRegisterA, bool kTransposed, bool kBatched>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32_wgmma_kernel(const __grid_constant__ CUtensorMap a_map,
                       const __grid_constant__ CUtensorMap b_map, GemmView<float> p,
@@ -133,6 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile.row0), col0 = int32_t(tile.col0);
+      const int32_t z = kBatched ? int32_t(blockIdx.z) : 0;  // the product
       for (int t = 0; t < tiles_copied; ++t) {
         // Refilling waits until the consumers released tile t - kStages.
         const int s = ring.acquire(t, kStageBytes);
@@ -142,11 +150,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (kRegisterA) {  // 4 boxes of 32 rows x 32 k, rows contiguous
 #pragma unroll
           for (int j = 0; j < kBM / 32; ++j)
-            tma_load_2d(shared_address(stage + j * 4096), &a_map, &ring.full[s], row0 + 32 * j, k0);
+            tma_load<kBatched>(shared_address(stage + j * 4096), &a_map, &ring.full[s],
+                               row0 + 32 * j, k0, z);
         } else {
-          tma_load_2d(shared_address(stage), &a_map, &ring.full[s], k0, row0);
+          tma_load<kBatched>(shared_address(stage), &a_map, &ring.full[s], k0, row0, z);
         }
-        tma_load_2d(shared_address(stage + kTileABytes), &b_map, &ring.full[s], k0, col0);
+        tma_load<kBatched>(shared_address(stage + kTileABytes), &b_map, &ring.full[s], k0, col0, z);
       }
     }
   } else {
@@ -211,6 +220,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_accumulators(acc);
 
     const int tile_row = 64 * consumer + 16 * warp + lane / 4;
+    if (kBatched) select_product(p);  // its C
     if (work.split >= 0) {  // a slice's sums, as they are (D's layout), for tail_reduce_kernel
       float* const sums = partial_tile<kBM, kBN>(split, work.split, 1, 0);
 #pragma unroll
@@ -271,19 +281,21 @@ static_assert(kTf32Wgmma128x256.outputs_per_thread * (kThreads - 128) == kBM * k
               "the consumer warpgroups own the tile");
 static_assert(kTf32Wgmma128x256.may_transpose, "the launcher computes D = C^T (operands())");
 
-template <bool kRegisterA, bool kTransposed>
+// `products`: p's products side by side (kBatched; the maps' third dimension), unsplit.
+template <bool kRegisterA, bool kTransposed, bool kBatched>
 void launch_variant(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmProblem& p,
-                    const KernelPlan& plan, float* partials, cudaStream_t stream) {
-  const auto kernel = tf32_wgmma_kernel<kRegisterA, kTransposed>;
+                    const KernelPlan& plan, float* partials, cudaStream_t stream,
+                    unsigned products) {
+  const auto kernel = tf32_wgmma_kernel<kRegisterA, kTransposed, kBatched>;
   opt_in_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes, false,
                        "tf32 wgmma kernel: cudaFuncSetAttribute (shared memory)");
   const int64_t rows = kTransposed ? p.n : p.m, cols = kTransposed ? p.m : p.n;  // of D
-  const TailSplit split =
-      make_tail_split(tiles_of(p, kTransposed), int(ceil_div(p.k, kBK)), plan, partials);
+  const TailSplit split = make_tail_split(tiles_of(p, kTransposed), int(ceil_div(p.k, kBK)),
+                                          kBatched ? KernelPlan{} : plan, partials);
   const int64_t blocks = tail_split_blocks(split);
   require(blocks <= int64_t(0x7fffffff), Status::NotSupported,
           "tf32 wgmma kernel: too many tiles for one launch");
-  const unsigned grid = unsigned(blocks);
+  const dim3 grid(unsigned(blocks), 1, products);
   const GemmView<float> view = view_of<float>(p);
   launch_kernel("tf32 wgmma kernel launch", kernel, grid, kThreads, kSharedBytes, stream, a_map,
                 b_map, view, split);
@@ -316,7 +328,7 @@ bool tf32_wgmma_available() {
     cudaFuncAttributes attributes{};
     const LastErrorScope scope;
     const bool loaded =
-        cudaFuncGetAttributes(&attributes, tf32_wgmma_kernel<false, false>) == cudaSuccess;
+        cudaFuncGetAttributes(&attributes, tf32_wgmma_kernel<false, false, false>) == cudaSuccess;
     if (!loaded) scope.clear_if_ours();  // not sticky
     state = loaded && sm90::tensor_map_encoder() != nullptr ? 1 : 2;
     known[device].store(state, std::memory_order_relaxed);
@@ -324,17 +336,25 @@ bool tf32_wgmma_available() {
   return state == 1;
 }
 
+bool tf32_wgmma_batches(const GemmProblem& p) {
+  return wgmma_batches_in_one_launch(p, kTf32Wgmma128x256);
+}
+
 void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                        void* stream_ptr) {
-  // One product a launch (its TMA maps are the product's): a batch comes product by
-  // product (the row is not batched).
-  require(p.batch <= 1, Status::Internal, "tf32 wgmma kernel: a strided batch in one launch");
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kLimit = sm90::kMaxExtent;
   require(p.m <= kLimit && p.n <= kLimit && p.k <= kLimit, Status::NotSupported,
           "tf32 wgmma kernel: m, n and k must be at most 2^31 - 513");
+  // A strided batch the copy engine cannot read as it lies: product by product (each
+  // may pack into the workspace, one after another on the stream).
+  if (p.batch > 1 && !tf32_wgmma_batches(p)) {
+    for (int64_t b = 0; b < p.batch; ++b)
+      launch_tf32_wgmma(product_of(p, b), plan, workspace, stream);
+    return;
+  }
   // A (m x k) and B (n x k) as the kernel reads them: K-major (rows along k) or
-  // MN-major, packed into the workspace first where operands() says.
+  // MN-major, packed into the workspace first where operands() says (never for a batch).
   const WgmmaOperands ops = operands(p);
   require(workspace != nullptr || tf32_wgmma_workspace(p, plan) == 0, Status::Internal,
           "tf32 wgmma kernel: no workspace for the packed operands or the partial sums");
@@ -359,18 +379,36 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, void* works
     next += p.n * kp;
   }
   float* const partials = next;  // after the packed operands
-  if (a_k_major && b_k_major) {  // both from shared memory
-    launch_variant<false, false>(sm90::operand_map(a, true, p.m, p.k, lda, kBM),
-                                 sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, plan, partials,
-                                 stream);
-  } else if (!a_k_major) {  // A through registers
-    launch_variant<true, false>(sm90::operand_map(a, false, p.m, p.k, lda, kBM),
-                                sm90::operand_map(b, true, p.n, p.k, ldb, kBN), p, plan, partials,
-                                stream);
-  } else {  // C^T = B^T A^T: B through registers
-    launch_variant<true, true>(sm90::operand_map(b, false, p.n, p.k, ldb, kBM),
-                               sm90::operand_map(a, true, p.m, p.k, lda, kBN), p, plan, partials,
-                               stream);
+  // The maps of A' and B' (of `products` products from q's first on, for a batch) and
+  // the variant that reads them.
+  const auto launch = [&](auto batched, const GemmProblem& q, unsigned products) {
+    constexpr bool kBatched = decltype(batched)::value;
+    const int64_t n_products = kBatched ? int64_t(products) : 1;
+    const auto map = [&](const float* x, bool k_major, int64_t rows, int64_t ld, int box,
+                         int64_t stride) {
+      return sm90::operand_map(x, k_major, rows, q.k, ld, box, n_products, stride);
+    };
+    const float* qa = kBatched ? q.a_as<float>() : a;
+    const float* qb = kBatched ? q.b_as<float>() : b;
+    if (a_k_major && b_k_major) {  // both from shared memory
+      launch_variant<false, false, kBatched>(map(qa, true, q.m, lda, kBM, q.stride_a),
+                                             map(qb, true, q.n, ldb, kBN, q.stride_b), q, plan,
+                                             partials, stream, products);
+    } else if (!a_k_major) {  // A through registers
+      launch_variant<true, false, kBatched>(map(qa, false, q.m, lda, kBM, q.stride_a),
+                                            map(qb, true, q.n, ldb, kBN, q.stride_b), q, plan,
+                                            partials, stream, products);
+    } else {  // C^T = B^T A^T: B through registers
+      launch_variant<true, true, kBatched>(map(qb, false, q.n, ldb, kBM, q.stride_b),
+                                           map(qa, true, q.m, lda, kBN, q.stride_a), q, plan,
+                                           partials, stream, products);
+    }
+  };
+  if (p.batch <= 1) {
+    launch(std::false_type{}, p, 1u);
+  } else {  // side by side, in slices of at most 65535 products (gridDim.z)
+    launch_in_product_slices(
+        p, [&](const GemmProblem& q, unsigned products) { launch(std::true_type{}, q, products); });
   }
 }
 
