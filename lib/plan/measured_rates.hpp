@@ -56,6 +56,17 @@ constexpr double kF64BlockedEfficiency64x64 = 0.645;
 constexpr double kAccurateStrictMaxOutputs = 65536;
 constexpr int64_t kAccurateStrictMinDepth = 16384;
 
+// An FP32_ACCURATE strided batch runs the 3xTF32 Hopper row (its products packed in
+// groups) where each product has at least this many tiles of 128 x 128 over k of at
+// least this depth, else strict FP32's batched rows (tf32x3_batch_pays). Run: H100 80GB
+// HBM3, 2026-11-27, `tmm_bench --suite <11 batched shapes> --math fp32_accurate --algos
+// auto,blocked128` at 9f1b7e3 (docs/benchmarks/batched.md, "FP32_ACCURATE batches on the
+// 3xTF32 Hopper row"): the Hopper row against strict 1.11x-1.34x at 768^3 (36 tiles),
+// 1024^3, 1024 x 1024 x 512 and 1024 x 1024 x 256 (64 tiles, 8 steps of k); 1.01x at 512 x
+// 512 x 1024 (16 tiles); 0.57x-0.92x at 256^3, 384^3, 512^3.
+constexpr double kX3BatchMinTiles = 36;
+constexpr int64_t kX3BatchMinDepth = 256;
+
 // Strided batches of products up to this side and depth run one block per product
 // (small_batch_pays: TILED 16 up to 16 x 16, else the small kernel): in BLOCKED's 64 x 64
 // tile a 16 x 16 or 32 x 32 product fills 1/16 or 1/4 of the tile, 0.33x and 0.39x

@@ -296,6 +296,12 @@ bool tiny_c_deep_k(const GemmProblem& p) {
          p.k >= kTinyCDeepMinDepth;
 }
 
+bool tf32x3_batch_pays(const GemmProblem& p) {
+  const WgmmaShapeInfo& w = kTf32x3Wgmma128x128;
+  return p.batch > 1 && p.k >= kX3BatchMinDepth &&
+         double(ceil_div(p.m, w.rows)) * double(ceil_div(p.n, w.cols)) >= kX3BatchMinTiles;
+}
+
 bool fp32_accurate_takes_strict(const GemmProblem& p) {
   return double(p.m) * double(p.n) <= double(kAccurateStrictMaxOutputs) &&
          p.k >= kAccurateStrictMinDepth;
@@ -304,16 +310,21 @@ bool fp32_accurate_takes_strict(const GemmProblem& p) {
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
                 bool wide_splits_deep_k) {
   if (!tf32x3_pays(d)) return 0;
-  // Only where plan_tail_split will split (two slices or more per tile in one wave), and
-  // within the wgmma kernel's extents: otherwise the narrow tile's blocks fill more SMs.
-  // A strided batch: on the mma.sync rows (the 3xTF32 wgmma kernel takes one product), its tiles
-  // counted together. (Dispatch runs FP32_ACCURATE batches strict where the Hopper rows
-  // exist.)
+  // The Hopper row's tile (wide_splits_deep_k: it runs, with a workspace), within the
+  // wgmma kernel's extents, for a single product only where plan_tail_split will split
+  // (two slices or more per tile in one wave): otherwise the narrow tile's blocks fill
+  // more SMs; for a strided batch where its products are large enough (tf32x3_batch_pays:
+  // the row packs them in groups), whatever the count of tiles. Other batches: the
+  // mma.sync rows, their tiles counted together (dispatch runs them strict where the
+  // Hopper rows exist).
   const int64_t products = std::max<int64_t>(1, p.batch);
   const int64_t wide_tiles =
       ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);
-  if (forced_tile == 0 && wide_splits_deep_k && products == 1 && wgmma_takes(p.m, p.n, p.k) &&
-      2 * wide_tiles <= d.multiprocessors && is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth))) {
+  const bool deep_in_one_wave = products == 1 && 2 * wide_tiles <= d.multiprocessors &&
+                                is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth));
+  const bool large_batch = products > 1 && tf32x3_batch_pays(p);
+  if (forced_tile == 0 && wide_splits_deep_k && wgmma_takes(p.m, p.n, p.k) &&
+      (deep_in_one_wave || large_batch)) {
     for (const MmaShapeInfo& s : kTf32x3Shapes)
       if (s.tile == kTf32x3Wgmma128x128.tile && s.shared_bytes <= d.shared_memory_per_block_optin)
         return s.tile;
@@ -431,6 +442,14 @@ bool wgmma_batches_in_one_launch(const GemmProblem& p, const WgmmaShapeInfo& sha
   };
   return one_after_another(p.stride_a, p.trans_a ? p.k : p.m, p.lda) &&
          one_after_another(p.stride_b, p.trans_b ? p.n : p.k, p.ldb);
+}
+
+int64_t tf32x3_batch_group(const GemmProblem& p) {
+  const int64_t batch = std::max<int64_t>(1, p.batch);
+  const int64_t padded_k = ceil_div(p.k, kTf32x3Wgmma128x128.depth) * kTf32x3Wgmma128x128.depth;
+  const double product_bytes = 2.0 * double(p.m + p.n) * double(padded_k) * 4.0;
+  const double fits = product_bytes > 0 ? double(kX3BatchWorkspaceBytes) / product_bytes : 65535.0;
+  return std::max<int64_t>(1, std::min<int64_t>({batch, 65535, int64_t(std::min(fits, 65535.0))}));
 }
 
 int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed) {

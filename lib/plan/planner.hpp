@@ -101,8 +101,9 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& device, int forced_tile
 // rate; only sm_80 and sm_90 and later run it). With wide_splits_deep_k (dispatch's: on
 // Hopper, where tile 128 runs the wgmma kernel, which can split k) tile 128 also where k
 // is deep (is_deep_k): split along k (plan_tail_split), its blocks fill the SMs that
-// the narrow tile's few blocks would leave idle. A strided batch: the mma.sync tiles
-// only, its products' tiles counted together.
+// the narrow tile's few blocks would leave idle, and for a strided batch of products
+// large enough for the Hopper row (tf32x3_batch_pays). Other strided batches: the
+// mma.sync tiles, their products' tiles counted together.
 int plan_tf32x3(const GemmProblem& p, const DeviceProfile& device, int forced_tile,
                 bool wide_splits_deep_k = false);
 
@@ -122,6 +123,12 @@ bool fp32_accurate_takes_strict(const GemmProblem& p);
 // (measured_rates.hpp), where BLOCKED's slices of 64 over every SM beat the tensor-core
 // rows' split of their one tile.
 bool tiny_c_deep_k(const GemmProblem& p);
+
+// Whether an FP32_ACCURATE strided batch pays on the 3xTF32 Hopper row (in groups,
+// tf32x3_batch_group) where that row runs, rather than on strict FP32's batched rows:
+// products of at least kX3BatchMinTiles tiles of 128 x 128 over k of at least
+// kX3BatchMinDepth (measured_rates.hpp). Smaller products run strict, faster there.
+bool tf32x3_batch_pays(const GemmProblem& p);
 
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
 // 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of
@@ -206,6 +213,13 @@ WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape);
 // another, not interleaved). True for a single product. Otherwise the kernel's launcher
 // runs the batch product by product, and dispatch takes a batched mma.sync row instead.
 bool wgmma_batches_in_one_launch(const GemmProblem& p, const WgmmaShapeInfo& shape);
+
+// The 3xTF32 wgmma kernel runs a strided batch in groups of this many products: each
+// group's A and B split and packed into the workspace (2 (m + n) padded k floats a
+// product), then one launch for the group. As many products as kX3BatchWorkspaceBytes
+// holds (at least one, at most the batch and 65535).
+constexpr int64_t kX3BatchWorkspaceBytes = int64_t(64) << 20;
+int64_t tf32x3_batch_group(const GemmProblem& p);
 
 // Tiles of D, `shape`'s rows x cols each.
 int64_t wgmma_tiles(const GemmProblem& p, const WgmmaShapeInfo& shape, bool transposed);

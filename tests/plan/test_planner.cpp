@@ -729,6 +729,51 @@ TEST(WgmmaBatch, OneLaunchOnlyWhereTheCopyEngineReadsTheProducts) {
   EXPECT_FALSE(wgmma_batches_in_one_launch(q, w));
 }
 
+// The 3xTF32 Hopper row's groups: as many products as 64 MiB of split operands hold
+// (2 (m + n) k-padded-to-32 floats each), at least one, at most the batch and 65535.
+TEST(Tf32x3BatchGroup, AsManyProductsAsTheWorkspaceHolds) {
+  GemmProblem p = shape(1024, 1024, 1024);
+  p.batch = 100;
+  EXPECT_EQ(tf32x3_batch_group(p), 4) << "16 MiB a product";
+  p.batch = 3;
+  EXPECT_EQ(tf32x3_batch_group(p), 3);
+  p = shape(256, 256, 250);  // k padded to 256: 1 MiB a product
+  p.batch = 1000;
+  EXPECT_EQ(tf32x3_batch_group(p), 64);
+  p = shape(4, 4, 4);  // 2 KiB a product
+  p.batch = 70000;
+  EXPECT_EQ(tf32x3_batch_group(p), 32768);
+  p = shape(8, 8, 0);  // k = 0: nothing to pack; the launch's limit
+  p.batch = 70000;
+  EXPECT_EQ(tf32x3_batch_group(p), 65535) << "no operand bytes";
+  p = shape(16384, 16384, 16384);
+  p.batch = 2;
+  EXPECT_EQ(tf32x3_batch_group(p), 1) << "one product past the 64 MiB";
+}
+
+// An FP32_ACCURATE batch takes the 3xTF32 Hopper row (tile 128, where it runs with a
+// workspace) for products of 36 tiles of 128 x 128 or more over k of 256 or more,
+// whatever the count of tiles; smaller products the mma.sync tiles counted together.
+TEST(Tf32x3Tile, LargeBatchedProductsTakeTheHopperRow) {
+  GemmProblem p = shape(768, 768, 256);
+  p.batch = 2;  // 72 tiles: under one wave of 132
+  EXPECT_TRUE(tf32x3_batch_pays(p));
+  EXPECT_EQ(plan_tf32x3(p, h100(), 0, true), 128);
+  // Without it: the mma.sync tiles counted together (144 of 128 x 64: a full wave).
+  EXPECT_EQ(plan_tf32x3(p, h100(), 0, false), 128);
+  p.k = 255;
+  EXPECT_FALSE(tf32x3_batch_pays(p));
+  p = shape(640, 1024, 1024);  // 5 x 8 = 40 tiles
+  p.batch = 100;
+  EXPECT_TRUE(tf32x3_batch_pays(p));
+  p = shape(512, 1024, 1024);  // 32 tiles
+  p.batch = 100;
+  EXPECT_FALSE(tf32x3_batch_pays(p));
+  EXPECT_EQ(plan_tf32x3(p, h100(), 0, true), 128) << "the mma.sync 128 x 64 tile";
+  p.batch = 1;
+  EXPECT_FALSE(tf32x3_batch_pays(p)) << "a single product";
+}
+
 TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, true), 128);
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, false), 64);

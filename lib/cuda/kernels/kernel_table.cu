@@ -155,7 +155,7 @@ constexpr KernelEntry kCudaKernels[] = {
 // the math mode allows TF32. Hopper first: where its sm_90a code loaded, it runs
 // instead of the mma.sync row of its tile, a strided batch too where the copy engine
 // reads its products as they lie (tf32_wgmma_batches; other batches take the batched
-// mma.sync row). The 3xTF32 Hopper row takes one product a launch.
+// mma.sync row).
 #if TILEDMM_WITH_SM90A
     cuda_row("tf32_wgmma_128x256",
              "TF32 tensor cores on Hopper (wgmma m64n256k8), FP32 accumulation, 128 x 256 tile, "
@@ -199,7 +199,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .launch(launch_tf32_mma)
         .batched(),
 // FP32 accuracy on tensor cores: AUTO and BLOCKED (tile 0: plan_tf32x3's choice, or the
-// row's tile) when the math mode is FP32_ACCURATE.
+// row's tile) when the math mode is FP32_ACCURATE. The Hopper row runs a strided batch
+// in groups of products packed side by side (tf32x3_batch_group).
 #if TILEDMM_WITH_SM90A
     cuda_row("tf32x3_wgmma_128x128",
              "FP32-accurate 3xTF32 on Hopper (wgmma m64n128k8: A and B split into big and "
@@ -214,7 +215,8 @@ constexpr KernelEntry kCudaKernels[] = {
         .launch(launch_tf32x3_wgmma)
         .workspace(tf32x3_wgmma_workspace)
         .available(tf32_wgmma_available)
-        .plan_tail(plan_tf32x3_wgmma_tail),
+        .plan_tail(plan_tf32x3_wgmma_tail)
+        .batched(),
 #endif
     cuda_row("tf32x3_mma_128x64",
              "FP32-accurate 3xTF32 on tensor cores (mma.sync m16n8k8: big and 2^11-scaled small "

@@ -5,7 +5,8 @@
 // float: the column reads hit 32 different banks), read and written along rows, so
 // both sides are coalesced. With `small`, each value x is written split for 3xTF32
 // (as tf32x3_mma_kernel.cu splits it): big = x rounded to TF32 (to nearest, ties
-// away from zero) to dst, small = (x - big) 2^11 to `small`.
+// away from zero) to dst, small = (x - big) 2^11 to `small`. A batch's products go side
+// by side, product blockIdx.z (src, dst and small advanced by their strides).
 #include <algorithm>
 
 #include "cuda/kernels/kernel_common.cuh"
@@ -33,12 +34,23 @@ __device__ __forceinline__ void put(float* dst, float* small, int64_t i, float x
   }
 }
 
+// Product blockIdx.z's offsets: of its operand, and of its packed copy (and small part).
+__device__ __forceinline__ int64_t src_offset(const PackStrides& strides) {
+  return int64_t(blockIdx.z) * strides.src;
+}
+__device__ __forceinline__ int64_t dst_offset(const PackStrides& strides) {
+  return int64_t(blockIdx.z) * strides.dst;
+}
+
 // dst[r][c] = src[r][c] for row first_row + blockIdx.y, columns of slice blockIdx.x.
 template <bool kSplit>
 __global__ void __launch_bounds__(kCopyThreads)
     copy_kernel(const float* __restrict__ src, int64_t ld_src, int64_t cols,
                 float* __restrict__ dst, float* __restrict__ small, int64_t ld_dst,
-                int64_t first_row) {
+                int64_t first_row, PackStrides strides) {
+  src += src_offset(strides);
+  dst += dst_offset(strides);
+  if (kSplit) small += dst_offset(strides);
   const int64_t r = first_row + blockIdx.y;
   const int64_t c0 = int64_t(blockIdx.x) * kCopyColumns + threadIdx.x;
   const float* s = src + r * ld_src;
@@ -60,7 +72,10 @@ template <bool kSplit>
 __global__ void __launch_bounds__(kEdge* kRowsPerPass)
     transpose_kernel(const float* __restrict__ src, int64_t ld_src, int64_t rows, int64_t cols,
                      float* __restrict__ dst, float* __restrict__ small, int64_t ld_dst,
-                     int64_t first_row) {
+                     int64_t first_row, PackStrides strides) {
+  src += src_offset(strides);
+  dst += dst_offset(strides);
+  if (kSplit) small += dst_offset(strides);
   __shared__ float tile[kEdge][kEdge + 1];
   const int64_t r0 = (first_row + blockIdx.y) * kEdge, c0 = int64_t(blockIdx.x) * kEdge;
   // Read src's rows c0.. (dst's columns), along r.
@@ -78,24 +93,28 @@ __global__ void __launch_bounds__(kEdge* kRowsPerPass)
 }  // namespace
 
 void launch_pack(const float* src, int64_t ld_src, bool transpose, int64_t rows, int64_t cols,
-                 float* dst, int64_t ld_dst, cudaStream_t stream, float* small) {
-  if (rows == 0 || cols == 0) return;
+                 float* dst, int64_t ld_dst, cudaStream_t stream, float* small, unsigned products,
+                 PackStrides strides) {
+  if (rows == 0 || cols == 0 || products == 0) return;
+  require(products <= 65535, Status::Internal, "pack: more than 65535 products in one launch");
   if (!transpose) {
     const int64_t slices = ceil_div(cols, kCopyColumns);
     require(slices <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
     launch_in_row_slices(rows, unsigned(slices), [&](int64_t first, dim3 grid) {
+      grid.z = products;
       const auto kernel = small != nullptr ? copy_kernel<true> : copy_kernel<false>;
       launch_kernel("pack: copy kernel launch", kernel, grid, kCopyThreads, 0, stream, src, ld_src,
-                    cols, dst, small, ld_dst, first);
+                    cols, dst, small, ld_dst, first, strides);
     });
     return;
   }
   const int64_t block_cols = ceil_div(cols, kEdge);
   require(block_cols <= int64_t(0x7fffffff), Status::NotSupported, "pack: too many columns");
   launch_in_row_slices(ceil_div(rows, kEdge), unsigned(block_cols), [&](int64_t first, dim3 grid) {
+    grid.z = products;
     const auto kernel = small != nullptr ? transpose_kernel<true> : transpose_kernel<false>;
     launch_kernel("pack: transpose kernel launch", kernel, grid, dim3(kEdge, kRowsPerPass), 0,
-                  stream, src, ld_src, rows, cols, dst, small, ld_dst, first);
+                  stream, src, ld_src, rows, cols, dst, small, ld_dst, first, strides);
   });
 }
 

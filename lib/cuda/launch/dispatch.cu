@@ -185,9 +185,10 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
   // FP32_ACCURATE, a strided batch where the Hopper rows run: strict FP32's batched rows,
   // faster there than the 3xTF32 mma.sync rows at every size of the suite's batched group
   // (H100: 10,000 x 64^3 0.21 ms against 0.55, 100 x 1024^3 4.46 against 5.75;
-  // docs/benchmarks/batched.md, "Batched tensor cores").
+  // docs/benchmarks/batched.md, "Batched tensor cores"), but for products large enough
+  // for the 3xTF32 Hopper row (tf32x3_batch_pays; with a workspace for its groups).
   if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && p.batch > 1 &&
-      hopper_row_runs(MathMode::Fp32Accurate, device))
+      hopper_row_runs(MathMode::Fp32Accurate, device) && !(with_workspace && tf32x3_batch_pays(p)))
     return nullptr;
   // Small single products where the Hopper rows run (small_product): FP32_ACCURATE in
   // strict FP32, faster there than 3xTF32 and more accurate; TF32 under AUTO, a tiny

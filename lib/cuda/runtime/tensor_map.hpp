@@ -30,17 +30,19 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 // An operand of `rows` rows of k floats, `ld` apart, read as boxes of 32 (k) x
 // box_rows (K-major) or, for an MN-major operand (stored k rows of `rows` floats),
-// as boxes of 32 rows x 32 k; rounded to TF32 and swizzled as they land. With
-// `products` > 1, that many such matrices `stride` floats apart (a strided batch, in
-// one launch): a third dimension, read a box of one product at a time
-// (wgmma_batches_in_one_launch says where the copy engine takes the stride).
+// as boxes of 32 rows x 32 k; rounded to TF32 and swizzled as they land: a map of two
+// dimensions. With `products` >= 1, that many such matrices `stride` floats apart (a
+// strided batch, in one launch): a map of three dimensions, the third the products,
+// read a box of one product at a time, for a kernel that loads with tma_load_3d (one
+// product too: the load's form must match the map's); wgmma_batches_in_one_launch says
+// where the copy engine takes the stride.
 inline CUtensorMap operand_map(const float* ptr, bool k_major, int64_t rows, int64_t k, int64_t ld,
-                               int box_rows, int64_t products = 1, int64_t stride = 0) {
+                               int box_rows, int64_t products = 0, int64_t stride = 0) {
   const auto encode = tensor_map_encoder();
   require(encode != nullptr, Status::NotSupported,
           "wgmma kernels: the driver has no cuTensorMapEncodeTiled");
   CUtensorMap map;
-  const cuuint32_t rank = products > 1 ? 3 : 2;
+  const cuuint32_t rank = products >= 1 ? 3 : 2;
   const cuuint64_t dims[3] = {cuuint64_t(k_major ? k : rows), cuuint64_t(k_major ? rows : k),
                               cuuint64_t(products)};
   const cuuint64_t strides[2] = {cuuint64_t(ld) * sizeof(float),

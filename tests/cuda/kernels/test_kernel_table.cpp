@@ -490,9 +490,9 @@ TEST(BatchedRows, HopperTf32RowReadsTheProductsWhereTheyLie) {
   EXPECT_EQ(one_launch, 6) << "all but both operands MN-major (packed) in one launch";
 }
 
-// 70000 products of 4 x 4 x 4 through `row` in one call (slices of 65535 products).
-void batches_past_one_launch(const KernelEntry& row) {
-  const int64_t batch = 70000, e = 16;  // 16 elements a matrix
+// `batch` products of 4 x 4 x 4 through `row` in one call (slices of 65535 products).
+void batches_past_one_launch(const KernelEntry& row, int64_t batch) {
+  const int64_t e = 16;  // 16 elements a matrix
   std::vector<float> a(size_t(batch * e)), b(a.size()), c(a.size(), 0.0f);
   for (size_t i = 0; i < a.size(); ++i) {
     a[i] = float(int(i % 7) - 3);
@@ -501,8 +501,17 @@ void batches_past_one_launch(const KernelEntry& row) {
   float *da = upload_shifted(a, 0), *db = upload_shifted(b, 0), *dc = upload_shifted(c, 0);
   const GemmProblem p = make_batched_problem(Precision::F32, Layout::RowMajor, false, false, 4, 4,
                                              4, 1.0, da, 4, e, db, 4, e, 0.0, dc, 4, e, batch);
-  row.launch(p, KernelPlan{row.tile, 0, 1, 0}, nullptr, nullptr);
+  const KernelPlan plan{row.tile, 0, 1, 0};
+  void* workspace = nullptr;  // the 3xTF32 Hopper row packs a group of products there
+  const size_t workspace_bytes = row.workspace != nullptr ? row.workspace(p, plan) : 0;
+  if (workspace_bytes > 0) {
+    ASSERT_EQ(cudaMalloc(&workspace, workspace_bytes), cudaSuccess);
+  }
+  row.launch(p, plan, workspace, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  if (workspace != nullptr) {
+    ASSERT_EQ(cudaFree(workspace), cudaSuccess);
+  }
   ASSERT_EQ(cudaMemcpy(c.data(), dc, c.size() * sizeof(float), cudaMemcpyDeviceToHost),
             cudaSuccess);
   for (float* d : {da, db, dc}) free_shifted(d, 0);
@@ -520,18 +529,27 @@ void batches_past_one_launch(const KernelEntry& row) {
 }
 
 // More products than one launch's 65535 (gridDim.z): slices of the batch, each product
-// right. 70000 products of 4 x 4 x 4 on small integers, exact in FP32 (and in TF32, on
-// the Hopper row, which reads them through its maps).
+// right. Products of 4 x 4 x 4 on small integers, exact in FP32 (and in TF32 and 3xTF32,
+// on the Hopper rows: the TF32 row reads them through its maps, the 3xTF32 row in groups
+// of 32768 packed products): 70000 (a last slice of 4465), and a last slice or group of
+// one product (65536; 32769 on the 3xTF32 row), which the batched kernels still read
+// through maps of three dimensions.
 TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
-  for (const char* name : {"blocked_64x64", "tf32_wgmma_128x256"}) {
-    SCOPED_TRACE(name);
+  struct Run {
+    const char* name;
+    int64_t batch;
+  };
+  for (const Run& run : {Run{"blocked_64x64", 70000}, Run{"blocked_64x64", 65536},
+                         Run{"tf32_wgmma_128x256", 70000}, Run{"tf32_wgmma_128x256", 65536},
+                         Run{"tf32x3_wgmma_128x128", 70000}, Run{"tf32x3_wgmma_128x128", 32769}}) {
+    SCOPED_TRACE(std::string(run.name) + " batch " + std::to_string(run.batch));
     const KernelEntry* row = nullptr;
     for (const KernelEntry& r : cuda_kernel_table())
-      if (std::string(r.name) == name && runs_here(r, current_cc())) row = &r;
-    if (row == nullptr && std::string(name) != "blocked_64x64") continue;  // no sm_90a here
+      if (std::string(r.name) == run.name && runs_here(r, current_cc())) row = &r;
+    if (row == nullptr && std::string(run.name) != "blocked_64x64") continue;  // no sm_90a here
     ASSERT_NE(row, nullptr);
-    batches_past_one_launch(*row);
+    batches_past_one_launch(*row, run.batch);
   }
 }
 

@@ -670,6 +670,10 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
     if (std::string(k.name) == "tf32_wgmma_128x256") hopper = &k;
   const bool hopper_here = hopper != nullptr && runs_here(*hopper, 90);
   const char* const wide = hopper_here ? "tf32_wgmma_128x256" : "tf32_mma_128x256";
+  const KernelEntry* x3_hopper = nullptr;
+  for (const KernelEntry& k : cuda_kernel_table())
+    if (std::string(k.name) == "tf32x3_wgmma_128x128") x3_hopper = &k;
+  const bool x3_hopper_here = x3_hopper != nullptr && runs_here(*x3_hopper, 90);
   struct Batch {
     int64_t size, batch;
   };
@@ -686,7 +690,14 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
       EXPECT_FALSE(c.by_product) << c.kernel->name << " at " << b.size;
       EXPECT_EQ(c.plan.splits, 1) << c.kernel->name;
       // TF32: the tensor-core tile that leaves the least of its area idle, the wider on
-      // a tie; FP32_ACCURATE: strict FP32 where the Hopper rows run (the faster there).
+      // a tie; FP32_ACCURATE: strict FP32 where the Hopper rows run (the faster there),
+      // but the 3xTF32 Hopper row for products of 36 tiles or more (1024^3).
+      if (mode == MathMode::Fp32Accurate && x3_hopper_here) {
+        EXPECT_STREQ(c.kernel->name, b.size == 1024  ? "tf32x3_wgmma_128x128"
+                                     : b.size == 64  ? "blocked_64x64"
+                                     : b.size == 128 ? "blocked_128x128"
+                                                     : "blocked_128x256");
+      }
       if (mode == MathMode::Tf32) {
         EXPECT_STREQ(c.kernel->name, b.size == 64    ? "tf32_mma_64x64"
                                      : b.size == 128 ? "tf32_mma_128x128"

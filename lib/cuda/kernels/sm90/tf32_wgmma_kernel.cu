@@ -383,7 +383,7 @@ void launch_tf32_wgmma(const GemmProblem& p, const KernelPlan& plan, void* works
   // the variant that reads them.
   const auto launch = [&](auto batched, const GemmProblem& q, unsigned products) {
     constexpr bool kBatched = decltype(batched)::value;
-    const int64_t n_products = kBatched ? int64_t(products) : 1;
+    const int64_t n_products = kBatched ? int64_t(products) : 0;  // 0: a 2-D map
     const auto map = [&](const float* x, bool k_major, int64_t rows, int64_t ld, int box,
                          int64_t stride) {
       return sm90::operand_map(x, k_major, rows, q.k, ld, box, n_products, stride);

@@ -44,6 +44,11 @@
 // writes acc and corr as they are; tail_reduce_kernel adds the slices (TwoSum, the
 // errors into corr) and writes C. Measured on the H100 at 8192^3: 2-5% faster.
 //
+// Strided batches. The launcher takes a batch in groups (tf32x3_batch_group, plan/
+// planner.hpp): a group's products split and packed side by side into the workspace, then
+// one launch with kBatched, product blockIdx.z, whose maps have a third dimension, the
+// products; the epilogue writes that product's C. A batch is never split along k.
+//
 // Each fold is straight-line code (the tile loop unrolled kFold times): branches
 // around the wgmma make the compiler copy accumulators still being written, insert
 // waits and spill (measured with -Xptxas -v).
@@ -82,6 +87,7 @@ constexpr float kSmallScale = 2048.0f, kSmallUnscale = 1.0f / 2048.0f;
 static_assert(kBM == kBN, "the four operand tiles have one size");
 static_assert(kTileBytes % 1024 == 0, "tiles stay 1024-aligned (the swizzle's atom)");
 
+template <bool kBatched>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32x3_wgmma_kernel(const __grid_constant__ CUtensorMap a_big_map,
                         const __grid_constant__ CUtensorMap a_small_map,
@@ -115,14 +121,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       const int32_t row0 = int32_t(tile0.row0), col0 = int32_t(tile0.col0);
+      const int32_t z = kBatched ? int32_t(blockIdx.z) : 0;  // the product
       for (int t = 0; t < tiles_copied; ++t) {
         const int s = ring.acquire(t, kStageBytes);
         unsigned char* const stage = stages + s * kStageBytes;
         const int32_t k0 = k_coordinate(t < tiles_k ? work.first_step + t : split.steps, kBK);
-        tma_load_2d(shared_address(stage), &a_big_map, &ring.full[s], k0, row0);
-        tma_load_2d(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s], k0, row0);
-        tma_load_2d(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s], k0, col0);
-        tma_load_2d(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s], k0, col0);
+        tma_load<kBatched>(shared_address(stage), &a_big_map, &ring.full[s], k0, row0, z);
+        tma_load<kBatched>(shared_address(stage + kTileBytes), &a_small_map, &ring.full[s], k0,
+                           row0, z);
+        tma_load<kBatched>(shared_address(stage + 2 * kTileBytes), &b_big_map, &ring.full[s], k0,
+                           col0, z);
+        tma_load<kBatched>(shared_address(stage + 3 * kTileBytes), &b_small_map, &ring.full[s], k0,
+                           col0, z);
       }
     }
   } else {
@@ -189,7 +199,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
     const int tile_row = 64 * consumer + 16 * warp + lane / 4;
-    if (work.split >= 0) {  // a slice's sums, as they are, for tail_reduce_kernel
+    if (kBatched) select_product(p);  // its C
+    if (work.split >= 0) {            // a slice's sums, as they are, for tail_reduce_kernel
       float* const sums = partial_tile<kBM, kBN>(split, work.split, 2, 0);
       float* const corrections = partial_tile<kBM, kBN>(split, work.split, 2, 1);
 #pragma unroll
@@ -248,18 +259,17 @@ void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, K
   plan.tail_tiles = tail.tail_tiles;
 }
 
-// Bytes: the split operands, then the tail's partial sums, all floats.
+// Bytes: the split operands (of a group of a batch's products), then the tail's partial
+// sums (never for a batch), all floats.
 size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
-  return (2 * size_t(p.m + p.n) * size_t(padded_k(p)) +
-          tail_partial_elements(plan, kPartialFloats)) *
+  const size_t products = p.batch > 1 ? size_t(tf32x3_batch_group(p)) : 1;
+  return (products * 2 * size_t(p.m + p.n) * size_t(padded_k(p)) +
+          (p.batch > 1 ? 0 : tail_partial_elements(plan, kPartialFloats))) *
          sizeof(float);
 }
 
 void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, void* workspace,
                          void* stream_ptr) {
-  // One product a launch (its TMA maps are the product's): a batch comes product by
-  // product (the row is not batched).
-  require(p.batch <= 1, Status::Internal, "tf32x3 wgmma kernel: a strided batch in one launch");
   const auto stream = static_cast<cudaStream_t>(stream_ptr);
   constexpr int64_t kMax = 0x7fffffff;
   constexpr int64_t kLimit = sm90::kMaxExtent;
@@ -268,30 +278,47 @@ void launch_tf32x3_wgmma(const GemmProblem& p, const KernelPlan& plan, void* wor
   require(workspace != nullptr || tf32x3_wgmma_workspace(p, plan) == 0, Status::Internal,
           "tf32x3 wgmma kernel: no workspace");
   // A (m x k) and B (n x k), split and K-major: A is stored k x m when transposed, B
-  // k x n unless transposed.
+  // k x n unless transposed. A batch: `group` products at a time, side by side.
+  const bool batched = p.batch > 1;
+  const int64_t group = batched ? tf32x3_batch_group(p) : 1;
   const int64_t kp = padded_k(p);
   float* const a_big = static_cast<float*>(workspace);
-  float* const a_small = a_big + p.m * kp;
-  float* const b_big = a_small + p.m * kp;
-  float* const b_small = b_big + p.n * kp;
-  launch_pack(p.a_as<float>(), p.lda, p.trans_a, p.m, p.k, a_big, kp, stream, a_small);
-  launch_pack(p.b_as<float>(), p.ldb, !p.trans_b, p.n, p.k, b_big, kp, stream, b_small);
-
-  const auto kernel = tf32x3_wgmma_kernel;
-  opt_in_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes, false,
-                       "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
+  float* const a_small = a_big + group * p.m * kp;
+  float* const b_big = a_small + group * p.m * kp;
+  float* const b_small = b_big + group * p.n * kp;
+  float* const partials = b_small + group * p.n * kp;
+  const KernelPlan unsplit{};
   const TailSplit split =
-      make_tail_split(tiles_of(p), int(ceil_div(p.k, kBK)), plan, b_small + p.n * kp);
+      make_tail_split(tiles_of(p), int(ceil_div(p.k, kBK)), batched ? unsplit : plan, partials);
   const int64_t blocks = tail_split_blocks(split);
   require(blocks <= kMax, Status::NotSupported,
           "tf32x3 wgmma kernel: too many tiles for one launch");
-  const GemmView<float> view = view_of<float>(p);
-  launch_kernel("tf32x3 wgmma kernel launch", kernel, unsigned(blocks), kThreads, kSharedBytes,
-                stream, sm90::operand_map(a_big, true, p.m, p.k, kp, kBM),
-                sm90::operand_map(a_small, true, p.m, p.k, kp, kBM),
-                sm90::operand_map(b_big, true, p.n, p.k, kp, kBN),
-                sm90::operand_map(b_small, true, p.n, p.k, kp, kBN), view, split);
-  launch_tail_reduce<kBM, kBN, kGroupM, false, true>(view, split, p.m, p.n, stream);
+  for (int64_t first = 0; first < std::max<int64_t>(1, p.batch); first += group) {
+    const int64_t count = batched ? std::min(group, p.batch - first) : 1;
+    const GemmProblem q = batched ? products_of(p, first, count) : p;
+    const unsigned products = unsigned(count);
+    launch_pack(q.a_as<float>(), q.lda, q.trans_a, q.m, q.k, a_big, kp, stream, a_small, products,
+                {q.stride_a, q.m * kp});
+    launch_pack(q.b_as<float>(), q.ldb, !q.trans_b, q.n, q.k, b_big, kp, stream, b_small, products,
+                {q.stride_b, q.n * kp});
+    const auto map = [&](const float* x, int64_t rows, int box) {
+      return sm90::operand_map(x, true, rows, q.k, kp, box, batched ? count : 0, rows * kp);
+    };
+    const GemmView<float> view = view_of<float>(q);
+    const auto launch = [&](auto kernel) {
+      opt_in_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes, false,
+                           "tf32x3 wgmma kernel: cudaFuncSetAttribute (shared memory)");
+      launch_kernel("tf32x3 wgmma kernel launch", kernel, dim3(unsigned(blocks), 1, products),
+                    kThreads, kSharedBytes, stream, map(a_big, q.m, kBM), map(a_small, q.m, kBM),
+                    map(b_big, q.n, kBN), map(b_small, q.n, kBN), view, split);
+    };
+    if (batched) {
+      launch(tf32x3_wgmma_kernel<true>);
+    } else {
+      launch(tf32x3_wgmma_kernel<false>);
+      launch_tail_reduce<kBM, kBN, kGroupM, false, true>(view, split, p.m, p.n, stream);
+    }
+  }
 }
 
 }  // namespace tiledmm
