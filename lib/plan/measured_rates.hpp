@@ -57,14 +57,14 @@ constexpr double kAccurateStrictMaxOutputs = 65536;
 constexpr int64_t kAccurateStrictMinDepth = 16384;
 
 // An FP32_ACCURATE strided batch runs the 3xTF32 Hopper row (its products packed in
-// groups) where each product has at least this many tiles of 128 x 128 over k of at
-// least this depth, else strict FP32's batched rows (tf32x3_batch_pays). Run: H100 80GB
-// HBM3, 2026-11-27, `tmm_bench --suite <11 batched shapes> --math fp32_accurate --algos
-// auto,blocked128` at 9f1b7e3 (docs/benchmarks/batched.md, "FP32_ACCURATE batches on the
-// 3xTF32 Hopper row"): the Hopper row against strict 1.11x-1.34x at 768^3 (36 tiles),
-// 1024^3, 1024 x 1024 x 512 and 1024 x 1024 x 256 (64 tiles, 8 steps of k); 1.01x at 512 x
-// 512 x 1024 (16 tiles); 0.57x-0.92x at 256^3, 384^3, 512^3.
-constexpr double kX3BatchMinTiles = 36;
+// groups) where each product's tiles of 128 x 128 times k reach this volume (2^28: 512 x
+// 512 x 1024, 1024 x 1024 x 256) over k of at least this depth, else strict FP32's
+// batched rows (tf32x3_batch_pays). Run: H100 80GB HBM3, 2026-11-27, `tmm_bench --suite
+// <11 batched shapes> --math fp32_accurate --algos auto,blocked128` at 764e244
+// (docs/benchmarks/batched.md, "FP32_ACCURATE batches on the 3xTF32 Hopper row"): the
+// Hopper row against strict 1.02x-1.81x at that volume or more (512 x 512 x 1024 to 20 x
+// 2048^3, 1000 x 500 x 700 NT 1.34x), 0.58x-0.93x below it (256^3, 384^3, 512^3).
+constexpr double kX3BatchMinVolume = double(1 << 28);
 constexpr int64_t kX3BatchMinDepth = 256;
 
 // Strided batches of products up to this side and depth run one block per product

@@ -296,10 +296,12 @@ bool tiny_c_deep_k(const GemmProblem& p) {
          p.k >= kTinyCDeepMinDepth;
 }
 
-bool tf32x3_batch_pays(const GemmProblem& p) {
+bool tf32x3_batch_pays(const GemmProblem& p, const DeviceProfile& d) {
   const WgmmaShapeInfo& w = kTf32x3Wgmma128x128;
+  const double tiles = double(ceil_div(p.m, w.rows)) * double(ceil_div(p.n, w.cols));
   return p.batch > 1 && p.k >= kX3BatchMinDepth &&
-         double(ceil_div(p.m, w.rows)) * double(ceil_div(p.n, w.cols)) >= kX3BatchMinTiles;
+         tiles * double(w.rows * w.cols) * double(p.k) >= kX3BatchMinVolume &&
+         tiles * double(tf32x3_batch_group(p)) >= double(d.multiprocessors);
 }
 
 bool fp32_accurate_takes_strict(const GemmProblem& p) {
@@ -322,7 +324,7 @@ int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
       ceil_div(p.m, kTf32x3Wgmma128x128.rows) * ceil_div(p.n, kTf32x3Wgmma128x128.cols);
   const bool deep_in_one_wave = products == 1 && 2 * wide_tiles <= d.multiprocessors &&
                                 is_deep_k(ceil_div(p.k, kTf32x3Wgmma128x128.depth));
-  const bool large_batch = products > 1 && tf32x3_batch_pays(p);
+  const bool large_batch = products > 1 && tf32x3_batch_pays(p, d);
   if (forced_tile == 0 && wide_splits_deep_k && wgmma_takes(p.m, p.n, p.k) &&
       (deep_in_one_wave || large_batch)) {
     for (const MmaShapeInfo& s : kTf32x3Shapes)

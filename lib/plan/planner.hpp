@@ -126,9 +126,10 @@ bool tiny_c_deep_k(const GemmProblem& p);
 
 // Whether an FP32_ACCURATE strided batch pays on the 3xTF32 Hopper row (in groups,
 // tf32x3_batch_group) where that row runs, rather than on strict FP32's batched rows:
-// products of at least kX3BatchMinTiles tiles of 128 x 128 over k of at least
-// kX3BatchMinDepth (measured_rates.hpp). Smaller products run strict, faster there.
-bool tf32x3_batch_pays(const GemmProblem& p);
+// products whose tiles of 128 x 128 times k are at least kX3BatchMinVolume, over k of
+// at least kX3BatchMinDepth (measured_rates.hpp), and a group's tiles at least one per
+// SM. Smaller products run strict, faster there.
+bool tf32x3_batch_pays(const GemmProblem& p, const DeviceProfile& device);
 
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
 // 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of

@@ -752,26 +752,36 @@ TEST(Tf32x3BatchGroup, AsManyProductsAsTheWorkspaceHolds) {
 }
 
 // An FP32_ACCURATE batch takes the 3xTF32 Hopper row (tile 128, where it runs with a
-// workspace) for products of 36 tiles of 128 x 128 or more over k of 256 or more,
-// whatever the count of tiles; smaller products the mma.sync tiles counted together.
+// workspace) for products whose 128 x 128 tiles times k reach 2^28, over k of 256 or
+// more, where a group of them (64 MiB of split operands) has a tile for every SM.
 TEST(Tf32x3Tile, LargeBatchedProductsTakeTheHopperRow) {
-  GemmProblem p = shape(768, 768, 256);
-  p.batch = 2;  // 72 tiles: under one wave of 132
-  EXPECT_TRUE(tf32x3_batch_pays(p));
+  GemmProblem p = shape(1024, 1024, 256);  // 64 tiles
+  p.batch = 3;
+  EXPECT_TRUE(tf32x3_batch_pays(p, h100()));
   EXPECT_EQ(plan_tf32x3(p, h100(), 0, true), 128);
-  // Without it: the mma.sync tiles counted together (144 of 128 x 64: a full wave).
-  EXPECT_EQ(plan_tf32x3(p, h100(), 0, false), 128);
   p.k = 255;
-  EXPECT_FALSE(tf32x3_batch_pays(p));
-  p = shape(640, 1024, 1024);  // 5 x 8 = 40 tiles
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "k under 256";
+  p = shape(512, 512, 1024);  // 16 tiles, 2^28, 8 MiB a product
   p.batch = 100;
-  EXPECT_TRUE(tf32x3_batch_pays(p));
-  p = shape(512, 1024, 1024);  // 32 tiles
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "groups of 8: 128 tiles, under 132 SMs";
+  p = shape(768, 768, 512);  // 36 tiles, 2^28.2
   p.batch = 100;
-  EXPECT_FALSE(tf32x3_batch_pays(p));
-  EXPECT_EQ(plan_tf32x3(p, h100(), 0, true), 128) << "the mma.sync 128 x 64 tile";
+  EXPECT_TRUE(tf32x3_batch_pays(p, h100()));
+  p.k = 384;
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "2^27.8";
+  p = shape(1000, 500, 700);  // 32 tiles
+  p.batch = 30;
+  EXPECT_TRUE(tf32x3_batch_pays(p, h100()));
+  p = shape(384, 384, 384);
+  p.batch = 400;
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100()));
+  p = shape(128, 128, 32768);  // one tile, 2^29: a product fills the 64 MiB
+  p.batch = 1000;
+  EXPECT_EQ(tf32x3_batch_group(p), 1);
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "a group of one tile";
+  p = shape(1024, 1024, 1024);
   p.batch = 1;
-  EXPECT_FALSE(tf32x3_batch_pays(p)) << "a single product";
+  EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "a single product";
 }
 
 TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {

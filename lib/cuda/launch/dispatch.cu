@@ -188,7 +188,8 @@ const KernelEntry* tensor_core_row(const GemmProblem& p, const Settings& s, int 
   // docs/benchmarks/batched.md, "Batched tensor cores"), but for products large enough
   // for the 3xTF32 Hopper row (tf32x3_batch_pays; with a workspace for its groups).
   if (s.math_mode == MathMode::Fp32Accurate && tile == 0 && p.batch > 1 &&
-      hopper_row_runs(MathMode::Fp32Accurate, device) && !(with_workspace && tf32x3_batch_pays(p)))
+      hopper_row_runs(MathMode::Fp32Accurate, device) &&
+      !(with_workspace && tf32x3_batch_pays(p, device)))
     return nullptr;
   // Small single products where the Hopper rows run (small_product): FP32_ACCURATE in
   // strict FP32, faster there than 3xTF32 and more accurate; TF32 under AUTO, a tiny
