@@ -353,7 +353,7 @@ template <class T>
 void device_batch_matches_the_reference(tmm_handle h, tmm_layout layout, tmm_transpose ta,
                                         tmm_transpose tb, int64_t m, int64_t n, int64_t k,
                                         int64_t batch, int64_t pad, int64_t gap, Lay lay, T beta,
-                                        uint32_t seed) {
+                                        uint32_t seed, std::string* kernel = nullptr) {
   using Case = typename DeviceOps<T>::Case;
   std::vector<Case> cases(static_cast<size_t>(batch));
   for (int64_t p = 0; p < batch; ++p) {
@@ -409,6 +409,7 @@ void device_batch_matches_the_reference(tmm_handle h, tmm_layout layout, tmm_tra
   r.struct_size = sizeof r;
   ASSERT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
   EXPECT_EQ(r.batch, batch);
+  if (kernel != nullptr) *kernel = r.kernel;
   SCOPED_TRACE(std::string("kernel ") + r.kernel + " splits " + std::to_string(r.splits));
   for (size_t i = 0; i < c.size(); ++i) {
     if (!in_product[i]) {
@@ -465,6 +466,65 @@ TEST_F(StridedBatchedCuda, DeviceProductsMatchTheReferenceInEveryForm) {
                                               variant % 5 == 0 ? 0.0f : -1.5f, case_seed);
     device_batch_matches_the_reference<double>(h_, layout, ta, tb, m, n, k, batch, pad, gap, lay,
                                                variant % 5 == 0 ? 0.0 : -1.5, case_seed + 7);
+  }
+}
+
+// Whether the Hopper rows run here (their sm_90a code loaded for this device): the row
+// that BLOCKED's tile 256 under TF32 runs.
+bool hopper_rows_run(tmm_handle h) {
+  EXPECT_EQ(tmm_set_option(h, TMM_OPTION_MATH_MODE, TMM_MATH_TF32), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, TMM_ALGO_BLOCKED), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, 256), TMM_SUCCESS);
+  float* x = nullptr;
+  EXPECT_EQ(cudaMalloc(&x, 3 * 64 * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMemset(x, 0, 3 * 64 * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(tmm_sgemm_device(h, TMM_ROW_MAJOR, TMM_NO_TRANS, TMM_NO_TRANS, 8, 8, 8, 1.0f, x, 8,
+                             x + 64, 8, 0.0f, x + 128, 8),
+            TMM_SUCCESS);
+  EXPECT_EQ(tmm_synchronize(h), TMM_SUCCESS);
+  cudaFree(x);
+  tmm_report r{};
+  r.struct_size = sizeof r;
+  EXPECT_EQ(tmm_get_last_report(h, &r), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_option(h, TMM_OPTION_ALGORITHM, TMM_ALGO_AUTO), TMM_SUCCESS);
+  EXPECT_EQ(tmm_set_option(h, TMM_OPTION_TILE_SIZE, 0), TMM_SUCCESS);
+  return std::string(r.kernel) == "tf32_wgmma_128x256";
+}
+
+// Large batches on the Hopper rows, through the API, in both layouts and every transpose,
+// pads and gaps of 16 bytes, beta 0 and not: a TF32 batch of 512 x 512 products (ragged
+// k) on tf32_wgmma_128x256, which reads them through maps of three dimensions (but where
+// both operands are MN-major, which it would pack: the batched mma.sync row), and an
+// FP32_ACCURATE batch of 1000 x 1000 x 264 products on tf32x3_wgmma_128x128, packed in
+// groups of 14 (tf32x3_batch_pays; a batch of 20 in row-major NN: a last group of 6);
+// each product within its arithmetic's bound of FP64.
+TEST_F(StridedBatchedCuda, LargeBatchesRunOnTheHopperRows) {
+  const bool hopper = hopper_rows_run(h_);
+  const uint32_t seed = tmm_test::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + (hopper ? "" : " (no Hopper rows here)"));
+  for (int variant = 0; variant < 17; ++variant) {
+    const tmm_layout layout = variant % 2 && variant < 16 ? TMM_COL_MAJOR : TMM_ROW_MAJOR;
+    const tmm_transpose ta = (variant / 2) % 2 && variant < 16 ? TMM_TRANS : TMM_NO_TRANS;
+    const tmm_transpose tb = (variant / 4) % 2 && variant < 16 ? TMM_TRANS : TMM_NO_TRANS;
+    const bool accurate = variant >= 8;
+    const int64_t m = accurate ? 1000 : 512, n = m, k = accurate ? 264 : 100;
+    const int64_t batch = variant == 16 ? 20 : 3;
+    const int64_t pad = 4 * (variant % 2), gap = 4 * ((variant / 2) % 2);
+    ASSERT_EQ(
+        tmm_set_option(h_, TMM_OPTION_MATH_MODE, accurate ? TMM_MATH_FP32_ACCURATE : TMM_MATH_TF32),
+        TMM_SUCCESS);
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    std::string kernel;
+    device_batch_matches_the_reference<float>(h_, layout, ta, tb, m, n, k, batch, pad, gap,
+                                              Lay::Gapped, variant % 3 == 0 ? 0.0f : -1.5f,
+                                              seed + uint32_t(variant), &kernel);
+    if (!hopper) continue;
+    // Both operands MN-major: row-major TN, column-major NT.
+    const bool packs = layout == TMM_ROW_MAJOR ? ta == TMM_TRANS && tb == TMM_NO_TRANS
+                                               : ta == TMM_NO_TRANS && tb == TMM_TRANS;
+    EXPECT_EQ(kernel, accurate ? "tf32x3_wgmma_128x128"
+                      : packs  ? "tf32_mma_128x256"
+                               : "tf32_wgmma_128x256");
   }
 }
 

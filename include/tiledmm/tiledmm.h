@@ -727,15 +727,17 @@ TMM_API tmm_status tmm_dgemm_device(tmm_handle handle, tmm_layout layout, tmm_tr
  * whole products on each of its threads). The CUDA backend on device pointers chooses
  * one kernel for every product (so a product's bits may differ from its single call's):
  * the strict FP32 and FP64 kernels (AUTO's choice in strict FP32, in double, and for
- * small products in every mode) and the TF32 and FP32_ACCURATE kernels (their mma.sync
- * rows; TF32 runs strict where a tensor-core tile would idle over half its area, and
- * FP32_ACCURATE strict where the Hopper rows exist, the faster there) run the whole batch in one
- * launch with k not split, except a batch too small to fill the GPU whose products split k alone:
- * those run one launch per product, as do the thin kernels, in order on the handle's
- * stream; on host pointers one host call per product, each finished before
- * the next. After a failure past the checks, each element of every C_b's m x n part
- * holds its old value or its final one (products before the failing one final), and
- * the last report stays the previous successful call's. The report's `batch` says how
+ * small products in every mode) and the TF32 and FP32_ACCURATE kernels (TF32 runs strict
+ * where a tensor-core tile would idle over half its area; on Hopper its wgmma kernel
+ * where it reads the products as they lie, else its mma.sync rows; FP32_ACCURATE strict
+ * where the Hopper rows exist, the faster there, but on its Hopper kernel for large
+ * products, which it splits and packs into the workspace a group at a time, one launch
+ * a group) run the whole batch with k not split, in one launch (or one a group), except
+ * a batch too small to fill the GPU whose products split k alone: those run one launch
+ * per product, as do the thin kernels, in order on the handle's stream; on host pointers one host
+ * call per product, each finished before the next. After a failure past the checks, each element of
+ * every C_b's m x n part holds its old value or its final one (products before the failing one
+ * final), and the last report stays the previous successful call's. The report's `batch` says how
  * many products the call had, its kernel and splits are a product's, its times the
  * whole call's. */
 TMM_API tmm_status tmm_sgemm_strided_batched(tmm_handle handle, tmm_layout layout,

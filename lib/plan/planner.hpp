@@ -211,7 +211,9 @@ WgmmaOperands wgmma_operands(const GemmProblem& p, const WgmmaShapeInfo& shape);
 // of each operand's map, so both operands are read where they lie (wgmma_operands packs
 // neither), and A's and B's strides are positive multiples of 16 bytes under 2^40 bytes
 // (the map's limits), each at least an operand's stored rows (products one after
-// another, not interleaved). True for a single product. Otherwise the kernel's launcher
+// another: interleaved products would be read right too, each dimension of a map being
+// bounded on its own, but the encoder's rules for such strides are unmeasured, so they
+// take the mma.sync row). True for a single product. Otherwise the kernel's launcher
 // runs the batch product by product, and dispatch takes a batched mma.sync row instead.
 bool wgmma_batches_in_one_launch(const GemmProblem& p, const WgmmaShapeInfo& shape);
 

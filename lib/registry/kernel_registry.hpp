@@ -60,7 +60,8 @@ struct KernelEntry {
   // How it splits k in its last wave for p on the device (plan.splits, plan.tail_tiles);
   // nullptr: it never splits. Dispatch asks only where a workspace may be used.
   void (*plan_tail)(const GemmProblem& p, const DeviceProfile& device, KernelPlan& plan) = nullptr;
-  // Whether its launcher runs a strided batch in one launch (product blockIdx.z, unsplit);
+  // Whether its launcher runs a strided batch in one call (product blockIdx.z, unsplit:
+  // one launch, or, on the 3xTF32 Hopper row, one a group of products packed together);
   // false: dispatch launches a batch product by product.
   bool batched = false;
   // Of a batched row: whether it runs the batch p in one launch (nullptr: every batch).

@@ -683,8 +683,6 @@ TEST(TailSplit, OneWaveSlicesAsTheSearchOverEveryCount) {
   EXPECT_GT(checked, 10000);
 }
 
-// FP32_ACCURATE on Hopper takes its wgmma tile where k is deep (it splits k); elsewhere,
-// and without the Hopper rows, the narrow tile where the wide one leaves SMs idle.
 // The wgmma kernel runs a strided batch in one launch only where the copy engine reads
 // every product as it lies: no operand packed, A's and B's strides positive multiples
 // of 16 bytes, products one after another. Each condition alone turns it off.
@@ -759,8 +757,11 @@ TEST(Tf32x3Tile, LargeBatchedProductsTakeTheHopperRow) {
   p.batch = 3;
   EXPECT_TRUE(tf32x3_batch_pays(p, h100()));
   EXPECT_EQ(plan_tf32x3(p, h100(), 0, true), 128);
-  p.k = 255;
+  p = shape(2048, 2048, 255);  // 256 tiles, 2^30: only k fails
+  p.batch = 3;
   EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "k under 256";
+  p.k = 256;
+  EXPECT_TRUE(tf32x3_batch_pays(p, h100()));
   p = shape(512, 512, 1024);  // 16 tiles, 2^28, 8 MiB a product
   p.batch = 100;
   EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "groups of 8: 128 tiles, under 132 SMs";
@@ -784,6 +785,8 @@ TEST(Tf32x3Tile, LargeBatchedProductsTakeTheHopperRow) {
   EXPECT_FALSE(tf32x3_batch_pays(p, h100())) << "a single product";
 }
 
+// FP32_ACCURATE on Hopper takes its wgmma tile where k is deep (it splits k); elsewhere,
+// and without the Hopper rows, the narrow tile where the wide one leaves SMs idle.
 TEST(Tf32x3Tile, DeepKTakesTheTileThatSplitsK) {
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, true), 128);
   EXPECT_EQ(plan_tf32x3(shape(64, 64, 1 << 20), h100(), 0, false), 64);

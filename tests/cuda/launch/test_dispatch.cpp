@@ -691,7 +691,7 @@ TEST(Batched, TensorCoreBatchesRunInOneLaunch) {
       EXPECT_EQ(c.plan.splits, 1) << c.kernel->name;
       // TF32: the tensor-core tile that leaves the least of its area idle, the wider on
       // a tie; FP32_ACCURATE: strict FP32 where the Hopper rows run (the faster there),
-      // but the 3xTF32 Hopper row for products of 36 tiles or more (1024^3).
+      // but the 3xTF32 Hopper row for products large enough (tf32x3_batch_pays: 1024^3).
       if (mode == MathMode::Fp32Accurate && x3_hopper_here) {
         EXPECT_STREQ(c.kernel->name, b.size == 1024  ? "tf32x3_wgmma_128x128"
                                      : b.size == 64  ? "blocked_64x64"
@@ -738,7 +738,13 @@ TEST(Batched, WorkspaceHoldsWhatEveryProductNeeds) {
   struct Dims {
     int64_t m, n, k;
   };
-  const Dims dims[] = {{100, 1000, 100}, {64, 4096, 256}, {1000, 100, 300}, {129, 257, 1000}};
+  // 512 x 512 x 8192: the 3xTF32 Hopper row's group is one product (64 MiB of split
+  // operands), and a batch that runs product by product still splits each one's k.
+  const Dims dims[] = {{100, 1000, 100},
+                       {64, 4096, 256},
+                       {1000, 100, 300},
+                       {129, 257, 1000},
+                       {512, 512, 8192}};
   int rows = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
     if (row.workspace == nullptr) continue;

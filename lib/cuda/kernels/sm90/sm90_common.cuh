@@ -134,7 +134,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint6
 }
 
 // The same box in matrix z of a strided batch: a map of three dimensions, the third
-// the products (tensor_map.hpp's operand_map with products > 1).
+// the products (tensor_map.hpp's operand_map with products >= 1: a batched kernel loads
+// through such a map even for a slice of one product).
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint64_t* bar, int32_t x,
                                             int32_t y, int32_t z) {
   asm volatile(

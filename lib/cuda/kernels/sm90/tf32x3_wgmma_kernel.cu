@@ -260,11 +260,13 @@ void plan_tf32x3_wgmma_tail(const GemmProblem& p, const DeviceProfile& device, K
 }
 
 // Bytes: the split operands (of a group of a batch's products), then the tail's partial
-// sums (never for a batch), all floats.
+// sums, all floats. A batch in one call is never split (its plan asks for none), but a
+// batch that dispatch runs product by product (by_product) asks with its products' plan,
+// which may split: their partial sums then follow one product's operands.
 size_t tf32x3_wgmma_workspace(const GemmProblem& p, const KernelPlan& plan) {
   const size_t products = p.batch > 1 ? size_t(tf32x3_batch_group(p)) : 1;
   return (products * 2 * size_t(p.m + p.n) * size_t(padded_k(p)) +
-          (p.batch > 1 ? 0 : tail_partial_elements(plan, kPartialFloats))) *
+          tail_partial_elements(plan, kPartialFloats)) *
          sizeof(float);
 }
 
