@@ -740,11 +740,8 @@ TEST(Batched, WorkspaceHoldsWhatEveryProductNeeds) {
   };
   // 512 x 512 x 8192: the 3xTF32 Hopper row's group is one product (64 MiB of split
   // operands), and a batch that runs product by product still splits each one's k.
-  const Dims dims[] = {{100, 1000, 100},
-                       {64, 4096, 256},
-                       {1000, 100, 300},
-                       {129, 257, 1000},
-                       {512, 512, 8192}};
+  const Dims dims[] = {
+      {100, 1000, 100}, {64, 4096, 256}, {1000, 100, 300}, {129, 257, 1000}, {512, 512, 8192}};
   int rows = 0;
   for (const KernelEntry& row : cuda_kernel_table()) {
     if (row.workspace == nullptr) continue;
