@@ -113,6 +113,18 @@ __device__ __forceinline__ void store_partial_pair(double* tile, int bn, int row
   *reinterpret_cast<double2*>(tile + row * bn + col) = make_double2(v0, v1);
 }
 
+// The pair at (row, col) of a partial tile whose first element is D's (row0, col0),
+// stored only where (row, col) lies inside D's rows x cols: tail_reduce_kernel reads no
+// other element, so a tile that C covers in part (a small C over deep k, whose one tile
+// is split over every SM) writes no more than C's share of it.
+template <class T>
+__device__ __forceinline__ void store_partial_pair_inside(T* tile, int bn, int row, int col,
+                                                          const TileOrigin& origin, int64_t rows,
+                                                          int64_t cols, T v0, T v1) {
+  if (origin.row0 + row < rows && origin.col0 + col < cols)
+    store_partial_pair(tile, bn, row, col, v0, v1);
+}
+
 // a + b rounded to nearest, never fused into a multiply-add.
 __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }

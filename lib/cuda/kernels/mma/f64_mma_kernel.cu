@@ -263,9 +263,11 @@ __device__ __forceinline__ void run_rolling(
   cp_async_wait<0>();  // only empty groups can remain; leave none behind
 }
 
-// A split block's accumulators to its partial tile (BM x BN doubles, row-major).
+// A split block's accumulators to its partial tile (BM x BN doubles, row-major), where
+// they lie inside C (m x n; the tile's first element at `origin`).
 template <class S>
-__device__ __forceinline__ void store_partial(double* sums, int wm, int wn, int lane,
+__device__ __forceinline__ void store_partial(double* sums, const TileOrigin& origin, int64_t m,
+                                              int64_t n, int wm, int wn, int lane,
                                               const double (&acc)[S::MT][S::NT][4]) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -273,8 +275,9 @@ __device__ __forceinline__ void store_partial(double* sums, int wm, int wn, int 
 #pragma unroll
     for (int j = 0; j < S::NT; ++j) {
       const int row = wm + 16 * i + g, col = wn + 8 * j + 2 * t;
-      store_partial_pair(sums, S::BN, row, col, acc[i][j][0], acc[i][j][1]);
-      store_partial_pair(sums, S::BN, row + 8, col, acc[i][j][2], acc[i][j][3]);
+      store_partial_pair_inside(sums, S::BN, row, col, origin, m, n, acc[i][j][0], acc[i][j][1]);
+      store_partial_pair_inside(sums, S::BN, row + 8, col, origin, m, n, acc[i][j][2],
+                                acc[i][j][3]);
     }
 }
 
@@ -299,8 +302,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
   if (work.split < 0) {
     store_tile<S>(p, block.tile, block.wm, block.wn, block.lane, acc);
   } else {
-    store_partial<S>(partial_tile<S::BM, S::BN, double>(split, work.split, 1, 0), block.wm,
-                     block.wn, block.lane, acc);
+    store_partial<S>(partial_tile<S::BM, S::BN, double>(split, work.split, 1, 0), block.tile, p.m,
+                     p.n, block.wm, block.wn, block.lane, acc);
   }
 #else
   // Built for an architecture without mma.sync over doubles: fail loudly (a sticky

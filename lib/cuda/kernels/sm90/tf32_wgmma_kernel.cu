@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < 32; ++j) {
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-          store_partial_pair(sums, kBN, tile_row + 8 * h, 8 * j + 2 * (lane % 4),
-                             acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          store_partial_pair_inside(sums, kBN, tile_row + 8 * h, 8 * j + 2 * (lane % 4), tile, rows,
+                                    cols, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
       return;
     }

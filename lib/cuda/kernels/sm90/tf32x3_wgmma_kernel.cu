@@ -208,8 +208,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int i = 4 * j + 2 * h, r = tile_row + 8 * h, c = 8 * j + 2 * (lane % 4);
-          store_partial_pair(sums, kBN, r, c, acc[i], acc[i + 1]);
-          store_partial_pair(corrections, kBN, r, c, corr[i], corr[i + 1]);
+          store_partial_pair_inside(sums, kBN, r, c, tile0, p.m, p.n, acc[i], acc[i + 1]);
+          store_partial_pair_inside(corrections, kBN, r, c, tile0, p.m, p.n, corr[i], corr[i + 1]);
         }
       }
       return;
