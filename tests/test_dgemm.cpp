@@ -287,8 +287,9 @@ class DgemmCuda : public ::testing::Test {
     const int64_t wide = (m + 127) / 128 * ((n + 127) / 128);
     if (dmma_pays()) {
       if (widest_runs() && wide >= 16 * int64_t(d.multiprocessors)) return "f64_mma_128x128";
-      return (m + 127) / 128 * ((n + 63) / 64) >= d.multiprocessors ? "f64_mma_128x64"
-                                                                    : "f64_mma_64x64";
+      // 128 x 64 where its tiles fill a wave of two blocks per SM (k not deep).
+      return (m + 127) / 128 * ((n + 63) / 64) >= 2 * int64_t(d.multiprocessors) ? "f64_mma_128x64"
+                                                                                 : "f64_mma_64x64";
     }
     return wide >= d.multiprocessors ? "f64_blocked_128x128" : "f64_blocked_64x64";
   }
@@ -419,6 +420,35 @@ TEST_F(DgemmCuda, DeepKSplitsAndGivesTheSameBitsTwice) {
   EXPECT_GT(r.splits, 1) << r.kernel << ": the tensor-core rows and the CUDA-core rows split";
   ASSERT_EQ(tmm_test::run_case(h_, again), TMM_SUCCESS) << message();
   EXPECT_EQ(again.c, g.c) << "split-K in FP64 gives the same bits run to run";
+}
+
+// One partial wave over k that is not deep (78 tiles of 64 x 64, 35 steps of 16): AUTO
+// splits every tile into slices that fill the idle slots, each transpose, padded rows,
+// within the FP64 bound and with the same bits on a second call.
+TEST_F(DgemmCuda, OneWaveOverShallowKSplitsEveryTile) {
+  ASSERT_EQ(tmm_set_option(h_, TMM_OPTION_HOST_PATH, TMM_HOST_PATH_DIRECT), TMM_SUCCESS);
+  int variant = 0;
+  for (tmm_transpose ta : {TMM_NO_TRANS, TMM_TRANS})
+    for (tmm_transpose tb : {TMM_NO_TRANS, TMM_TRANS}) {
+      tmm_test::DgemmCase g;
+      g.ta = ta, g.tb = tb;
+      g.m = 333, g.n = 777, g.k = 555 - variant;
+      g.alpha = -1.25, g.beta = variant % 2 ? 0.0 : 0.75, g.pad = variant % 3;
+      g.layout = variant < 2 ? TMM_ROW_MAJOR : TMM_COL_MAJOR;
+      ++variant;
+      tmm_test::fill_case(g, tmm_test::fresh_seed());
+      SCOPED_TRACE(tmm_test::describe(g));
+      tmm_test::DgemmCase again = g;
+      ASSERT_EQ(tmm_test::run_case(h_, g), TMM_SUCCESS) << message();
+      EXPECT_TRUE(tmm_test::check_case(g));
+      const tmm_report r = report_of_double();
+      if (dmma_pays()) {
+        EXPECT_EQ(std::string(r.kernel), "f64_mma_64x64");
+        EXPECT_GT(r.splits, 1) << r.kernel;
+      }
+      ASSERT_EQ(tmm_test::run_case(h_, again), TMM_SUCCESS) << message();
+      EXPECT_EQ(again.c, g.c) << "the same bits run to run";
+    }
 }
 
 // A partial last wave: AUTO's 128 x 64 tiles (270 of them, 6 past two blocks per SM on an

@@ -27,6 +27,12 @@ constexpr MmaShapeInfo kF64MmaShapes[] = {kF64Mma128x128, kF64Mma128x64, kF64Mma
 // (plan_f64): measured on the H100 (docs/design/double-precision.md, "The widest tile").
 constexpr int kF64WideWaves = 16;
 
+// Over deep k AUTO takes a wider tile than 64 x 64 only where its blocks cover at most
+// this much more of C than 64 x 64's do (plan_f64): the padding past m and n is computed
+// too. 300 x 5000 x 5000 covers 1.2x in 128 x 128 and ran 1.18x slower than in 64 x 64
+// (docs/benchmarks/double-precision.md, "One wave of FP64 tiles").
+constexpr double kF64MaxPaddingOverNarrowest = 1.1;
+
 // The CUDA-core kernel: 8 x 8 doubles per thread, depth 8 (128 x 128) or 4 (64 x 64),
 // two buffers of A's and B's tiles, each padded to lines 4 doubles longer (the larger
 // layout), 8 bytes a double.

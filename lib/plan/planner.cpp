@@ -271,13 +271,32 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
     }
     return plan_tensor_core_tile(kF64MmaShapes, p, d, kF64Mma64x64.tile);
   }
-  if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms) || wide_tiles >= kF64WideWaves * sms))
+  // The area of C a tile's blocks cover, against the narrowest tile's: the wider tiles
+  // compute their padding past m and n too.
+  const auto padded = [&](const MmaShapeInfo& s) {
+    return double(ceil_div(p.m, s.rows) * s.rows) * double(ceil_div(p.n, s.cols) * s.cols);
+  };
+  const auto covers_tightly = [&](const MmaShapeInfo& s) {
+    return padded(s) <= kF64MaxPaddingOverNarrowest * padded(kF64Mma64x64);
+  };
+  // Deep k: the wider tiles only where they waste little more of C than 64 x 64 does
+  // (300 x 5000 x 5000 in 128 x 128 tiles computes 1.2x the area of 64 x 64's: 0.47 ms
+  // split at best, 0.40-0.44 in 64 x 64; docs/benchmarks/double-precision.md, "One wave
+  // of FP64 tiles").
+  if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms && covers_tightly(kF64Mma128x128)) ||
+                               wide_tiles >= kF64WideWaves * sms))
     return kF64Mma128x128.tile;
   // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles;
   // plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x 1000 x
   // 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and
   // 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
-  if (deep && fits(kF64Mma128x64)) return kF64Mma128x64.tile;
+  const int64_t mid_slots = sms * kF64Mma128x64.blocks_per_sm;
+  const int64_t mid_tiles = ceil_div(p.m, kF64Mma128x64.rows) * ceil_div(p.n, kF64Mma128x64.cols);
+  if (deep && fits(kF64Mma128x64) && covers_tightly(kF64Mma128x64)) return kF64Mma128x64.tile;
+  // Else 128 x 64 where its tiles fill a wave of its slots, or 64 x 64 (three blocks per
+  // SM): 1023 x 1025 x 1027, 136 tiles of 128 x 64, ran in 0.136 ms, in 64 x 64 0.110.
+  if (mid_tiles >= mid_slots && fits(kF64Mma128x64)) return kF64Mma128x64.tile;
+  if (fits(kF64Mma64x64)) return kF64Mma64x64.tile;
   static constexpr MmaShapeInfo kNarrower[] = {kF64Mma128x64, kF64Mma64x64};
   return plan_tensor_core_tile(kNarrower, p, d, 0, products);
 }
@@ -373,6 +392,24 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
   const int64_t tiles_k = ceil_div(p.k, kF64MmaDepth);
   const int64_t partial_bytes = int64_t(shape.rows) * shape.cols * int64_t(sizeof(double));
   const int64_t blocks = slots.multiprocessors;
+  constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+  // C's edges cross tiles: its blocks there copy with checks, at about half the interior
+  // blocks' speed (511 x 511 x 512 in 64 x 64 tiles ran in 0.040 ms, 512^3 in 0.020).
+  const bool ragged = p.m % shape.rows != 0 || p.n % shape.cols != 0 || p.m % shape.cols != 0 ||
+                      p.n % shape.rows != 0;
+  if (blocks > 0 && tiles > 0 && tiles <= blocks && !is_deep_k(tiles_k) && p.batch <= 1 && ragged) {
+    // One partial wave over k that is not deep, with edge blocks: each tile in as many
+    // slices as the idle slots hold in one round, each at least kMinShallowSliceSteps
+    // steps, so that the slow edge blocks are short: on the H100 333 x 777 x 555 (78 tiles
+    // of 64 x 64) 0.042 -> 0.029-0.031 ms, 100^3 0.016 -> 0.013, 640 x 480 x 320 0.025 ->
+    // 0.023-0.024; where C has no edges (512^3: 0.020 -> 0.025) the slices cost more
+    // than they save (docs/benchmarks/double-precision.md, "One wave of FP64 tiles").
+    constexpr int64_t kMinShallowSliceSteps = 2;
+    const int64_t s = std::min<int64_t>({blocks / tiles, tiles_k / kMinShallowSliceSteps,
+                                         kMaxPartialBytes / (tiles * partial_bytes)});
+    if (s < 2) return {1, 0};
+    return {int(ceil_div(tiles_k, ceil_div(tiles_k, s))), tiles};
+  }
   if (blocks <= 0 || tiles <= 0 || tiles > blocks || !is_deep_k(tiles_k))
     return plan_tail_split(tiles, tiles_k, slots, partial_bytes);
   // One wave over deep k: s slices per tile, in rounds of `blocks` blocks of 1/s of a
@@ -381,7 +418,6 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
   // 1000 x 1000 x 32768), at least kMinSliceSteps, in whole rounds: the fewest slices
   // within 1/20 of the best time.
   constexpr int64_t kMinSliceSteps = 8, kMaxSliceSteps = 256;
-  constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
   const int64_t most =
       std::min<int64_t>({tiles_k / kMinSliceSteps, kMaxPartialBytes / (tiles * partial_bytes),
                          4 * ceil_div(blocks, tiles)});

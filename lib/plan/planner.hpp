@@ -134,9 +134,10 @@ bool tf32x3_batch_pays(const GemmProblem& p, const DeviceProfile& device);
 // The tile setting of the FP64 tensor-core kernel (kF64MmaShapes) for `p` on `device`:
 // 128 x 128 (tile 256, one block per SM) where C holds at least kF64WideWaves waves of
 // such tiles, or k is deep (is_deep_k: plan_f64_tail splits it) and C holds at least
-// one such tile and fewer than a wave; else as plan_tf32 chooses among the narrower two:
-// 128 x 64 (tile 128) where the product has at least one such tile per SM, or k is deep
-// and C fills one, else 64 x 64 (tile 64). A strided batch (its products side by side,
+// one such tile and fewer than a wave, covering at most kF64MaxPaddingOverNarrowest
+// times the area 64 x 64 tiles cover; else 128 x 64 (tile 128) where its tiles fill a
+// wave of two blocks per SM, or k is deep and C fills one with the same padding limit,
+// else 64 x 64 (tile 64). A strided batch (its products side by side,
 // unsplit): the widest tile no wider than a product whose tiles over the whole batch fill
 // kF64WideWaves waves (128 x 128) or one (128 x 64), else 64 x 64. forced_tile 256, 128 or 64 asks
 // for that tile (0 when the device cannot hold it).
@@ -184,7 +185,9 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
 // SMs: plan_tail_split's last-wave split; but where the tiles fit in one wave and k is
 // deep, every tile in slices of at most 256 steps where the limits allow (FP64 sums as
 // short as cuBLAS's), as many as fill whole rounds of blocks: the fewest within 1/20 of
-// the best time. Its plan_tail hook.
+// the best time; and where they fit in one wave, k is not deep and C's edges cross tiles
+// (m or n not a multiple of the tile's sides), every tile in as many slices of at least 2
+// steps as one round of blocks holds. Its plan_tail hook.
 TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                             const DeviceProfile& device);
 

@@ -453,6 +453,17 @@ TEST(PlanF64, WidestTileOverManyWavesOrDeepK) {
   EXPECT_EQ(plan_f64(shape(100, 200, 32768), h100(), 0), 64) << "deep k, m under 128";
   EXPECT_EQ(plan_f64(shape(200, 100, 32768), h100(), 0), 128) << "deep k, n under 128";
   EXPECT_EQ(plan_f64(shape(1024, 1024, 1024), h100(), 0), 64) << "under a wave of 128 x 64";
+  // Waves of a tile's slots (its blocks per SM on every SM), not of SMs: 136 tiles of
+  // 128 x 64 fill 132 SMs but half their 264 slots. Over deep k a wider tile only where
+  // it covers little more of C than 64 x 64: 300 x 5000 in 128 x 128 tiles covers 384 x
+  // 5120, in 128 x 64 384 x 5056, in 64 x 64 320 x 5056; 5000 x 300 in 128 x 64 5120 x
+  // 320, 1.01x 64 x 64's.
+  EXPECT_EQ(plan_f64(shape(1023, 1025, 1027), h100(), 0), 64) << "136 of 264 slots";
+  EXPECT_EQ(plan_f64(shape(1536, 1536, 1536), h100(), 0), 128) << "288 of 264 slots";
+  EXPECT_EQ(plan_f64(shape(300, 5000, 5000), h100(), 0), 64) << "1.2x the area of 64 x 64";
+  EXPECT_EQ(plan_f64(shape(5000, 300, 5000), h100(), 0), 128) << "1.01x the area of 64 x 64";
+  EXPECT_EQ(plan_f64(shape(1000, 3000, 7000), h100(), 0), 128) << "deep k, 376 tiles";
+  EXPECT_EQ(plan_f64(shape(1100, 1100, 32768), h100(), 0), 256) << "deep k, 81 tiles";
   // The A100's 163 KiB per block hold it; 99 KiB (8.6, 8.9) do not.
   EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), tmm_test::a100(), 0), 256);
   EXPECT_EQ(plan_f64(shape(16384, 16384, 16384), consumer80(), 0), 128);
@@ -651,6 +662,54 @@ TEST(TailSplit, OneWaveOverDeepKSplitsEveryTile) {
       EXPECT_GE((steps + p.splits - 1) / p.splits, 8) << tiles << " " << steps;
       EXPECT_LE(p.tail_tiles * p.splits * kX3, int64_t(64) << 20);
     }
+}
+
+// One partial wave of FP64 tiles over k that is not deep, C's edges crossing tiles: every
+// tile in as many slices as the idle slots of one round hold (64 x 64: three per SM, 396
+// on the H100), each at least 2 steps of 16; a full wave, a batch, slices of 1 step or
+// C in whole tiles: none.
+TEST(TailSplit, Fp64OneWaveOverShallowKFillsTheSlots) {
+  const DeviceProfile d = h100();
+  const auto f64 = [](int64_t m, int64_t n, int64_t k) {
+    GemmProblem p = shape(m, n, k);
+    p.precision = Precision::F64;
+    return p;
+  };
+  // 333 x 777 x 555: 6 x 13 = 78 tiles of 35 steps, 5 slices of 7.
+  TailSplitPlan t = plan_f64_tail(f64(333, 777, 555), kF64Mma64x64, d);
+  EXPECT_EQ(t.tail_tiles, 78);
+  EXPECT_EQ(t.splits, 5);
+  // 100^3: 4 tiles of 7 steps, slices of at least 2 steps: 3 slices (3, 3 and 1 steps).
+  t = plan_f64_tail(f64(100, 100, 100), kF64Mma64x64, d);
+  EXPECT_EQ(t.tail_tiles, 4);
+  EXPECT_EQ(t.splits, 3);
+  // 640 x 480 x 320: 80 tiles of 20 steps, 4 slices of 5.
+  t = plan_f64_tail(f64(640, 480, 320), kF64Mma64x64, d);
+  EXPECT_EQ(t.tail_tiles, 80);
+  EXPECT_EQ(t.splits, 4);
+  const auto none = [&](const GemmProblem& p, const MmaShapeInfo& s) {
+    const TailSplitPlan n = plan_f64_tail(p, s, d);
+    return n.splits == 1 && n.tail_tiles == 0;
+  };
+  EXPECT_TRUE(none(f64(1024, 1024, 1024), kF64Mma64x64)) << "256 tiles: one slice fits";
+  EXPECT_TRUE(none(f64(512, 512, 512), kF64Mma64x64)) << "no edge blocks";
+  EXPECT_TRUE(none(f64(384, 640, 320), kF64Mma128x64)) << "no edge blocks";
+  EXPECT_FALSE(none(f64(512, 511, 512), kF64Mma64x64)) << "edge blocks";
+  EXPECT_TRUE(none(f64(64, 64, 31), kF64Mma64x64)) << "2 steps: one slice of 2";
+  GemmProblem batch = f64(333, 777, 555);
+  batch.batch = 2;
+  EXPECT_TRUE(none(batch, kF64Mma64x64)) << "a batch runs unsplit";
+  for (int64_t k : {1, 17, 100, 555, 2000, 4095}) {
+    for (const MmaShapeInfo* s : {&kF64Mma64x64, &kF64Mma128x64, &kF64Mma128x128}) {
+      const GemmProblem p = f64(300, 400, k);
+      const TailSplitPlan n = plan_f64_tail(p, *s, d);
+      if (n.splits == 1) continue;
+      const int64_t tiles = ((300 + s->rows - 1) / s->rows) * ((400 + s->cols - 1) / s->cols);
+      EXPECT_EQ(n.tail_tiles, tiles);
+      EXPECT_LE(tiles * n.splits, 132 * s->blocks_per_sm) << "one round";
+      EXPECT_GE((k + 15) / 16 / n.splits, 2) << k;
+    }
+  }
 }
 
 // plan_f64_tail's count of slices, found round by round, is the count the search over

@@ -553,14 +553,47 @@ TEST(BatchedRows, BatchesPastOneLaunchAreSliced) {
   }
 }
 
+// The tiles of C `row` (a row with a plan_tail hook) computes for p: what a split of
+// every tile sets as plan.tail_tiles; 0 for other rows.
+int64_t tiles_of(const KernelEntry& row, const GemmProblem& p) {
+  if (row.plan_tail == nullptr) return 0;
+  const auto count = [](int64_t rows, int64_t cols, int64_t tr, int64_t tc) {
+    return ((rows + tr - 1) / tr) * ((cols + tc - 1) / tc);
+  };
+  for (const MmaShapeInfo& s : kF64MmaShapes)
+    if (row.precision == Precision::F64 && row.tile == s.tile)
+      return count(p.m, p.n, s.rows, s.cols);
+  for (const WgmmaShapeInfo* w : {&kTf32Wgmma128x256, &kTf32x3Wgmma128x128})
+    if (row.precision == Precision::F32 && row.tile == w->tile &&
+        row.math_mode == (w == &kTf32Wgmma128x256 ? MathMode::Tf32 : MathMode::Fp32Accurate))
+      return wgmma_tiles(p, *w, wgmma_operands(p, *w).transposed);
+  return 0;
+}
+
+// A list of numbers "a,b,c" or of shapes "MxNxK,MxNxK" (each as three numbers).
+std::vector<int64_t> numbers_of(const char* text) {
+  std::vector<int64_t> out;
+  for (const char* c = text; c != nullptr && *c != '\0';) {
+    char* end = nullptr;
+    out.push_back(std::strtoll(c, &end, 10));
+    c = (*end == '\0') ? nullptr : end + 1;
+  }
+  return out;
+}
+
 // Not a check, and disabled: the speed of named rows through their own launchers, for
 // the measurements the API cannot make (on an H100, BLOCKED in double takes the DMMA rows,
-// so the CUDA-core rows' efficiencies in plan/measured_rates.hpp are measured here). Run:
+// so the CUDA-core rows' efficiencies in plan/measured_rates.hpp are measured here; and
+// each row's time over k split into a given number of slices, which the planner's
+// choices are checked against). Run:
 //   TMM_TIME_ROWS=f64_blocked_128x128,f64_blocked_64x64 TMM_TIME_SIZE=4096
 //     test_kernel_table --gtest_also_run_disabled_tests --gtest_filter='RowTiming.*'
-// (one command line; TMM_TIME_SIZE may be left out).
-// An n^3 row-major product of n = TMM_TIME_SIZE, uniform data, alpha 1, beta 0, k not
-// split; median of 7 launches after 2, by CUDA events; prints TFLOP/s per row.
+// (one command line; TMM_TIME_SIZE may be left out). TMM_TIME_SHAPES=MxNxK,MxNxK,... times
+// those shapes instead, and TMM_TIME_SPLITS=1,2,4,... each in that many slices of k:
+// BLOCKED rows split every tile (plan.splits), the rows with a plan_tail hook every tile
+// too (tail_tiles = all); other rows only unsplit.
+// Row-major NN products, uniform data, alpha 1, beta 0; median of 7 launches after 2, by
+// CUDA events; prints the time and TFLOP/s per row, shape and split.
 TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
   TMM_SKIP_OR_FAIL_WITHOUT_GPU();
   const char* names = std::getenv("TMM_TIME_ROWS");
@@ -568,6 +601,11 @@ TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
   const char* size = std::getenv("TMM_TIME_SIZE");
   const int64_t n = size != nullptr ? std::atoll(size) : 4096;
   ASSERT_GT(n, 0);
+  std::vector<int64_t> shapes = {n, n, n};
+  if (const char* list = std::getenv("TMM_TIME_SHAPES")) shapes = numbers_of(list);
+  ASSERT_TRUE(!shapes.empty() && shapes.size() % 3 == 0) << "TMM_TIME_SHAPES: MxNxK,...";
+  std::vector<int64_t> splits = {1};
+  if (const char* list = std::getenv("TMM_TIME_SPLITS")) splits = numbers_of(list);
   const std::string list = names;
   for (size_t begin = 0; begin < list.size();) {
     const size_t end = std::min(list.find(',', begin), list.size());
@@ -578,49 +616,65 @@ TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
       if (name == k.name) row = &k;
     ASSERT_NE(row, nullptr) << "no CUDA row " << name;
     ASSERT_TRUE(runs_here(*row, current_cc())) << name << " does not run here";
-    const size_t bytes = size_t(n) * size_t(n) * element_bytes(row->precision);
-    void *a = nullptr, *b = nullptr, *c = nullptr;
-    ASSERT_EQ(cudaMalloc(&a, bytes), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&b, bytes), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&c, bytes), cudaSuccess);
-    std::vector<unsigned char> host(bytes);
-    std::mt19937 rng(1);
-    if (row->precision == Precision::F64) {
-      std::uniform_real_distribution<double> u(-1.0, 1.0);
-      for (size_t i = 0; i < bytes / 8; ++i) reinterpret_cast<double*>(host.data())[i] = u(rng);
-    } else {
-      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-      for (size_t i = 0; i < bytes / 4; ++i) reinterpret_cast<float*>(host.data())[i] = u(rng);
+    for (size_t s = 0; s < shapes.size(); s += 3) {
+      const int64_t m = shapes[s], cols = shapes[s + 1], k = shapes[s + 2];
+      ASSERT_TRUE(m > 0 && cols > 0 && k > 0);
+      const size_t bytes =
+          size_t(std::max({m * k, k * cols, m * cols})) * size_t(element_bytes(row->precision));
+      void *a = nullptr, *b = nullptr, *c = nullptr;
+      ASSERT_EQ(cudaMalloc(&a, bytes), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&b, bytes), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&c, bytes), cudaSuccess);
+      std::vector<unsigned char> host(bytes);
+      std::mt19937 rng(1);
+      if (row->precision == Precision::F64) {
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        for (size_t i = 0; i < bytes / 8; ++i) reinterpret_cast<double*>(host.data())[i] = u(rng);
+      } else {
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (size_t i = 0; i < bytes / 4; ++i) reinterpret_cast<float*>(host.data())[i] = u(rng);
+      }
+      ASSERT_EQ(cudaMemcpy(a, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      const GemmProblem p = make_problem(row->precision, Layout::RowMajor, false, false, m, cols, k,
+                                         1.0, a, k, b, cols, 0.0, c, cols);
+      for (const int64_t split : splits) {
+        KernelPlan plan{row->tile, row->coarsening, 1, 0};
+        if (split > 1 && row->algorithm == Algorithm::Blocked && row->plan_tail == nullptr)
+          plan.splits = int(split);
+        else if (split > 1 && tiles_of(*row, p) > 0)
+          plan.splits = int(split), plan.tail_tiles = tiles_of(*row, p);
+        else if (split > 1)
+          continue;
+        void* workspace = nullptr;
+        const size_t workspace_size = row->workspace != nullptr ? row->workspace(p, plan) : 0;
+        if (workspace_size > 0) {
+          ASSERT_EQ(cudaMalloc(&workspace, workspace_size), cudaSuccess);
+        }
+        cudaEvent_t start, stop;
+        ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+        ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+        std::vector<float> ms;
+        for (int run = 0; run < 9; ++run) {
+          ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
+          row->launch(p, plan, workspace, nullptr);
+          ASSERT_EQ(cudaEventRecord(stop), cudaSuccess);
+          ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+          float t = 0;
+          ASSERT_EQ(cudaEventElapsedTime(&t, start, stop), cudaSuccess);
+          if (run >= 2) ms.push_back(t);
+        }
+        std::sort(ms.begin(), ms.end());
+        const double median_s = ms[ms.size() / 2] * 1e-3;
+        std::printf("%s %lldx%lldx%lld splits %lld: %.4f ms, %.2f TFLOP/s\n", row->name,
+                    static_cast<long long>(m), static_cast<long long>(cols),
+                    static_cast<long long>(k), static_cast<long long>(split), median_s * 1e3,
+                    2.0 * double(m) * double(cols) * double(k) / median_s / 1e12);
+        for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+        cudaFree(workspace);
+      }
+      for (void* d : {a, b, c}) cudaFree(d);
     }
-    ASSERT_EQ(cudaMemcpy(a, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(b, host.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    const GemmProblem p = make_problem(row->precision, Layout::RowMajor, false, false, n, n, n, 1.0,
-                                       a, n, b, n, 0.0, c, n);
-    const KernelPlan plan{row->tile, row->coarsening, 1, 0};
-    void* workspace = nullptr;  // what a row needs unsplit (the wgmma rows' packed operands)
-    const size_t workspace_size = row->workspace != nullptr ? row->workspace(p, plan) : 0;
-    if (workspace_size > 0) {
-      ASSERT_EQ(cudaMalloc(&workspace, workspace_size), cudaSuccess);
-    }
-    cudaEvent_t start, stop;
-    ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-    ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
-    std::vector<float> ms;
-    for (int run = 0; run < 9; ++run) {
-      ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
-      row->launch(p, plan, workspace, nullptr);
-      ASSERT_EQ(cudaEventRecord(stop), cudaSuccess);
-      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-      float t = 0;
-      ASSERT_EQ(cudaEventElapsedTime(&t, start, stop), cudaSuccess);
-      if (run >= 2) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double median_s = ms[ms.size() / 2] * 1e-3;
-    std::printf("%s %lld^3: %.3f ms, %.2f TFLOP/s\n", row->name, static_cast<long long>(n),
-                median_s * 1e3, 2.0 * double(n) * double(n) * double(n) / median_s / 1e12);
-    for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
-    for (void* d : {a, b, c, workspace}) cudaFree(d);
   }
 }
 
