@@ -153,6 +153,14 @@ inline std::vector<tiledmm::GemmProblem> extreme_problems() {
   for (const Args& a : all)
     out.push_back(tiledmm::make_problem(tiledmm::Layout::RowMajor, a.ta, a.tb, a.m, a.n, a.k,
                                         a.alpha, &x, a.lda, &x, a.ldb, 1.0f, &x, a.ldc));
+  // A strided batch of no products: nothing to compute, whatever m, n and k (none of them
+  // bounded by a matrix's bytes).
+  for (int64_t n : {int64_t(64), big}) {
+    tiledmm::GemmProblem none = out[0];
+    none.n = n;
+    none.batch = 0;
+    out.push_back(none);
+  }
   return out;
 }
 

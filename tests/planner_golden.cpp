@@ -421,6 +421,7 @@ const Batch kBatches[] = {
     {100000, 16, 16, 16},  {50000, 32, 32, 32},     {10000, 64, 64, 64}, {4000, 128, 128, 128},
     {1000, 256, 256, 256}, {100, 1024, 1024, 1024}, {4, 64, 64, kMi},    {3, 31, 33, 8191},
     {2, 4096, 4096, 4096}, {1000, 17, 3, 100},      {7, 1, 4096, 4096},  {65536, 8, 24, 128},
+    {4, 100, 100, 100},
 };
 
 // The batched rows' choice for p (a batch: unsplit; one product: with its split).
@@ -461,7 +462,7 @@ Choice batched_choice(const GemmProblem& p, const DeviceProfile& d) {
     GemmProblem one = p;
     one.batch = 1;
     Choice single = batched_row_choice(one, d);
-    if (single.splits > 1) {
+    if (by_product_pays(one, single.splits, single.tail_tiles)) {
       single.by_product = true;
       return single;
     }

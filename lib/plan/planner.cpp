@@ -146,6 +146,10 @@ bool tf32_tiny_pays(const GemmProblem& p) {
   return tiny_pays(p) && double(p.m) * double(p.n) <= kTf32TinyMaxOutputs;
 }
 
+bool by_product_pays(const GemmProblem& one, int splits, int64_t tail_tiles) {
+  return splits > 1 && (tail_tiles == 0 || is_deep_k(ceil_div(one.k, kF64MmaDepth)));
+}
+
 int small_batch_tile(const GemmProblem& p) { return p.m <= 16 && p.n <= 16 ? 16 : 32; }
 
 bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& d) {
@@ -244,6 +248,9 @@ int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, boo
 
 int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   if (forced_tile != 0) return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
+  // Nothing to compute (m, n and k may then be anything up to INT64_MAX, and their tiles
+  // overflow a count): the narrowest tile.
+  if (is_empty(p)) return plan_tensor_core_tile(kF64MmaShapes, p, d, kF64Mma64x64.tile);
   const auto fits = [&](const MmaShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin && p.m >= s.rows && p.n >= s.cols;
   };
@@ -273,8 +280,8 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   }
   // The area of C a tile's blocks cover, against the narrowest tile's: the wider tiles
   // compute their padding past m and n too.
-  const auto padded = [&](const MmaShapeInfo& s) {
-    return double(ceil_div(p.m, s.rows) * s.rows) * double(ceil_div(p.n, s.cols) * s.cols);
+  const auto padded = [&](const MmaShapeInfo& s) {  // in double: m, n up to INT64_MAX
+    return double(ceil_div(p.m, s.rows)) * s.rows * (double(ceil_div(p.n, s.cols)) * s.cols);
   };
   const auto covers_tightly = [&](const MmaShapeInfo& s) {
     return padded(s) <= kF64MaxPaddingOverNarrowest * padded(kF64Mma64x64);
@@ -286,10 +293,10 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms && covers_tightly(kF64Mma128x128)) ||
                                wide_tiles >= kF64WideWaves * sms))
     return kF64Mma128x128.tile;
-  // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles;
-  // plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x 1000 x
-  // 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and
-  // 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
+  // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles, where it
+  // pads C as little; plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x
+  // 1000 x 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and 1 x
+  // 4096 x 4096 ran slower in the wide tile, mostly empty there.)
   const int64_t mid_slots = sms * kF64Mma128x64.blocks_per_sm;
   const int64_t mid_tiles = ceil_div(p.m, kF64Mma128x64.rows) * ceil_div(p.n, kF64Mma128x64.cols);
   if (deep && fits(kF64Mma128x64) && covers_tightly(kF64Mma128x64)) return kF64Mma128x64.tile;
@@ -388,6 +395,7 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                             const DeviceProfile& device) {
   DeviceProfile slots = device;  // plan_tail_split's SMs: one block each
   slots.multiprocessors *= shape.blocks_per_sm;
+  if (is_empty(p)) return {1, 0};
   const int64_t tiles = ceil_div(p.m, shape.rows) * ceil_div(p.n, shape.cols);
   const int64_t tiles_k = ceil_div(p.k, kF64MmaDepth);
   const int64_t partial_bytes = int64_t(shape.rows) * shape.cols * int64_t(sizeof(double));
@@ -395,15 +403,14 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
   constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
   // C's edges cross tiles: its blocks there copy with checks, at about half the interior
   // blocks' speed (511 x 511 x 512 in 64 x 64 tiles ran in 0.040 ms, 512^3 in 0.020).
-  const bool ragged = p.m % shape.rows != 0 || p.n % shape.cols != 0 || p.m % shape.cols != 0 ||
-                      p.n % shape.rows != 0;
+  const bool ragged = p.m % shape.rows != 0 || p.n % shape.cols != 0;
   if (blocks > 0 && tiles > 0 && tiles <= blocks && !is_deep_k(tiles_k) && p.batch <= 1 && ragged) {
     // One partial wave over k that is not deep, with edge blocks: each tile in as many
-    // slices as the idle slots hold in one round, each at least kMinShallowSliceSteps
-    // steps, so that the slow edge blocks are short: on the H100 333 x 777 x 555 (78 tiles
-    // of 64 x 64) 0.042 -> 0.029-0.031 ms, 100^3 0.016 -> 0.013, 640 x 480 x 320 0.025 ->
-    // 0.023-0.024; where C has no edges (512^3: 0.020 -> 0.025) the slices cost more
-    // than they save (docs/benchmarks/double-precision.md, "One wave of FP64 tiles").
+    // slices as the idle slots hold in one round, of kMinShallowSliceSteps steps or more
+    // (the last may be shorter), so that the slow edge blocks are short: on the H100 333 x 777 x
+    // 555 (78 tiles of 64 x 64) 0.042 -> 0.029-0.031 ms, 100^3 0.016 -> 0.013, 640 x 480 x 320
+    // 0.025 -> 0.023-0.024; where C has no edges (512^3: 0.020 -> 0.025) the slices cost more than
+    // they save (docs/benchmarks/double-precision.md, "One wave of FP64 tiles").
     constexpr int64_t kMinShallowSliceSteps = 2;
     const int64_t s = std::min<int64_t>({blocks / tiles, tiles_k / kMinShallowSliceSteps,
                                          kMaxPartialBytes / (tiles * partial_bytes)});

@@ -72,6 +72,15 @@ bool tf32_tiny_pays(const GemmProblem& p);
 // otherwise run on 4 SMs); dispatch decides.
 bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& device);
 
+// Whether such a batch runs product by product with the plan of one of its products alone
+// (`one`; `splits` and `tail_tiles` as KernelPlan's): where that splits k, by BLOCKED's
+// split-K (tail_tiles 0) or by a
+// tensor-core row's split of every tile over deep k (k of at least kDeepKSteps steps of
+// 16, the shallowest depth of those rows); not by the FP64 rows' split of a shallow
+// product with edge blocks (plan_f64_tail), which saves less than the batch's one launch
+// costs as 2 launches a product.
+bool by_product_pays(const GemmProblem& one, int splits, int64_t tail_tiles);
+
 // Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
 // BLOCKED with tile 0, in every math mode and precision: the short side of C (m or n) is
 // 1 to 16 wide in float, 1 to 8 in double (4 where W is read along k; thin_shapes.hpp),
@@ -186,8 +195,9 @@ TailSplitPlan plan_tail_split(int64_t tiles, int64_t tiles_k, const DeviceProfil
 // deep, every tile in slices of at most 256 steps where the limits allow (FP64 sums as
 // short as cuBLAS's), as many as fill whole rounds of blocks: the fewest within 1/20 of
 // the best time; and where they fit in one wave, k is not deep and C's edges cross tiles
-// (m or n not a multiple of the tile's sides), every tile in as many slices of at least 2
-// steps as one round of blocks holds. Its plan_tail hook.
+// (m not a multiple of the tile's rows or n of its columns), every tile in as many
+// slices of 2 steps or more (the last may be shorter) as one round of blocks holds. Its
+// plan_tail hook.
 TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                             const DeviceProfile& device);
 

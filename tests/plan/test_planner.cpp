@@ -179,6 +179,14 @@ TEST(ExtremeSizes, PlannersTakeEveryValidProblem) {
       EXPECT_GE(plan_thin(p, prof.device, 7), 1);
     }
   }
+  for (GemmProblem p : extreme_problems()) {
+    p.precision = Precision::F64;
+    for (const Profile& prof : profiles()) {
+      for (int forced : {0, 64, 128, 256}) EXPECT_GE(plan_f64(p, prof.device, forced), 0);
+      for (const MmaShapeInfo& s : kF64MmaShapes)
+        EXPECT_GE(plan_f64_tail(p, s, prof.device).splits, 1);
+    }
+  }
   for (int64_t tiles : {int64_t(133), INT64_MAX / 2, INT64_MAX})
     for (int64_t steps : {int64_t(16), INT64_MAX / 2, INT64_MAX})
       EXPECT_GE(plan_tail_split(tiles, steps, h100(), 2 * 128 * 128 * 4).splits, 1);
@@ -691,15 +699,17 @@ TEST(TailSplit, Fp64OneWaveOverShallowKFillsTheSlots) {
     const TailSplitPlan n = plan_f64_tail(p, s, d);
     return n.splits == 1 && n.tail_tiles == 0;
   };
-  EXPECT_TRUE(none(f64(1024, 1024, 1024), kF64Mma64x64)) << "256 tiles: one slice fits";
+  EXPECT_TRUE(none(f64(1000, 1000, 1000), kF64Mma64x64)) << "256 tiles: one slice fits";
+  const TailSplitPlan full = plan_f64_tail(f64(1300, 1300, 500), kF64Mma64x64, d);
+  EXPECT_NE(full.tail_tiles, 21 * 21) << "441 tiles, more than a round: not every tile";
   EXPECT_TRUE(none(f64(512, 512, 512), kF64Mma64x64)) << "no edge blocks";
-  EXPECT_TRUE(none(f64(384, 640, 320), kF64Mma128x64)) << "no edge blocks";
+  EXPECT_TRUE(none(f64(384, 576, 320), kF64Mma128x64)) << "no edge blocks (576 = 4.5 x 128)";
   EXPECT_FALSE(none(f64(512, 511, 512), kF64Mma64x64)) << "edge blocks";
-  EXPECT_TRUE(none(f64(64, 64, 31), kF64Mma64x64)) << "2 steps: one slice of 2";
+  EXPECT_TRUE(none(f64(100, 100, 31), kF64Mma64x64)) << "2 steps: one slice of 2";
   GemmProblem batch = f64(333, 777, 555);
   batch.batch = 2;
   EXPECT_TRUE(none(batch, kF64Mma64x64)) << "a batch runs unsplit";
-  for (int64_t k : {1, 17, 100, 555, 2000, 4095}) {
+  for (int64_t k : {1, 17, 100, 555, 2000, 4000}) {  // k not deep: under 256 steps
     for (const MmaShapeInfo* s : {&kF64Mma64x64, &kF64Mma128x64, &kF64Mma128x128}) {
       const GemmProblem p = f64(300, 400, k);
       const TailSplitPlan n = plan_f64_tail(p, *s, d);

@@ -314,15 +314,15 @@ KernelChoice choose_kernel(const GemmProblem& call, const Settings& s, const Dev
   choice.plan.coarsening = choice.kernel->coarsening;
   // A batched row runs a batch in one launch, its products side by side (blockIdx.z):
   // unsplit, as they share no workspace (its planner counts the batch's tiles). Unless the
-  // batch leaves SMs idle and a product alone splits k over them: then product by product,
-  // each as the single call (sharing the workspace one after another).
+  // batch leaves SMs idle and a product alone splits k over them (by_product_pays): then
+  // product by product, each as the single call (sharing the workspace one after another).
   if (call.batch > 1 && runs_batch_in_one_launch(*choice.kernel, p)) {
     if (with_workspace && batch_leaves_sms_idle(p, device)) {
       GemmProblem one = p;
       one.batch = 1;
       one.stride_a = one.stride_b = one.stride_c = 0;
       KernelChoice single = choose_kernel(one, s, device, with_workspace);
-      if (single.plan.splits > 1) {
+      if (by_product_pays(one, single.plan.splits, single.plan.tail_tiles)) {
         single.by_product = true;
         return single;
       }

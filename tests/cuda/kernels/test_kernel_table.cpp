@@ -589,9 +589,9 @@ std::vector<int64_t> numbers_of(const char* text) {
 //   TMM_TIME_ROWS=f64_blocked_128x128,f64_blocked_64x64 TMM_TIME_SIZE=4096
 //     test_kernel_table --gtest_also_run_disabled_tests --gtest_filter='RowTiming.*'
 // (one command line; TMM_TIME_SIZE may be left out). TMM_TIME_SHAPES=MxNxK,MxNxK,... times
-// those shapes instead, and TMM_TIME_SPLITS=1,2,4,... each in that many slices of k:
-// BLOCKED rows split every tile (plan.splits), the rows with a plan_tail hook every tile
-// too (tail_tiles = all); other rows only unsplit.
+// those shapes instead, and TMM_TIME_SPLITS=1,2,4,... each in that many slices of k: the
+// rows whose workspace holds partial sums split every tile (BLOCKED's plan.splits; a
+// plan_tail row's tail_tiles = all its tiles); other rows only unsplit.
 // Row-major NN products, uniform data, alpha 1, beta 0; median of 7 launches after 2, by
 // CUDA events; prints the time and TFLOP/s per row, shape and split.
 TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
@@ -640,12 +640,17 @@ TEST(RowTiming, DISABLED_NamedRowsThroughTheirLaunchers) {
                                          1.0, a, k, b, cols, 0.0, c, cols);
       for (const int64_t split : splits) {
         KernelPlan plan{row->tile, row->coarsening, 1, 0};
-        if (split > 1 && row->algorithm == Algorithm::Blocked && row->plan_tail == nullptr)
+        if (split > 1) {
           plan.splits = int(split);
-        else if (split > 1 && tiles_of(*row, p) > 0)
-          plan.splits = int(split), plan.tail_tiles = tiles_of(*row, p);
-        else if (split > 1)
-          continue;
+          plan.tail_tiles = tiles_of(*row, p);
+          // A row splits where its workspace grows by the partial sums (BLOCKED's every
+          // tile, a plan_tail row's tail_tiles); the others (the mma.sync TF32 rows, the
+          // thin row...) only unsplit.
+          const KernelPlan one{row->tile, row->coarsening, 1, 0};
+          if (row->workspace == nullptr || (row->plan_tail != nullptr && plan.tail_tiles == 0) ||
+              row->workspace(p, plan) <= row->workspace(p, one))
+            continue;
+        }
         void* workspace = nullptr;
         const size_t workspace_size = row->workspace != nullptr ? row->workspace(p, plan) : 0;
         if (workspace_size > 0) {
