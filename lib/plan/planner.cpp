@@ -16,6 +16,16 @@ namespace {
 // may pass where it does not use them (m with n = 0, k with alpha = 0).
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+// What the planners plan for p: p, or where it computes nothing (is_empty: a strided batch
+// of no products may carry m, n and k up to INT64_MAX together, whose tiles overflow a
+// count) a product of one element, which any plan serves.
+GemmProblem plannable(const GemmProblem& p) {
+  if (!is_empty(p)) return p;
+  GemmProblem one = p;
+  one.m = one.n = one.k = 1;
+  return one;
+}
+
 const BlockedShapeInfo* shape_of(int tile) {
   for (const BlockedShapeInfo& s : kBlockedShapes)
     if (s.tile == tile) return &s;
@@ -50,8 +60,9 @@ int resident_blocks_of(const BlockedShapeInfo& s, const DeviceProfile& d) {
 // float, the FP64 lanes for the CUDA-core rows in double.
 template <size_t N>
 BlockedPlan plan_register_blocked(const BlockedShapeInfo (&shapes)[N], double peak,
-                                  const GemmProblem& p, const DeviceProfile& d, int forced_tile,
-                                  int max_splits) {
+                                  const GemmProblem& problem, const DeviceProfile& d,
+                                  int forced_tile, int max_splits) {
+  const GemmProblem p = plannable(problem);
   const BlockedShapeInfo& narrowest = shapes[N - 1];
   // A strided batch runs its products side by side in one launch, unsplit: its blocks and
   // flops are the batch's.
@@ -162,8 +173,9 @@ BlockedPlan plan_blocked(const GemmProblem& p, const DeviceProfile& d, int force
   return plan_register_blocked(kBlockedShapes, d.fp32_peak(), p, d, forced_tile, max_splits);
 }
 
-BlockedPlan plan_f64_blocked(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+BlockedPlan plan_f64_blocked(const GemmProblem& problem, const DeviceProfile& d, int forced_tile,
                              int max_splits) {
+  const GemmProblem p = plannable(problem);
   // Fewer wide tiles than SMs: the narrow tile, four times as many blocks. The wave model
   // alone counts a lone block on an SM at its share of a full SM's rate, and would keep
   // the wide tile with most SMs idle.
@@ -205,7 +217,9 @@ int plan_tensor_core_tile(const MmaShapeInfo (&shapes)[N], const GemmProblem& p,
 
 }  // namespace
 
-int plan_tf32(const GemmProblem& p, const DeviceProfile& d, int forced_tile, bool wide_everywhere) {
+int plan_tf32(const GemmProblem& problem, const DeviceProfile& d, int forced_tile,
+              bool wide_everywhere) {
+  const GemmProblem p = plannable(problem);
   // On Hopper the wide tile runs the wgmma kernel (tf32_wgmma_kernel.cu), faster than
   // the narrower mma.sync tile even with a fraction of a wave of blocks: on the H100,
   // 1.3x at 512^3 and 2.2x at 2048^3 (BENCHMARKS.md, "Where AUTO's TF32 tile should
@@ -335,8 +349,9 @@ bool fp32_accurate_takes_strict(const GemmProblem& p) {
          p.k >= kAccurateStrictMinDepth;
 }
 
-int plan_tf32x3(const GemmProblem& p, const DeviceProfile& d, int forced_tile,
+int plan_tf32x3(const GemmProblem& problem, const DeviceProfile& d, int forced_tile,
                 bool wide_splits_deep_k) {
+  const GemmProblem p = plannable(problem);
   if (!tf32x3_pays(d)) return 0;
   // The Hopper row's tile (wide_splits_deep_k: it runs, with a workspace), within the
   // wgmma kernel's extents, for a single product only where plan_tail_split will split
