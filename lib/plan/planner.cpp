@@ -260,11 +260,9 @@ int plan_tf32(const GemmProblem& problem, const DeviceProfile& d, int forced_til
   return plan_tensor_core_tile(kTf32Shapes, p, d, forced_tile);
 }
 
-int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
+int plan_f64(const GemmProblem& problem, const DeviceProfile& d, int forced_tile) {
+  const GemmProblem p = plannable(problem);
   if (forced_tile != 0) return plan_tensor_core_tile(kF64MmaShapes, p, d, forced_tile);
-  // Nothing to compute (m, n and k may then be anything up to INT64_MAX, and their tiles
-  // overflow a count): the narrowest tile.
-  if (is_empty(p)) return plan_tensor_core_tile(kF64MmaShapes, p, d, kF64Mma64x64.tile);
   const auto fits = [&](const MmaShapeInfo& s) {
     return s.shared_bytes <= d.shared_memory_per_block_optin && p.m >= s.rows && p.n >= s.cols;
   };
@@ -307,10 +305,10 @@ int plan_f64(const GemmProblem& p, const DeviceProfile& d, int forced_tile) {
   if (fits(kF64Mma128x128) && ((deep && wide_tiles < sms && covers_tightly(kF64Mma128x128)) ||
                                wide_tiles >= kF64WideWaves * sms))
     return kF64Mma128x128.tile;
-  // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles, where it
-  // pads C as little; plan_f64_tail splits k until its blocks fill the SMs. (On the H100, 1000 x
-  // 1000 x 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96 x 96 x 32768 and 1 x
-  // 4096 x 4096 ran slower in the wide tile, mostly empty there.)
+  // Deep k where C fills a 128 x 64 tile: that tile, whatever the count of tiles, where
+  // it covers C tightly; plan_f64_tail splits k until its blocks fill the SMs. (On the
+  // H100, 1000 x 1000 x 32768 ran at 0.73x cuBLAS so against 0.57x in 64 x 64 tiles; 96
+  // x 96 x 32768 and 1 x 4096 x 4096 ran slower in the wide tile, mostly empty there.)
   const int64_t mid_slots = sms * kF64Mma128x64.blocks_per_sm;
   const int64_t mid_tiles = ceil_div(p.m, kF64Mma128x64.rows) * ceil_div(p.n, kF64Mma128x64.cols);
   if (deep && fits(kF64Mma128x64) && covers_tightly(kF64Mma128x64)) return kF64Mma128x64.tile;
@@ -410,7 +408,7 @@ TailSplitPlan plan_f64_tail(const GemmProblem& p, const MmaShapeInfo& shape,
                             const DeviceProfile& device) {
   DeviceProfile slots = device;  // plan_tail_split's SMs: one block each
   slots.multiprocessors *= shape.blocks_per_sm;
-  if (is_empty(p)) return {1, 0};
+  if (is_empty(p)) return {1, 0};  // nothing to split (and m, n may overflow a count)
   const int64_t tiles = ceil_div(p.m, shape.rows) * ceil_div(p.n, shape.cols);
   const int64_t tiles_k = ceil_div(p.k, kF64MmaDepth);
   const int64_t partial_bytes = int64_t(shape.rows) * shape.cols * int64_t(sizeof(double));

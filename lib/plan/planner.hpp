@@ -74,11 +74,10 @@ bool batch_leaves_sms_idle(const GemmProblem& p, const DeviceProfile& device);
 
 // Whether such a batch runs product by product with the plan of one of its products alone
 // (`one`; `splits` and `tail_tiles` as KernelPlan's): where that splits k, by BLOCKED's
-// split-K (tail_tiles 0) or by a
-// tensor-core row's split of every tile over deep k (k of at least kDeepKSteps steps of
-// 16, the shallowest depth of those rows); not by the FP64 rows' split of a shallow
-// product with edge blocks (plan_f64_tail), which saves less than the batch's one launch
-// costs as 2 launches a product.
+// split-K (tail_tiles 0) or by a tensor-core row's split of every tile over deep k (k of
+// at least kDeepKSteps steps of 16, the shallowest depth of those rows); not by the FP64
+// rows' split of a shallow product with edge blocks (plan_f64_tail), which saves less
+// than the batch's one launch costs as 2 launches a product.
 bool by_product_pays(const GemmProblem& one, int splits, int64_t tail_tiles);
 
 // Whether `p` runs the thin kernel (lib/cuda/kernels/thin_kernel.cu) under AUTO and
